@@ -1,0 +1,54 @@
+package rowcall
+
+import "context"
+
+// Runner executes one row of one type. It never returns a Go error for a failed
+// call: a failure is an Output whose Result starts with "ERR:" (the seed's
+// convention), so a caller always gets a receipt-able answer.
+type Runner interface {
+	Run(ctx context.Context, inv *Invocation) Output
+}
+
+// Invocation is one call of one row, as a runner sees it.
+type Invocation struct {
+	Row   *Row
+	Body  string            // the raw argument string
+	Args  []string          // Body split on '|'
+	Vars  map[string]string // named values without '$': "PREV" and flow bindings
+	Shape bool              // build the outbound request and return it in Plan; send nothing
+	Trace string            // shared by an invocation and every nested call it makes
+	Depth int               // nesting depth: 0 for a top-level call
+	Env   Env               // where credential values are read, at call time
+	Calls Caller            // runs nested calls (flow steps, agent tool calls)
+}
+
+// Output is what a runner returns.
+type Output struct {
+	Result   string   // the result string; "ERR:…" on failure
+	Plan     any      // shape mode: the request that would have been sent (credentials redacted)
+	Status   int      // the upstream HTTP status, when there was one (the breaker counts 401/403)
+	Material bool     // the call really ran (code executed or an upstream answered)
+	CostUSD  float64  // what the call cost, when a runner knows
+	Secrets  []string // credential values the runner injected: redacted from anything that is kept
+}
+
+// Failed reports whether the output is a failure ("ERR:" prefix).
+func (o Output) Failed() bool { return len(o.Result) >= 4 && o.Result[:4] == "ERR:" }
+
+// Caller runs a nested call of another row on behalf of parent: same trace, same
+// actor and gate, one level deeper, with its own receipt.
+type Caller interface {
+	Call(ctx context.Context, parent *Invocation, key, body string) Output
+}
+
+// Env reads credential values by environment-variable name. Values are read at
+// call time and never stored.
+type Env interface {
+	Lookup(name string) (string, bool)
+}
+
+// EnvFunc adapts a function (such as os.LookupEnv) to Env.
+type EnvFunc func(name string) (string, bool)
+
+// Lookup calls f.
+func (f EnvFunc) Lookup(name string) (string, bool) { return f(name) }
