@@ -1,0 +1,56 @@
+// Package api is rowcall's HTTP surface: one http.Handler, built from the core
+// packages, served unchanged by the local host and the Cloudflare worker.
+//
+// Every response is JSON. Errors are {"error":<stable code>,"message":…,
+// "how_to_fix":…}; a refused write adds "state_changed":false. The seed's literal
+// bodies ({"error":"unauthorized"}, {"error":"no recognized fields"},
+// registry_hygiene_refused: …) are kept exactly.
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// Config is what the operator sets.
+type Config struct {
+	OwnerKeys   []string // accepted owner keys (two during a rotation)
+	PublicReads bool     // let anyone read the directory without a credential
+}
+
+// Handler serves the API.
+type Handler struct {
+	cfg   Config
+	store *sqlstore.Store
+	mux   *http.ServeMux
+}
+
+// New returns the API handler over store.
+func New(cfg Config, store *sqlstore.Store) *Handler {
+	h := &Handler{cfg: cfg, store: store, mux: http.NewServeMux()}
+	h.routes()
+	return h
+}
+
+func (h *Handler) routes() {
+	m := h.mux
+	m.HandleFunc("POST /api/directory", h.owner(h.createRow))
+	m.HandleFunc("GET /api/directory", h.reader(h.listRows))
+	m.HandleFunc("GET /api/directory/{key}", h.reader(h.getRow))
+	m.HandleFunc("PUT /api/directory/{key}", h.owner(h.replaceRow))
+	m.HandleFunc("PATCH /api/directory/{key}", h.owner(h.patchRow))
+	m.HandleFunc("DELETE /api/directory/{key}", h.owner(h.deleteRow))
+	m.HandleFunc("GET /api/directory/{key}/history", h.reader(h.history))
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",
+			HowToFix: "see README.md for the endpoints"})
+	})
+}
+
+// ServeHTTP serves one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func asErr(err error, target **rowcall.Error) bool { return errors.As(err, target) }

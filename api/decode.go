@@ -1,0 +1,120 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// MaxBody is the largest request body the API reads: room for one row at
+// MaxValue with JSON escaping.
+const MaxBody = 4 << 20
+
+// readObject reads a JSON object body, refusing a wrong content type, an
+// oversized body, malformed JSON (saying where) and anything but one object.
+func readObject(r *http.Request) (map[string]json.RawMessage, error) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	if mt != "application/json" && mt != "application/merge-patch+json" {
+		return nil, &rowcall.Error{Code: rowcall.EMediaType, Message: fmt.Sprintf("Content-Type %q is not JSON", ct),
+			HowToFix: "send the body as JSON with the header Content-Type: application/json"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &rowcall.Error{Code: rowcall.ETooLarge, Message: fmt.Sprintf("the request body is over %d bytes", MaxBody),
+			HowToFix: fmt.Sprintf("a row and each of its values must fit in %d bytes; keep large payloads out of the row", MaxValue)}
+	}
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInvalid, Message: "could not read the request body: " + err.Error()}
+	}
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, malformed(body, err)
+	}
+	if dec.More() {
+		return nil, malformed(body, fmt.Errorf("unexpected data after the JSON object at byte %d", dec.InputOffset()))
+	}
+	if obj == nil {
+		return nil, &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body must be a JSON object, not null",
+			HowToFix: `send {"key":"…","type":"…",…}`}
+	}
+	return obj, nil
+}
+
+// malformed explains a JSON decoding error with its line and column.
+func malformed(body []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	off := int64(-1)
+	msg := err.Error()
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off, msg = typ.Offset, "the body must be a JSON object, not "+typ.Value
+	case errors.Is(err, io.EOF):
+		msg = "the body is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		off, msg = int64(len(body)), "the JSON ends before it is complete"
+	}
+	e := &rowcall.Error{Code: rowcall.EBadJSON, Message: msg, HowToFix: "send one well-formed JSON object; nothing was changed"}
+	if off >= 0 {
+		line, col := position(body, off)
+		e.Message = fmt.Sprintf("%s at line %d, column %d (byte %d)", msg, line, col, off)
+		e.Extra = map[string]any{"line": line, "column": col, "offset": off}
+	}
+	return e
+}
+
+func position(b []byte, off int64) (line, col int) {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	before := b[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col == 0 {
+		col = 1
+	}
+	return line, col
+}
+
+// ifMatch reads the If-Match header: 0 when absent or "*".
+func ifMatch(r *http.Request) (int64, error) {
+	v := strings.TrimSpace(r.Header.Get("If-Match"))
+	if v == "" || v == "*" {
+		return 0, nil
+	}
+	v = strings.Trim(strings.TrimPrefix(v, "W/"), `"`)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return 0, &rowcall.Error{Code: rowcall.EInvalid, Message: fmt.Sprintf("If-Match %q is not a row version", r.Header.Get("If-Match")),
+			HowToFix: `send the ETag from GET /api/directory/{key}, e.g. If-Match: "3"`}
+	}
+	return n, nil
+}
+
+func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
+
+// validKey refuses a key that breaks the key rule.
+func validKey(key string) error {
+	if rowcall.ValidKey(key) {
+		return nil
+	}
+	shown := key
+	if len(shown) > 40 {
+		shown = shown[:40] + "…"
+	}
+	return &rowcall.Error{Code: rowcall.EInvalid, Message: fmt.Sprintf("key %q breaks the key rule", shown),
+		HowToFix: "a key is " + rowcall.KeyRule, Extra: map[string]any{"field": "key"}}
+}

@@ -1,0 +1,330 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// createRow handles POST /api/directory: key and type required; 201 with
+// {"ok":true,"key":…,"updated_at":…}; 409 when the key exists.
+func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
+	obj, err := readObject(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var key string
+	if raw, ok := obj["key"]; !ok || json.Unmarshal(raw, &key) != nil || key == "" {
+		writeError(w, r, missing("key"))
+		return
+	}
+	if err := validKey(key); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, ok := obj["type"]; !ok {
+		writeError(w, r, missing("type"))
+		return
+	}
+	row, err := h.rowFrom(key, obj)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := h.store.Create(r.Context(), row)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", etag(out.Version))
+	w.Header().Set("Location", "/api/directory/"+out.Key)
+	writeJSON(w, http.StatusCreated, ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}})
+}
+
+// rowFrom builds a whole row (defaults for absent fields) from a POST or PUT
+// body and runs the hygiene gate, which refuses any non-compliant row.
+func (h *Handler) rowFrom(key string, obj map[string]json.RawMessage) (rowcall.Row, error) {
+	if raw, ok := obj["key"]; ok {
+		var k string
+		if json.Unmarshal(raw, &k) != nil || k != key {
+			return rowcall.Row{}, &rowcall.Error{Code: rowcall.EInvalid, Message: "the body's key " + clip(raw) + " differs from the key in the path, " + key,
+				HowToFix: "a row's key cannot change: create a new row and delete the old one", Extra: map[string]any{"field": "key"}}
+		}
+	}
+	row := rowcall.NewRow(key, "")
+	_, unknown, err := apply(&row, obj, true)
+	if err != nil {
+		return row, err
+	}
+	if len(unknown) > 0 {
+		return row, unknownFields(unknown)
+	}
+	if row.Type == "" {
+		return row, missing("type")
+	}
+	if rowSize(&row) > MaxValue {
+		return row, tooLarge("the row")
+	}
+	if v := row.Hygiene(); len(v) > 0 {
+		return row, hygiene(v[0])
+	}
+	return row, nil
+}
+
+// getRow handles GET /api/directory/{key}: the row with row_num and version, and
+// its ETag.
+func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
+	key := r.PathValue("key")
+	if err := validKey(key); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	row, err := h.store.Get(r.Context(), key)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", etag(row.Version))
+	writeJSON(w, http.StatusOK, row)
+}
+
+// listRows handles GET /api/directory?type=&category=&enabled=&limit=&offset=.
+func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
+	q := r.URL.Query()
+	f := sqlstore.Filter{Type: rowcall.Type(q.Get("type")), Category: q.Get("category")}
+	if f.Type != "" && !f.Type.Valid() {
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "type must be one of fn, http, agent, flow; got " + q.Get("type")})
+		return
+	}
+	var err error
+	if v := q.Get("enabled"); v != "" {
+		var n int64
+		if n, err = parseFlag(v); err != nil {
+			writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "enabled must be 0 or 1; got " + v})
+			return
+		}
+		f.Enabled = &n
+	}
+	if f.Limit, err = queryInt(q.Get("limit"), "limit", sqlstore.DefaultPage, 1, sqlstore.MaxPage); err == nil {
+		f.Offset, err = queryInt(q.Get("offset"), "offset", 0, 0, 1<<31)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	page, err := h.store.List(r.Context(), f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var next any
+	if f.Offset+len(page.Rows) < page.Total {
+		next = f.Offset + len(page.Rows)
+	}
+	writeJSON(w, http.StatusOK, ordered{{"rows", page.Rows}, {"total", page.Total}, {"limit", f.Limit}, {"offset", f.Offset}, {"next_offset", next}})
+}
+
+// replaceRow handles PUT /api/directory/{key}: a full replace, refused when the
+// result is non-compliant.
+func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
+	key := r.PathValue("key")
+	ver, err := h.preWrite(r, key)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := readObject(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	row, err := h.rowFrom(key, obj)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := h.store.Replace(r.Context(), row, ver)
+	h.written(w, r, out, err)
+}
+
+// patchRow handles PATCH /api/directory/{key}: the named writable fields are
+// merged into the row. The hygiene gate refuses only a patch that makes the row
+// violate a rule it did not already violate, so old rows stay editable.
+func (h *Handler) patchRow(w http.ResponseWriter, r *http.Request, c Caller) {
+	key := r.PathValue("key")
+	ver, err := h.preWrite(r, key)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := readObject(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	probe := rowcall.NewRow(key, rowcall.TypeFn)
+	known, unknown, err := apply(&probe, obj, false)
+	switch {
+	case err != nil:
+		writeError(w, r, err)
+		return
+	case known == 0:
+		writeError(w, r, &rowcall.Error{Code: rowcall.ENoFields, Message: "none of the fields sent can be written: " + strings.Join(unknown, ", "),
+			HowToFix: "PATCH accepts: " + writableNames, Extra: map[string]any{"unknown_fields": orEmpty(unknown)}})
+		return
+	case len(unknown) > 0:
+		writeError(w, r, unknownFields(unknown))
+		return
+	}
+	// Merge against the current version; when the caller sent no If-Match, a
+	// concurrent edit makes us re-read and merge again rather than lose it.
+	for attempt := 0; ; attempt++ {
+		cur, err := h.store.Lookup(r.Context(), key)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if ver != 0 && cur.Version != ver {
+			h.written(w, r, cur, sqlstore.VersionConflict(cur, ver))
+			return
+		}
+		next := cur
+		apply(&next, obj, false)
+		if rowSize(&next) > MaxValue {
+			writeError(w, r, tooLarge("the row"))
+			return
+		}
+		if v := newViolation(cur.Hygiene(), next.Hygiene()); v != "" {
+			writeError(w, r, hygiene(v))
+			return
+		}
+		out, err := h.store.Replace(r.Context(), next, cur.Version)
+		if rowcall.ErrorCode(err) == rowcall.EVersionConflict && ver == 0 && attempt < 32 {
+			continue
+		}
+		h.written(w, r, out, err)
+		return
+	}
+}
+
+// deleteRow handles DELETE /api/directory/{key}.
+func (h *Handler) deleteRow(w http.ResponseWriter, r *http.Request, c Caller) {
+	key := r.PathValue("key")
+	ver, err := h.preWrite(r, key)
+	if err == nil {
+		err = h.store.Delete(r.Context(), key, ver)
+	}
+	if err != nil {
+		h.written(w, r, rowcall.Row{}, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"key", key}, {"deleted", 1}})
+}
+
+// history handles GET /api/directory/{key}/history: the row's versions from the
+// event log, oldest first, kept after the row is deleted.
+func (h *Handler) history(w http.ResponseWriter, r *http.Request, c Caller) {
+	key := r.PathValue("key")
+	if err := validKey(key); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ev, err := h.store.History(r.Context(), key)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if len(ev) == 0 {
+		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: "no row with key " + key + " has ever existed",
+			HowToFix: "check the key; GET /api/directory lists rows"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"key": key, "events": ev})
+}
+
+// preWrite validates the path key and reads If-Match.
+func (h *Handler) preWrite(r *http.Request, key string) (int64, error) {
+	if err := validKey(key); err != nil {
+		return 0, err
+	}
+	return ifMatch(r)
+}
+
+// written answers a PUT/PATCH/DELETE; a version conflict carries the current
+// ETag so the caller can retry.
+func (h *Handler) written(w http.ResponseWriter, r *http.Request, out rowcall.Row, err error) {
+	if err != nil {
+		var e *rowcall.Error
+		if asErr(err, &e) && e.Code == rowcall.EVersionConflict {
+			if v, ok := e.Extra["current_version"].(int64); ok {
+				w.Header().Set("ETag", etag(v))
+			}
+		}
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", etag(out.Version))
+	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}, {"version", out.Version}})
+}
+
+// newViolation returns the first violation in after that is not in before.
+func newViolation(before, after []rowcall.Violation) rowcall.Violation {
+	for _, a := range after {
+		old := false
+		for _, b := range before {
+			old = old || a == b
+		}
+		if !old {
+			return a
+		}
+	}
+	return ""
+}
+
+func hygiene(v rowcall.Violation) error {
+	return &rowcall.Error{Code: rowcall.EHygiene + rowcall.Code(": "+string(v)), HowToFix: v.HowToFix()}
+}
+
+func missing(field string) error {
+	return &rowcall.Error{Code: rowcall.EInvalid, Message: field + " is required",
+		HowToFix: `send at least {"key":"MY_KEY","type":"http"} (type is one of fn, http, agent, flow) plus content`,
+		Extra:    map[string]any{"field": field}}
+}
+
+func unknownFields(names []string) error {
+	return &rowcall.Error{Code: rowcall.EUnknownFields, Message: "unknown fields: " + strings.Join(names, ", "),
+		HowToFix: "remove them; writable fields are: " + writableNames, Extra: map[string]any{"unknown_fields": names}}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func parseFlag(v string) (int64, error) {
+	switch v {
+	case "0", "false":
+		return 0, nil
+	case "1", "true":
+		return 1, nil
+	}
+	return 0, strconv.ErrSyntax
+}
+
+func queryInt(v, name string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, &rowcall.Error{Code: rowcall.EInvalid, Message: name + " must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + "; got " + v}
+	}
+	return n, nil
+}

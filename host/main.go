@@ -1,0 +1,54 @@
+// Command rowcall is the local host: it serves the directory and dispatcher over
+// HTTP on the embedded SQLite file, migrates the database, and talks to a
+// running host from the command line.
+//
+//	rowcall serve                 run the host (127.0.0.1:8787, data under ./data)
+//	rowcall migrate [list]        apply pending migrations, or list them
+//	rowcall call KEY 'a|b'        invoke a row on a running host
+//	rowcall receipt inv_…         show a receipt from a running host
+//
+// This package is wiring only: every behaviour lives in the core packages.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `rowcall: a capability directory and dispatcher
+
+usage:
+  rowcall serve   [--addr 127.0.0.1:8787] [--data ./data] [--public-reads] [--allow-outbound CIDRS] [--no-examples]
+  rowcall migrate [list] [--data ./data]
+  rowcall call    KEY ['ARGS|…'] [--url URL] [--shape]
+  rowcall receipt INVOCATION_ID [--url URL]
+
+The owner key is read from $ROWCALL_OWNER_KEY or DATA/owner.key (created on first serve).
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch cmd, rest := os.Args[1], os.Args[2:]; cmd {
+	case "serve":
+		err = serve(rest)
+	case "migrate":
+		err = migrate(rest)
+	case "call":
+		err = call(rest)
+	case "receipt":
+		err = receipt(rest)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "rowcall: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rowcall:", err)
+		os.Exit(1)
+	}
+}

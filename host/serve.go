@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// serve implements `rowcall serve`.
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:8787", "listen address")
+	dataDir := fs.String("data", "./data", "data directory (database, owner key, module cache)")
+	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
+	fs.Parse(args)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	db, applied, err := openData(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, n := range applied {
+		slog.Info("migration applied", "name", n)
+	}
+	key, created, err := ownerKey(*dataDir)
+	if err != nil {
+		return err
+	}
+	store := sqlstore.New(db)
+	h := api.New(api.Config{OwnerKeys: []string{key}, PublicReads: *publicReads}, store)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	if created {
+		fmt.Printf("A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+
+			"  export ROWCALL_KEY=$(cat %s/owner.key)\n  curl -H \"x-terminal-key: $ROWCALL_KEY\" %s/api/directory\n",
+			*dataDir, *dataDir, base)
+	}
+	fmt.Printf("rowcall serving %s (database %s/rowcall.db)\n", base, *dataDir)
+
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("shutting down: finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Get returns the row for key with its row_num.
+func (s *Store) Get(ctx context.Context, key string) (rowcall.Row, error) {
+	q := `SELECT ` + columns + `, row_num FROM (SELECT ` + columns + `, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory) WHERE key = ?`
+	var n int64
+	r, err := scanRow(s.DB.QueryRowContext(ctx, q, key), &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, notFound(key)
+	}
+	r.RowNum = n
+	return r, err
+}
+
+// Filter selects rows for List. Zero values select everything.
+type Filter struct {
+	Type     rowcall.Type
+	Category string
+	Enabled  *int64
+	Limit    int // at most MaxPage; DefaultPage when 0
+	Offset   int
+}
+
+// Page sizes for List.
+const (
+	DefaultPage = 100
+	MaxPage     = 1000
+)
+
+// Page is one page of List.
+type Page struct {
+	Rows  []rowcall.Row `json:"rows"`
+	Total int           `json:"total"`
+}
+
+// List returns rows in canonical order with their row_num, and the number of
+// rows matching the filter.
+func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
+	var where []string
+	var args []any
+	if f.Type != "" {
+		where, args = append(where, "type = ?"), append(args, string(f.Type))
+	}
+	if f.Category != "" {
+		where, args = append(where, "category = ?"), append(args, f.Category)
+	}
+	if f.Enabled != nil {
+		where, args = append(where, "COALESCE(enabled, 1) = ?"), append(args, *f.Enabled)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Limit <= 0 {
+		f.Limit = DefaultPage
+	}
+	f.Limit = min(f.Limit, MaxPage)
+	q := `SELECT ` + columns + `, row_num, COUNT(*) OVER () FROM (SELECT ` + columns +
+		`, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory)` + cond +
+		` ORDER BY row_num LIMIT ? OFFSET ?`
+	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return Page{}, err
+	}
+	defer rows.Close()
+	p := Page{Rows: []rowcall.Row{}}
+	for rows.Next() {
+		var n int64
+		r, err := scanRow(rows, &n, &p.Total)
+		if err != nil {
+			return p, err
+		}
+		r.RowNum = n
+		p.Rows = append(p.Rows, r)
+	}
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	if len(p.Rows) == 0 && f.Offset > 0 { // past the end: still report the total
+		err = s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM directory`+cond, args...).Scan(&p.Total)
+	}
+	return p, err
+}
+
+// Create inserts a new row at version 1. A key that exists is EConflict.
+func (s *Store) Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error) {
+	now := s.now()
+	q := `INSERT INTO directory (key, type, target, auth, content, updated_at, category, allowed_categories, seq,
+		enabled, planner_visible, planner_rank, input_schema, examples, sensitive, runner, includes, created_at, version)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
+		ON CONFLICT (key) DO NOTHING RETURNING ` + columns
+	out, err := scanRow(s.DB.QueryRowContext(ctx, q, r.Key, string(r.Type), nullable(r.Target), nullable(r.Auth),
+		nullable(r.Content), now, nullable(r.Category), nullable(r.AllowedCategories), seqArg(r.Seq),
+		r.Enabled, r.PlannerVisible, r.PlannerRank, nullable(r.InputSchema), nullable(r.Examples), r.Sensitive,
+		nullable(r.Runner), nullable(r.Includes), now))
+	if errors.Is(err, sql.ErrNoRows) {
+		return out, &rowcall.Error{Code: rowcall.EConflict, Message: "a row with key " + r.Key + " already exists",
+			HowToFix: "edit it with PUT or PATCH /api/directory/" + r.Key + ", or choose another key",
+			Extra:    map[string]any{"key": r.Key}}
+	}
+	return out, err
+}
+
+// Replace overwrites every writable column of an existing row and bumps its
+// version. With ifVersion > 0 the write happens only if the stored version still
+// equals it; otherwise the current row comes back with EVersionConflict.
+func (s *Store) Replace(ctx context.Context, r rowcall.Row, ifVersion int64) (rowcall.Row, error) {
+	q := `UPDATE directory SET type=?, target=?, auth=?, content=?, updated_at=?, category=?, allowed_categories=?,
+		seq=?, enabled=?, planner_visible=?, planner_rank=?, input_schema=?, examples=?, sensitive=?, runner=?,
+		includes=?, version = version + 1
+		WHERE key = ? AND (? = 0 OR version = ?) RETURNING ` + columns
+	out, err := scanRow(s.DB.QueryRowContext(ctx, q, string(r.Type), nullable(r.Target), nullable(r.Auth),
+		nullable(r.Content), s.now(), nullable(r.Category), nullable(r.AllowedCategories), seqArg(r.Seq),
+		r.Enabled, r.PlannerVisible, r.PlannerRank, nullable(r.InputSchema), nullable(r.Examples), r.Sensitive,
+		nullable(r.Runner), nullable(r.Includes), r.Key, ifVersion, ifVersion))
+	if errors.Is(err, sql.ErrNoRows) {
+		return out, s.whyNot(ctx, r.Key, ifVersion)
+	}
+	return out, err
+}
+
+// Delete removes a row. With ifVersion > 0 only if the version still matches.
+func (s *Store) Delete(ctx context.Context, key string, ifVersion int64) error {
+	var k string
+	err := s.DB.QueryRowContext(ctx, `DELETE FROM directory WHERE key = ? AND (? = 0 OR version = ?) RETURNING key`,
+		key, ifVersion, ifVersion).Scan(&k)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.whyNot(ctx, key, ifVersion)
+	}
+	return err
+}
+
+// whyNot explains a conditional write that matched no row: the row is gone, or
+// its version moved on.
+func (s *Store) whyNot(ctx context.Context, key string, ifVersion int64) error {
+	cur, err := s.Lookup(ctx, key)
+	if err != nil {
+		return err
+	}
+	return VersionConflict(cur, ifVersion)
+}
+
+// VersionConflict is the error for a write made against a version that is no
+// longer current.
+func VersionConflict(cur rowcall.Row, sent int64) error {
+	return &rowcall.Error{Code: rowcall.EVersionConflict,
+		Message:  "the row changed since you read it: you sent version " + itoa(sent) + ", the current version is " + itoa(cur.Version),
+		HowToFix: "GET the row again, reapply your change, and send If-Match with the new ETag",
+		Extra:    map[string]any{"key": cur.Key, "current_version": cur.Version}}
+}

@@ -1,0 +1,111 @@
+// Package sqlstore keeps the directory, its event log and the engine's receipts
+// in a database/sql database: the embedded SQLite file, libSQL over HTTP, or
+// Cloudflare D1. It uses single statements only — never BeginTx, which D1 does
+// not have: a mutation and its event land together through the triggers in
+// migrations/, and concurrent edits are settled by the version column
+// (UPDATE … WHERE key=? AND version=? RETURNING …).
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Store is the directory over one database handle.
+type Store struct {
+	DB  *sql.DB
+	Now func() time.Time // the clock; time.Now when nil
+}
+
+// New returns a Store over db.
+func New(db *sql.DB) *Store { return &Store{DB: db} }
+
+// Timestamp is the format of updated_at and created_at, as the seed prints it:
+// 2026-07-26T04:36:19.832Z.
+const Timestamp = "2006-01-02T15:04:05.000Z"
+
+func (s *Store) now() string {
+	if s.Now != nil {
+		return s.Now().UTC().Format(Timestamp)
+	}
+	return time.Now().UTC().Format(Timestamp)
+}
+
+// columns is every stored column of directory in scan order.
+const columns = `key, type, target, auth, content, updated_at, category, allowed_categories, seq,
+	enabled, planner_visible, planner_rank, input_schema, examples, sensitive, runner, includes,
+	created_at, version`
+
+// canonicalOrder is the order row_num counts in: rows with a pinned seq first
+// (ascending), then the rest, each by key.
+const canonicalOrder = `seq IS NULL, seq, key`
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRow reads the columns of `columns` (plus extra destinations) into a Row.
+func scanRow(sc scanner, extra ...any) (rowcall.Row, error) {
+	var (
+		r                                                rowcall.Row
+		typ                                              string
+		target, auth, content, category, allowed, schema sql.NullString
+		examples, runner, includes, createdAt            sql.NullString
+		seq, enabled, visible, rank, sensitive           sql.NullInt64
+	)
+	dest := []any{&r.Key, &typ, &target, &auth, &content, &r.UpdatedAt, &category, &allowed, &seq,
+		&enabled, &visible, &rank, &schema, &examples, &sensitive, &runner, &includes, &createdAt, &r.Version}
+	if err := sc.Scan(append(dest, extra...)...); err != nil {
+		return r, err
+	}
+	r.Type = rowcall.Type(typ)
+	r.Target, r.Auth, r.Content = target.String, auth.String, content.String
+	r.Category, r.AllowedCategories, r.InputSchema = category.String, allowed.String, schema.String
+	r.Examples, r.Runner, r.Includes, r.CreatedAt = examples.String, runner.String, includes.String, createdAt.String
+	if seq.Valid {
+		v := seq.Int64
+		r.Seq = &v
+	}
+	r.Enabled, r.PlannerVisible, r.PlannerRank, r.Sensitive = orDefault(enabled, 1), orDefault(visible, 1), orDefault(rank, 100), sensitive.Int64
+	return r, nil
+}
+
+func orDefault(v sql.NullInt64, def int64) int64 {
+	if v.Valid {
+		return v.Int64
+	}
+	return def
+}
+
+// nullable stores "" as NULL, so an absent optional field reads back as the seed
+// prints it.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func seqArg(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// Lookup returns the row for key without row_num: the dispatcher's hot path.
+func (s *Store) Lookup(ctx context.Context, key string) (rowcall.Row, error) {
+	r, err := scanRow(s.DB.QueryRowContext(ctx, `SELECT `+columns+` FROM directory WHERE key = ?`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, notFound(key)
+	}
+	return r, err
+}
+
+func notFound(key string) error {
+	return &rowcall.Error{Code: rowcall.ENotFound, Message: "no row with key " + key,
+		HowToFix: "check the key (GET /api/directory lists rows), or create it with POST /api/directory",
+		Extra:    map[string]any{"key": key}}
+}
