@@ -12,6 +12,7 @@ import (
 	"net/http"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/dispatch"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -19,18 +20,20 @@ import (
 type Config struct {
 	OwnerKeys   []string // accepted owner keys (two during a rotation)
 	PublicReads bool     // let anyone read the directory without a credential
+	PublicURL   string   // the base of public receipt links; the request's host when ""
 }
 
 // Handler serves the API.
 type Handler struct {
 	cfg   Config
 	store *sqlstore.Store
+	disp  *dispatch.Dispatcher
 	mux   *http.ServeMux
 }
 
-// New returns the API handler over store.
-func New(cfg Config, store *sqlstore.Store) *Handler {
-	h := &Handler{cfg: cfg, store: store, mux: http.NewServeMux()}
+// New returns the API handler over store, invoking rows through disp.
+func New(cfg Config, store *sqlstore.Store, disp *dispatch.Dispatcher) *Handler {
+	h := &Handler{cfg: cfg, store: store, disp: disp, mux: http.NewServeMux()}
 	h.routes()
 	return h
 }
@@ -44,6 +47,10 @@ func (h *Handler) routes() {
 	m.HandleFunc("PATCH /api/directory/{key}", h.owner(h.patchRow))
 	m.HandleFunc("DELETE /api/directory/{key}", h.owner(h.deleteRow))
 	m.HandleFunc("GET /api/directory/{key}/history", h.reader(h.history))
+	m.HandleFunc("POST /api/dispatch", h.owner(h.dispatchRow))
+	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
+	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
+	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",
 			HowToFix: "see README.md for the endpoints"})

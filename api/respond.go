@@ -17,7 +17,7 @@ func status(code rowcall.Code) int {
 	switch {
 	case code == rowcall.ENotFound, code == rowcall.EUnknownKey:
 		return http.StatusNotFound
-	case code == rowcall.EConflict:
+	case code == rowcall.EConflict, code == rowcall.EDisabled:
 		return http.StatusConflict
 	case code == rowcall.EUnauthorized:
 		return http.StatusUnauthorized

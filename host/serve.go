@@ -13,9 +13,26 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/runners/flow"
+	"github.com/rowcall/rowcall/runners/httpcall"
 	"github.com/rowcall/rowcall/sqlstore"
 )
+
+// hostEnv is where rows' credentials come from: the process environment, plus
+// ROWCALL_OWNER_KEY (the owner key, so example rows can call this host's own
+// API, as the seed's DIR_PATCH does).
+func hostEnv(ownerKey string) rowcall.Env {
+	return rowcall.EnvFunc(func(name string) (string, bool) {
+		if name == "ROWCALL_OWNER_KEY" {
+			return ownerKey, true
+		}
+		return os.LookupEnv(name)
+	})
+}
 
 // serve implements `rowcall serve`.
 func serve(args []string) error {
@@ -23,7 +40,13 @@ func serve(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address")
 	dataDir := fs.String("data", "./data", "data directory (database, owner key, module cache)")
 	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
+	publicURL := fs.String("public-url", "", "base URL for public receipt links (default: the request's host)")
+	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
 	fs.Parse(args)
+	policy, err := outbound.Parse(*allow)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -40,13 +63,20 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	store := sqlstore.New(db)
-	h := api.New(api.Config{OwnerKeys: []string{key}, PublicReads: *publicReads}, store)
-
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
+	store := sqlstore.New(db)
+	disp := &dispatch.Dispatcher{
+		Store: store,
+		Env:   hostEnv(key),
+		Runners: map[rowcall.Type]rowcall.Runner{
+			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: policy.Client(httpcall.DefaultTimeout)}),
+			rowcall.TypeFlow: flow.Runner{},
+		},
+	}
+	h := api.New(api.Config{OwnerKeys: []string{key}, PublicReads: *publicReads, PublicURL: *publicURL}, store, disp)
 	base := "http://" + ln.Addr().String()
 	if created {
 		fmt.Printf("A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/dispatch"
+)
+
+// dispatchRow handles POST /api/dispatch {"key","body","shape"}: the seed's
+// {"ok","ran","trace","result","proof":{…}}. A runner's failure is a result
+// starting with ERR:, answered 200; only a call that could not be made at all
+// (unknown key, disabled row, bad request) is an HTTP error.
+func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) {
+	obj, err := readObject(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var req struct {
+		Key   string `json:"key"`
+		Body  any    `json:"body"`
+		Shape bool   `json:"shape"`
+	}
+	raw, _ := json.Marshal(obj)
+	if err := json.Unmarshal(raw, &req); err != nil || req.Key == "" {
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: `a dispatch needs "key" (a string) and optionally "body" and "shape"`,
+			HowToFix: `send {"key":"NOW","body":"arg1|arg2"}`})
+		return
+	}
+	body, ok := bodyString(req.Body)
+	if !ok {
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "body must be one string of pipe-separated arguments",
+			HowToFix: `send "body":"37.77|-122.42"; a JSON argument goes in as text, e.g. "body":"ROUTER|{\"content\":\"x\"}"`})
+		return
+	}
+	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	proof := ordered{{"ok", res.Receipt.ID != ""}, {"invocation_id", res.Receipt.ID}, {"public_receipt", h.receiptURL(r, res.Receipt.ID)},
+		{"contract_sha256", res.Receipt.Contract}}
+	out := ordered{{"ok", res.OK}, {"ran", res.Ran}, {"trace", res.Trace}, {"result", res.Result}}
+	if req.Shape {
+		out = append(out, kv{"shape", res.Plan})
+	}
+	writeJSON(w, http.StatusOK, append(out, kv{"proof", proof}))
+}
+
+// bodyString accepts a string (or nothing, or a number, which reads as text).
+func bodyString(v any) (string, bool) {
+	switch b := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return b, true
+	case float64:
+		return fmt.Sprint(b), true
+	}
+	return "", false
+}
+
+// receiptURL is the public, keyless address of a receipt.
+func (h *Handler) receiptURL(r *http.Request, id string) string {
+	base := h.cfg.PublicURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return strings.TrimRight(base, "/") + "/receipt/" + id
+}
+
+// Receipt statuses reported by confirm.
+const (
+	provenMaterial = "PROVEN_MATERIAL_RESULT"  // ran, reached the world, succeeded
+	provenFailure  = "PROVEN_MATERIAL_FAILURE" // ran, reached the world, failed
+	recordedOnly   = "RECORDED_NOT_MATERIAL"   // recorded, but nothing ran (shape preview, refusal)
+)
+
+func receiptStatus(rc rowcall.Receipt) string {
+	switch {
+	case rc.Material && rc.OK:
+		return provenMaterial
+	case rc.Material:
+		return provenFailure
+	}
+	return recordedOnly
+}
+
+// dispatchGet handles GET /api/dispatch: ?confirm=inv_… (public, keyless).
+func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if id := q.Get("confirm"); id != "" {
+		rc, err := h.store.Receipt(r.Context(), id)
+		if err != nil {
+			if rowcall.ErrorCode(err) == rowcall.ENotFound {
+				writeJSON(w, http.StatusNotFound, ordered{{"confirmed", false}, {"status", "NO_SUCH_RECEIPT"}, {"invocation_id", id}})
+				return
+			}
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ordered{{"confirmed", true}, {"status", receiptStatus(rc)}, {"receipt", rc}})
+		return
+	}
+	writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "GET /api/dispatch needs ?confirm=inv_…",
+		HowToFix: "to invoke a row, POST /api/dispatch {\"key\":…,\"body\":…}"})
+}
+
+var receiptPage = template.Must(template.New("receipt").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>rowcall receipt {{.R.ID}}</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}td{padding:.2rem .8rem;vertical-align:top}td:first-child{color:#555}code{word-break:break-all}</style></head>
+<body><h1>Receipt {{.R.ID}}</h1><p><strong>{{.Status}}</strong>: written by the rowcall engine in the code path that ran the call.</p>
+<table>
+<tr><td>key</td><td><code>{{.R.Key}}</code> ({{.R.Type}}, runner {{.R.Runner}})</td></tr>
+<tr><td>actor</td><td>{{.R.Actor}}</td></tr>
+<tr><td>trace</td><td><code>{{.R.Trace}}</code>{{if .R.Parent}} (nested in <a href="/receipt/{{.R.Parent}}">{{.R.Parent}}</a>){{end}}</td></tr>
+<tr><td>started</td><td>{{.R.StartedAt}} ({{.R.Millis}} ms)</td></tr>
+<tr><td>outcome</td><td>{{.R.Outcome}}{{if .R.Status}} (upstream {{.R.Status}}){{end}}; material: {{.R.Material}}; cost: ${{.R.CostUSD}}</td></tr>
+<tr><td>input sha256</td><td><code>{{.R.Input}}</code></td></tr>
+<tr><td>output sha256</td><td><code>{{.R.Output}}</code></td></tr>
+<tr><td>contract sha256</td><td><code>{{.R.Contract}}</code></td></tr>
+</table><p>JSON: <a href="/api/dispatch?confirm={{.R.ID}}">/api/dispatch?confirm={{.R.ID}}</a></p></body></html>
+`))
+
+// receiptGet handles GET /receipt/{id}: the public, keyless receipt page (JSON
+// for a client that asks for it).
+func (h *Handler) receiptGet(w http.ResponseWriter, r *http.Request) {
+	rc, err := h.store.Receipt(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if strings.Contains(r.Header.Get("Accept"), "application/json") || r.URL.Query().Get("format") == "json" {
+		writeJSON(w, http.StatusOK, ordered{{"confirmed", true}, {"status", receiptStatus(rc)}, {"receipt", rc}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	receiptPage.Execute(w, struct {
+		R      rowcall.Receipt
+		Status string
+	}{rc, receiptStatus(rc)})
+}
+
+// clearBreaker handles DELETE /api/breakers/{key}: the owner replaced the
+// credential.
+func (h *Handler) clearBreaker(w http.ResponseWriter, r *http.Request, c Caller) {
+	key := r.PathValue("key")
+	if err := validKey(key); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cleared, err := h.store.ClearBreaker(r.Context(), key)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"key", key}, {"cleared", cleared}})
+}

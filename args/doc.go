@@ -1,0 +1,86 @@
+// Package args holds rowcall's argument rules: how an invocation body becomes
+// arguments, and how a template (an http row's target and body, an fn row's
+// argument array, a flow step's body) has those arguments put into it. This
+// comment is the reference; the rules are written down here and nowhere else.
+//
+// # Arguments
+//
+// An invocation body is one string. [Split] cuts it on every '|', exactly like
+// the seed's String(body).split('|'): "37.77|-122.42" is two arguments, "" is
+// one empty argument, and there is no quoting. Only the last argument of a row
+// can hold a pipe, and only when the template reads it with $N+.
+//
+// # References
+//
+// A template is text with references in it. [Render] replaces each one:
+//
+//	$N       the N-th argument, 1-based; the digits are greedy ($12 is argument
+//	         12, never argument 1 followed by "2"). An argument that was not
+//	         given renders empty; arguments the template never names are ignored.
+//	$N+      arguments N to the end joined back together with '|', so the body
+//	         ROUTER|{"content":"a|b"} read by $2+ gives {"content":"a|b"} intact.
+//	         Empty when there are fewer than N arguments.
+//	$NAME    a named value from Values.Vars, NAME being [A-Za-z_][A-Za-z0-9_]*:
+//	         $PREV is the previous flow step's output, and every "=> NAME" in a
+//	         flow binds one. A name with no value is left in place as written,
+//	         not emptied: "$TODO" stays "$TODO".
+//	$NAME.p  a field picked out of a named value that holds JSON, p being a
+//	         gjson path (github.com/tidwall/gjson) of segments made of
+//	         [A-Za-z0-9_#-] joined by single dots: $PREV.current.temperature_2m,
+//	         $R.items.0.id, $R.items.# (the array's length). A string field
+//	         renders without its quotes; a number, true, false, null, object or
+//	         array renders as its JSON text. When the value is not JSON or the
+//	         path leads nowhere, the reference renders EMPTY (unlike an unknown
+//	         name, which stays literal). A dot that is not followed by a path
+//	         character is plain text, so "see $PREV." keeps its full stop; but
+//	         "$F.txt" reads field "txt" of $F (empty unless $F is JSON with
+//	         that field), so never write a name straight before ".word".
+//	$$REF    any of the above with a second '$' ($$1, $$2+, $$PREV, $$R.id):
+//	         the value goes in raw, with no escaping whatever the mode. An
+//	         unresolved $$NAME stays as written, both dollars included.
+//
+// Anything else that starts with '$' is plain text: "$0", "$", "$ 5", "$-1".
+// Only named values take a path; "$1.5" is argument 1 followed by ".5".
+//
+// # Escaping
+//
+// A value is escaped for the place it lands in, so a quote, '&' or '/' inside
+// an argument can never break out of its slot. The [Mode] says what the
+// template is:
+//
+//	Raw   values go in unchanged. Used for flow step bodies and agent messages.
+//	URL   the template is a URL. A value before the URL's first '?' is
+//	      path-escaped (url.PathEscape: "a/b c" becomes "a%2Fb%20c"); a value
+//	      after it is query-escaped (url.QueryEscape: "a&b=c" becomes
+//	      "a%26b%3Dc"). Used for an http row's target.
+//	JSON  the template is JSON text. A value that lands inside a string literal
+//	      ("$1") is escaped as string characters, no quotes added. A value that
+//	      lands outside any string literal goes in as-is when it is exactly
+//	      one valid JSON value (5, true, {"a":1}, "x"), and otherwise as a
+//	      quoted JSON string. With {"n": $1}, 5 gives {"n": 5}, `5, "x": 1`
+//	      gives {"n": "5, \"x\": 1"}, and a missing argument gives {"n": ""}.
+//	      Used for fn argument arrays (["$1","$2"]) and JSON bodies.
+//	Body  an http row's body template; the mode is picked from the template,
+//	      with surrounding blanks ignored:
+//	        1. exactly one reference ($2+, $1, $PREV, $$1, $R.id): the output is
+//	           that value, unchanged and untrimmed (unresolved names stay
+//	           literal);
+//	        2. first character '{' or '[': JSON;
+//	        3. a form body: no blank anywhere, and it begins with a field name
+//	           of [A-Za-z0-9_.~%[]-] followed by '=' (a=$1&b=$2, q=$1):
+//	           every value is query-escaped (url.QueryEscape);
+//	        4. anything else: Raw.
+//
+// Whether a value is "before the '?'" or "inside a string literal" is decided
+// by the text written so far: the template's own text and any $$ raw values,
+// never by escaped values (which cannot contain a '?' or an unescaped '"').
+// A backslash in the template right before a reference inside a JSON string
+// is taken as a literal backslash ("\\" is written) so it cannot swallow the
+// value's first character.
+//
+// JSON string escaping writes '"' and '\' with a backslash, control characters
+// as \n, \r, \t, \b, \f or \u00XX, and each invalid UTF-8 byte as \ufffd.
+//
+// A template with no '$' is returned unchanged, without allocating; any other
+// template is rendered in one pass.
+package args

@@ -1,0 +1,144 @@
+package args
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// renderer writes one template's output and tracks where in it the next value
+// lands: after a '?' (URL) or inside a string literal (JSON).
+type renderer struct {
+	b     strings.Builder
+	mode  Mode
+	query bool // URL: a '?' has been written
+	str   bool // JSON: inside a string literal
+	esc   bool // JSON: inside a string literal, right after a backslash
+}
+
+// text writes template text (or a raw value) and follows its structure.
+func (r *renderer) text(s string) {
+	r.b.WriteString(s)
+	switch r.mode {
+	case URL:
+		if !r.query && strings.IndexByte(s, '?') >= 0 {
+			r.query = true
+		}
+	case JSON:
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case r.esc:
+				r.esc = false
+			case r.str && c == '\\':
+				r.esc = true
+			case c == '"':
+				r.str = !r.str
+			}
+		}
+	}
+}
+
+// ref writes the reference at the start of s (s[0] == '$') and returns how
+// many bytes of s it used.
+func (r *renderer) ref(s string, v Values) int {
+	ref := parseRef(s)
+	if ref.size == 0 {
+		r.text("$")
+		return 1
+	}
+	val, ok := ref.value(v)
+	if !ok || ref.raw || r.mode == Raw {
+		if !ok {
+			val = s[:ref.size] // unresolved: stays as written
+		}
+		r.text(val)
+		return ref.size
+	}
+	switch r.mode {
+	case URL:
+		if r.query {
+			r.b.WriteString(url.QueryEscape(val))
+		} else {
+			r.b.WriteString(url.PathEscape(val))
+		}
+	case form:
+		r.b.WriteString(url.QueryEscape(val))
+	case JSON:
+		switch {
+		case r.str:
+			if r.esc { // the template's backslash must not escape the value
+				r.b.WriteByte('\\')
+				r.esc = false
+			}
+			writeJSONChars(&r.b, val)
+		case isJSONValue(val):
+			r.b.WriteString(val)
+		default:
+			r.b.WriteByte('"')
+			writeJSONChars(&r.b, val)
+			r.b.WriteByte('"')
+		}
+	default:
+		r.b.WriteString(val)
+	}
+	return ref.size
+}
+
+// isJSONValue reports whether s is exactly one JSON value. The first-byte
+// check spares json.Valid (and its error allocation) for plain words.
+func isJSONValue(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	if t == "" || strings.IndexByte(`{["-0123456789tfn`, t[0]) < 0 {
+		return false
+	}
+	return json.Valid([]byte(s))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeJSONChars writes s as the characters of a JSON string literal, without
+// the quotes.
+func writeJSONChars(b *strings.Builder, s string) {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			if r, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n != 1 {
+				i += n
+				continue
+			}
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if c >= utf8.RuneSelf {
+				b.WriteString(`\ufffd`) // an invalid UTF-8 byte
+			} else {
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			}
+		}
+		i++
+		start = i
+	}
+	b.WriteString(s[start:])
+}

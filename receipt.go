@@ -1,0 +1,78 @@
+package rowcall
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Receipt is the engine's record of one invocation: written by the dispatcher in
+// the code path that ran the call, never by the caller or the runner. It holds
+// fingerprints of what went in and came out, never the values themselves, so it
+// can be public and can never leak a credential.
+type Receipt struct {
+	ID        string  `json:"invocation_id"` // inv_…
+	Trace     string  `json:"trace"`         // shared by a call and every nested call it made
+	Parent    string  `json:"parent,omitempty"`
+	Actor     string  `json:"actor"` // who called: owner:terminal-key, token:…
+	Key       string  `json:"key"`
+	Type      Type    `json:"type"`
+	Runner    string  `json:"runner"`
+	StartedAt string  `json:"started_at"`
+	Millis    float64 `json:"duration_ms"`
+	OK        bool    `json:"ok"`
+	Material  bool    `json:"material"` // the call really ran: code executed or an upstream answered
+	Shape     bool    `json:"shape"`    // a shape preview: nothing was sent
+	CostUSD   float64 `json:"cost_usd"`
+	Status    int     `json:"upstream_status,omitempty"`
+	Outcome   string  `json:"outcome"` // "ok", or the failure's code, e.g. ERR:http:401
+	Input     string  `json:"input_sha256"`
+	Output    string  `json:"output_sha256"`
+	Contract  string  `json:"contract_sha256"`
+}
+
+// Fingerprint is the SHA-256 of b in lowercase hex.
+func Fingerprint(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// contract is what defines a call: the fields whose change changes what a caller
+// gets. Documentation (content's '#' lines, examples, planner hints) is not in
+// it, so a documentation-only edit keeps the fingerprint.
+type contract struct {
+	Key               string `json:"key"`
+	Type              Type   `json:"type"`
+	Runner            string `json:"runner"`
+	Category          string `json:"category"`
+	Target            string `json:"target"`
+	Payload           string `json:"payload"` // content without its documentation lines
+	InputSchema       string `json:"input_schema"`
+	Auth              string `json:"auth"` // the spec (prefix and variable name), never a value
+	Sensitive         int64  `json:"risk"`
+	Enabled           int64  `json:"status"`
+	AllowedCategories string `json:"allowed_categories"`
+	Includes          string `json:"includes"`
+	Module            string `json:"module_sha256,omitempty"` // fn rows: the digest of the module that runs
+}
+
+// ContractFingerprint is the SHA-256 of the row's callable contract. module is
+// the digest of the Wasm module an fn row runs ("" otherwise): changing a
+// module's code changes the contract of every row that runs it.
+func ContractFingerprint(r *Row, module string) string {
+	b, _ := json.Marshal(contract{
+		Key: r.Key, Type: r.Type, Runner: r.RunnerName(), Category: r.Category, Target: r.Target,
+		Payload: r.Payload(), InputSchema: r.InputSchema, Auth: r.Auth, Sensitive: r.Sensitive,
+		Enabled: r.Enabled, AllowedCategories: r.AllowedCategories, Includes: r.Includes, Module: module,
+	})
+	return Fingerprint(b)
+}
+
+// RunnerName is the runner recorded for the row: the runner column when set,
+// otherwise the type.
+func (r *Row) RunnerName() string {
+	if r.Runner != "" {
+		return r.Runner
+	}
+	return string(r.Type)
+}

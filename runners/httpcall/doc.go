@@ -1,0 +1,100 @@
+// Package httpcall is the runner for http rows: it calls somebody else's API.
+//
+// # Request
+//
+// The row's target is "METHOD url" (GET https://api.x.ai/v1/models). The URL
+// is rendered with args.URL (path-escaped before '?', query-escaped after)
+// from the invocation's arguments and named values. The body is the row's
+// payload (content without its '#' documentation lines) rendered with
+// args.Body; an empty payload sends no body. Content-Type is
+// application/json when the rendered body is a JSON object or array,
+// application/x-www-form-urlencoded when it is form-shaped (no blanks, starts
+// with name=), and text/plain; charset=utf-8 otherwise.
+//
+// # Auth
+//
+// The row's auth column names how a credential is applied and which
+// environment variable holds it; values are read through Invocation.Env at
+// call time and never stored:
+//
+//	""                          no credential
+//	bearer:ENV                  Authorization: Bearer <ENV>
+//	basic:ENV                   Authorization: Basic base64("<ENV>:"); when the
+//	                            value holds a ':' it is used as user:password as is
+//	headers:{"K":"$ENV", …}     each header, every $NAME in its value replaced
+//	query:param=ENV             param=<url-encoded ENV> appended to the URL
+//	oauth:{…}                   OAuth 2.0 client credentials, below
+//
+// A variable missing from the environment (or empty) applies no credential: no header,
+// no query parameter (a header whose value names any missing variable is not
+// sent at all). The request still goes out and the upstream's 401 is the
+// signal, as in the seed. An unknown prefix fails before anything is sent with
+// ERR:http:<KEY>:ERR:auth:unknown_prefix:<prefix>; a malformed headers or
+// oauth object, or a query spec without '=', with
+// ERR:http:<KEY>:ERR:auth:bad_spec:<message>. Prefixes are matched without
+// regard to case.
+//
+// # OAuth
+//
+//	oauth:{"token_url":"https://auth.example/oauth/token",
+//	       "client_id":"$EXAMPLE_CLIENT_ID","client_secret":"$EXAMPLE_CLIENT_SECRET",
+//	       "scope":"read","audience":"https://api.example","auth_style":"basic"}
+//
+// token_url, client_id and client_secret are required; scope, audience and
+// auth_style are optional. Every field may name environment variables with
+// $NAME. The runner makes an RFC 6749 §4.4 client-credentials request: a POST
+// of grant_type=client_credentials (plus scope and audience when set) to
+// token_url, with the client authenticated by HTTP Basic (auth_style "basic",
+// the default, RFC 6749 §2.3.1) or by client_id and client_secret form fields
+// (auth_style "body"). The answer's access_token is sent upstream as
+// Authorization: Bearer <access_token>.
+//
+// Tokens are cached in memory, in the Runner, keyed by token_url, client_id,
+// scope, audience and a SHA-256 of client_secret (so a rotated or wrong
+// secret never reuses another's token). An entry lives until expires_in minus
+// a margin of a tenth of its lifetime, at most one minute; an answer without
+// expires_in is kept five minutes, and no token is kept over 24 hours. An upstream 401 drops the entry, so the
+// next call fetches a fresh token. The token request uses the runner's client
+// (so the same outbound policy applies), counts against the same call
+// timeout, and is never made in shape mode. A token endpoint that fails gives
+// ERR:http:<KEY>:ERR:auth:oauth_token:<message> with Status set to the token
+// endpoint's status (so 401/403 reach the breaker) and Material false.
+//
+// # Results
+//
+//	2xx, 3xx      HTTP <status>:<body>
+//	other status  ERR:http:<status>:<body>
+//	no answer     ERR:http:fetch:<message>        (DNS, TLS, refused, outbound policy)
+//	timeout       ERR:http:fetch:timeout after 30s
+//	too large     ERR:http:too_large:<limit> bytes — …
+//	bad target    ERR:http:bad_target:<message>
+//
+// Output.Status is the upstream status and Output.Material is true whenever an
+// upstream answered. Output.Secrets lists every value read from the
+// environment and every token obtained, so the dispatcher can redact what it
+// keeps; the runner itself already passes Result through redact.String with
+// them, so an upstream that echoes a credential does not hand it to the
+// caller. A fetch message never carries the request URL (which may hold a
+// query credential). A dial refused by the host's outbound policy surfaces as
+// ERR:http:fetch:<the policy's message>.
+//
+// The timeout (Config.Timeout, default 30 s) covers the whole call: token
+// request, connection, upload and reading the body. The response body is
+// capped at Config.MaxResponse (default 1 MiB). A larger body is an error, not
+// a truncation: a cut JSON document is silently wrong, and every caller of a
+// row would have to learn to detect it. Status and Material still report that
+// the upstream answered.
+//
+// # Shape mode
+//
+// With Invocation.Shape the runner builds the request, sends nothing (not even
+// a token request) and returns Output.Plan = {"method","url","headers","body"}
+// and Result SHAPE:http:<METHOD> <url>. Credential material is removed: the
+// headers the auth column sets are left out of the plan entirely (a present
+// credential and a missing one both preview as "headers":{}), a query
+// credential is written as [REDACTED], and the plan is passed through
+// redact.Redact. Status is 0 and Material false.
+//
+// The runner takes its transport from Config.Client: the host passes the
+// outbound policy's client, the Cloudflare worker a fetch-based one.
+package httpcall

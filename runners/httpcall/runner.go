@@ -1,0 +1,155 @@
+package httpcall
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/redact"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultMaxResponse = 1 << 20 // 1 MiB
+)
+
+// Config configures a Runner.
+type Config struct {
+	// Client sends every request, token requests included. The host passes
+	// outbound.Policy.Client; nil means a plain client with no outbound policy.
+	Client *http.Client
+	// Timeout bounds one call from first byte to last; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponse caps a response body in bytes; 0 means DefaultMaxResponse.
+	MaxResponse int64
+	// UserAgent is sent (and shown in shape plans) when not empty.
+	UserAgent string
+	// Now is the token cache's clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Runner runs http rows. It is safe for concurrent use.
+type Runner struct {
+	client  *http.Client
+	timeout time.Duration
+	max     int64
+	agent   string
+	tokens  *tokenCache
+}
+
+var _ rowcall.Runner = (*Runner)(nil)
+
+// New returns a Runner with cfg, zero fields replaced by their defaults.
+func New(cfg Config) *Runner {
+	r := &Runner{client: cfg.Client, timeout: cfg.Timeout, max: cfg.MaxResponse, agent: cfg.UserAgent}
+	if r.client == nil {
+		r.client = &http.Client{}
+	}
+	if r.timeout <= 0 {
+		r.timeout = DefaultTimeout
+	}
+	if r.max <= 0 {
+		r.max = DefaultMaxResponse
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	r.tokens = newTokenCache(now)
+	return r
+}
+
+// Run executes one invocation of an http row. Failures are ERR: results.
+func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
+	if inv == nil || inv.Row == nil {
+		return rowcall.Output{Result: "ERR:http:bad_target:no row"}
+	}
+	c, fail := r.build(inv)
+	if fail != "" {
+		return rowcall.Output{Result: fail}
+	}
+	if inv.Shape {
+		return c.shape()
+	}
+	return r.send(ctx, inv.Row.Key, c)
+}
+
+// send performs the call built in c.
+func (r *Runner) send(parent context.Context, key string, c *call) rowcall.Output {
+	ctx, cancel := context.WithTimeout(parent, r.timeout)
+	defer cancel()
+	out := rowcall.Output{}
+	var tokenKey string
+	if c.oauth != nil {
+		tok, terr := r.tokens.get(ctx, r.client, c.oauth, r.max)
+		if terr != nil {
+			msg := terr.msg
+			if terr.status == 0 {
+				msg = r.failure(parent, ctx, terr.cause, c.secrets)
+			}
+			out.Result = "ERR:http:" + key + ":ERR:auth:oauth_token:" + redact.String(msg, c.secrets)
+			out.Status, out.Secrets = terr.status, c.secrets
+			return out
+		}
+		c.headers.Set("Authorization", "Bearer "+tok)
+		c.secrets = append(c.secrets, tok)
+		tokenKey = c.oauth.cacheKey()
+	}
+	out.Secrets = c.secrets
+	req, err := c.request(ctx)
+	if err != nil {
+		out.Result = "ERR:http:bad_target:" + redact.String(err.Error(), c.secrets)
+		return out
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		out.Result = "ERR:http:fetch:" + r.failure(parent, ctx, err, c.secrets)
+		return out
+	}
+	defer resp.Body.Close()
+	out.Status, out.Material = resp.StatusCode, true
+	if resp.StatusCode == http.StatusUnauthorized && tokenKey != "" {
+		r.tokens.drop(tokenKey)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, r.max+1))
+	switch {
+	case err != nil:
+		out.Result = "ERR:http:fetch:" + r.failure(parent, ctx, err, c.secrets)
+	case int64(len(body)) > r.max:
+		out.Result = tooLarge(r.max, resp.StatusCode)
+	case resp.StatusCode >= 200 && resp.StatusCode < 400:
+		out.Result = "HTTP " + strconv.Itoa(resp.StatusCode) + ":" + redact.String(string(body), c.secrets)
+	default:
+		out.Result = "ERR:http:" + strconv.Itoa(resp.StatusCode) + ":" + redact.String(string(body), c.secrets)
+	}
+	return out
+}
+
+func tooLarge(limit int64, status int) string {
+	return "ERR:http:too_large:" + strconv.FormatInt(limit, 10) + " bytes — the upstream answered " +
+		strconv.Itoa(status) + " with a larger body, which was not kept; ask the upstream for less or raise the runner's response cap"
+}
+
+// failure is the message for a call that got no (complete) answer.
+func (r *Runner) failure(parent, ctx context.Context, err error, secrets []string) string {
+	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
+		return "timeout after " + r.timeout.String()
+	}
+	return redact.String(fetchMessage(err), secrets)
+}
+
+// headerMap returns the non-credential headers for a shape plan.
+func headerMap(h http.Header, skip map[string]bool) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		if !skip[http.CanonicalHeaderKey(k)] {
+			out[k] = strings.Join(v, ", ")
+		}
+	}
+	return out
+}

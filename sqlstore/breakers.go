@@ -1,0 +1,78 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// BreakerThreshold is how many consecutive 401/403 answers open a row's breaker,
+// and BreakerCooldown how long it stays open.
+const (
+	BreakerThreshold = 8
+	BreakerCooldown  = time.Hour
+)
+
+// BreakerOpen reports whether key's breaker is open now: it opened less than
+// BreakerCooldown ago and has not been cleared.
+func (s *Store) BreakerOpen(ctx context.Context, key string, now time.Time) (bool, error) {
+	var opened sql.NullString
+	err := s.DB.QueryRowContext(ctx, `SELECT opened_at FROM breakers WHERE key = ?`, key).Scan(&opened)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !opened.Valid) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	at, err := time.Parse(Timestamp, opened.String)
+	if err != nil {
+		return false, err
+	}
+	return now.Sub(at) < BreakerCooldown, nil
+}
+
+// RecordAuth records one upstream answer for key's breaker: an auth failure
+// (401/403) counts, opening the breaker at the threshold (or re-opening it after
+// a cooldown); any other answer closes it.
+func (s *Store) RecordAuth(ctx context.Context, key string, failed bool, now time.Time) error {
+	ts := now.UTC().Format(Timestamp)
+	if !failed {
+		_, err := s.DB.ExecContext(ctx, `DELETE FROM breakers WHERE key = ?`, key)
+		return err
+	}
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO breakers (key, failures, opened_at, updated_at) VALUES (?, 1, NULL, ?)
+		ON CONFLICT (key) DO UPDATE SET failures = failures + 1,
+			opened_at = CASE WHEN failures + 1 >= ? THEN ? ELSE opened_at END, updated_at = ?`,
+		key, ts, BreakerThreshold, ts, ts)
+	return err
+}
+
+// ClearBreaker closes key's breaker (the owner replaced the credential). It
+// reports whether there was anything to clear.
+func (s *Store) ClearBreaker(ctx context.Context, key string) (bool, error) {
+	res, err := s.DB.ExecContext(ctx, `DELETE FROM breakers WHERE key = ?`, key)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// Keys returns every key in the directory (for did_you_mean).
+func (s *Store) Keys(ctx context.Context) ([]string, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT key FROM directory`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}

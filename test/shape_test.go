@@ -1,0 +1,175 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Shape mode builds the outbound request, sends nothing, and strips credential
+// material; a variable missing from the environment gives "headers":{}.
+func TestShapeMode(t *testing.T) {
+	up := newUpstream(t, openMeteo)
+	const secret = "sk-live-9f8e7d6c5b4a"
+	h := startHost(t, allowLoopback, "SHAPE_API_KEY="+secret)
+	createRow(t, h, map[string]any{"key": "SHAPED", "type": "http", "target": "POST " + up.URL + "/v1/items?q=$1",
+		"auth": "bearer:SHAPE_API_KEY", "content": `# WHAT: shaped
+{"name":"$2","note":"$3"}`})
+	createRow(t, h, map[string]any{"key": "NO_SECRET", "type": "http", "target": "GET " + up.URL + "/v1/forecast", "auth": "bearer:NOT_IN_THE_ENVIRONMENT"})
+
+	got := h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "SHAPED", "body": `a b|say "hi"|x`, "shape": true}})
+	expect(t, got, 200, map[string]any{"ran": false})
+	if strings.Contains(string(got.Raw), secret) {
+		t.Fatalf("secret in shape answer: %s", got.Raw)
+	}
+	plan := got.JSON["shape"].(map[string]any)
+	if plan["method"] != "POST" || plan["url"] != up.URL+"/v1/items?q=a+b" {
+		t.Fatalf("plan %v", plan)
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(plan["body"].(string)), &body); err != nil || body["name"] != `say "hi"` {
+		t.Fatalf("plan body %v (%v)", plan["body"], err)
+	}
+	if hd, _ := json.Marshal(plan["headers"]); strings.Contains(strings.ToLower(string(hd)), "authorization") {
+		t.Fatalf("authorization in preview headers: %s", hd)
+	}
+	got = h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "NO_SECRET", "shape": true}})
+	if hd, _ := json.Marshal(got.JSON["shape"].(map[string]any)["headers"]); string(hd) != "{}" {
+		t.Fatalf("headers %s, want {}", hd)
+	}
+	if n := len(up.requests()); n != 0 {
+		t.Fatalf("shape mode sent %d requests", n)
+	}
+	// The preview is recorded, as not material.
+	id := proof(t, got)["invocation_id"].(string)
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + id}), 200, map[string]any{"status": "RECORDED_NOT_MATERIAL"})
+
+	// A flow's shape is the plan of its steps; nothing runs.
+	createRow(t, h, map[string]any{"key": "PLANNED", "type": "flow", "content": "# WHAT: plan\nSHAPED: $1|x|y => FIRST\n> NO_SECRET: $PREV"})
+	got = h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "PLANNED", "body": "q", "shape": true}})
+	if plan, _ := json.Marshal(got.JSON["shape"]); !strings.Contains(string(plan), "SHAPED") || !strings.Contains(string(plan), "NO_SECRET") {
+		t.Fatalf("flow plan %s", plan)
+	}
+	if n := len(up.requests()); n != 0 {
+		t.Fatalf("flow shape sent %d requests", n)
+	}
+}
+
+// A flow chains rows with $PREV and bindings, fans out concurrently, stops at
+// the first ERR, and every step leaves its own receipt under the flow's trace.
+func TestFlowRuns(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/fail":
+			w.WriteHeader(500)
+			fmt.Fprint(w, "boom")
+		default:
+			fmt.Fprintf(w, `{"path":%q,"q":%q}`, r.URL.Path, r.URL.Query().Get("q"))
+		}
+	})
+	h := startHost(t, allowLoopback)
+	createRow(t, h, map[string]any{"key": "ECHO_A", "type": "http", "target": "GET " + up.URL + "/a?q=$1"})
+	createRow(t, h, map[string]any{"key": "ECHO_B", "type": "http", "target": "GET " + up.URL + "/b?q=$1"})
+	createRow(t, h, map[string]any{"key": "FAILS", "type": "http", "target": "GET " + up.URL + "/fail"})
+	createRow(t, h, map[string]any{"key": "CHAIN", "type": "flow", "content": "# WHAT: chain\nECHO_A: $1 => FIRST\n> { ECHO_B: $FIRST | ECHO_A: two }\n> ECHO_B: $PREV.ECHO_A"})
+	createRow(t, h, map[string]any{"key": "STOPS", "type": "flow", "content": "# WHAT: stops\nECHO_A: x\n> FAILS: y\n> ECHO_B: never"})
+	createRow(t, h, map[string]any{"key": "LOOP", "type": "flow", "content": "# WHAT: calls itself\nLOOP: again"})
+
+	got := dispatchCall(t, h, "CHAIN", "one")
+	expect(t, got, 200, map[string]any{"ok": true})
+	if r := got.JSON["result"].(string); !strings.HasPrefix(r, `HTTP 200:{"path":"/b","q":"HTTP 200:{\"path\":\"/a\",\"q\":\"two\"}"}`) {
+		t.Fatalf("result %q", r)
+	}
+	trace := got.JSON["trace"].(string)
+	var steps, nested int
+	db := h.db(t)
+	db.QueryRow(`SELECT COUNT(*), COUNT(parent) FROM receipts WHERE trace = ?`, trace).Scan(&steps, &nested)
+	if steps != 5 || nested != 4 {
+		t.Fatalf("%d receipts (%d nested) for the flow's trace, want 5 and 4", steps, nested)
+	}
+
+	n := len(up.requests())
+	expect(t, dispatchCall(t, h, "STOPS", ""), 200, map[string]any{"ok": false, "result": "ERR:http:500:boom"})
+	if got := len(up.requests()) - n; got != 2 {
+		t.Fatalf("flow made %d calls after the ERR step, want it to stop (2 calls)", got)
+	}
+	got = dispatchCall(t, h, "LOOP", "")
+	if r := got.JSON["result"].(string); !strings.Contains(r, "depth") {
+		t.Fatalf("self-calling flow: %q", r)
+	}
+}
+
+// The contract fingerprint covers what defines the call: an examples edit keeps
+// it, a target edit changes it.
+func TestContractFingerprint(t *testing.T) {
+	up := newUpstream(t, openMeteo)
+	h := startHost(t, allowLoopback)
+	createRow(t, h, temperatureRow(up.URL))
+	contract := func() string {
+		got := dispatchCall(t, h, "ZZ_TEST_TEMPERATURE", "37.77|-122.42")
+		id := proof(t, got)["invocation_id"].(string)
+		rc := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + id}).JSON["receipt"].(map[string]any)
+		return rc["contract_sha256"].(string)
+	}
+	base := contract()
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE", Body: map[string]any{"examples": `["51.51|-0.13"]`}}), 200, nil)
+	if c := contract(); c != base {
+		t.Fatalf("examples edit changed the contract: %s != %s", c, base)
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE",
+		Body: map[string]any{"content": "# WHAT: reworded documentation only\n# ARGS: $1 | $2"}}), 200, nil)
+	if c := contract(); c != base {
+		t.Fatalf("documentation edit changed the contract")
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE",
+		Body: map[string]any{"target": "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m,wind_speed_10m"}}), 200, nil)
+	if c := contract(); c == base {
+		t.Fatalf("target edit kept the contract")
+	}
+}
+
+// The seed's DIR_PATCH: a row that edits another row through this host's own
+// API, its JSON argument passed intact by $2+.
+func TestDirPatchThroughOwnAPI(t *testing.T) {
+	h := startHost(t, allowLoopback)
+	createRow(t, h, map[string]any{"key": "ROUTER", "type": "agent", "target": "grok-4.3", "content": "old prompt"})
+	createRow(t, h, map[string]any{"key": "DIR_PATCH", "type": "http", "target": "PATCH " + h.URL + "/api/directory/$1",
+		"auth": "bearer:ROWCALL_OWNER_KEY", "content": "# ARGS: key | json_body\n# EX: [DIR_PATCH]ROUTER|{\"content\":\"new prompt text\"}[/DIR_PATCH]\n$2+"})
+	got := dispatchCall(t, h, "DIR_PATCH", `ROUTER|{"content":"a|b"}`)
+	expect(t, got, 200, map[string]any{"ok": true})
+	if strings.Contains(string(got.Raw), h.Key) {
+		t.Fatalf("owner key in the answer: %s", got.Raw)
+	}
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/ROUTER"}), 200, map[string]any{"content": "a|b", "version": 2})
+}
+
+// rowcall call and rowcall receipt against a running host.
+func TestCLICallAndReceipt(t *testing.T) {
+	up := newUpstream(t, openMeteo)
+	h := startHost(t, allowLoopback)
+	createRow(t, h, temperatureRow(up.URL))
+	cmd := exec.Command(binary, "call", "ZZ_TEST_TEMPERATURE", "37.77|-122.42", "--url", h.URL, "--data", h.Data)
+	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), "HTTP 200:{") {
+		t.Fatalf("call: %v %s %s", err, out, stderr.String())
+	}
+	id := strings.Fields(strings.TrimPrefix(stderr.String(), "receipt "))[0]
+	id = strings.TrimSuffix(id, ":")
+	cmd = exec.Command(binary, "receipt", id, "--url", h.URL)
+	out, err = cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"PROVEN_MATERIAL_RESULT"`) {
+		t.Fatalf("receipt %s: %v %s", id, err, out)
+	}
+	cmd = exec.Command(binary, "call", "NOPE", "--url", h.URL, "--data", h.Data)
+	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "unknown_key") {
+		t.Fatalf("unknown key: %v %s", err, out)
+	}
+}
