@@ -140,8 +140,10 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, now t
 	if !ok {
 		return rowcall.Output{Result: fmt.Sprintf("ERR:%s:no_runner — this host has no runner for %s rows", row.Type, row.Type)}, false
 	}
+	failures := 0
 	if !inv.Shape {
-		open, err := d.Store.BreakerOpen(ctx, row.Key, now)
+		n, open, err := d.Store.Breaker(ctx, row.Key, now)
+		failures = n
 		if err != nil {
 			return rowcall.Output{Result: "ERR:breaker:" + err.Error()}, false
 		}
@@ -150,8 +152,8 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, now t
 		}
 	}
 	out := runner.Run(ctx, inv)
-	if !inv.Shape && out.Status != 0 {
-		failed := out.Status == 401 || out.Status == 403
+	// Only an auth failure, or the first answer after one, writes breaker state.
+	if failed := out.Status == 401 || out.Status == 403; !inv.Shape && out.Status != 0 && (failed || failures > 0) {
 		d.Store.RecordAuth(context.WithoutCancel(ctx), row.Key, failed, d.now())
 	}
 	return out, true

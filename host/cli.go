@@ -96,7 +96,9 @@ func (c client) do(method, path string, body any) (int, map[string]any, error) {
 // receipt link on stderr. It exits non-zero when the result is an ERR.
 func call(args []string) error {
 	var shape *bool
-	c, pos, err := clientFlags("call", args, func(fs *flag.FlagSet) { shape = fs.Bool("shape", false, "show the request that would be sent; send nothing") })
+	c, pos, err := clientFlags("call", args, func(fs *flag.FlagSet) {
+		shape = fs.Bool("shape", false, "show the request that would be sent; send nothing")
+	})
 	if err != nil {
 		return err
 	}

@@ -8,14 +8,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/examples"
+	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/outbound"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/httpcall"
@@ -41,6 +45,7 @@ func serve(args []string) error {
 	dataDir := fs.String("data", "./data", "data directory (database, owner key, module cache)")
 	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
 	publicURL := fs.String("public-url", "", "base URL for public receipt links (default: the request's host)")
+	noExamples := fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
 	fs.Parse(args)
 	policy, err := outbound.Parse(*allow)
@@ -67,6 +72,12 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	base := "http://" + ln.Addr().String()
+	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
+	// nothing else on loopback unless the operator allows it.
+	if self, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+		policy.AllowAddrs = append(policy.AllowAddrs, self)
+	}
 	store := sqlstore.New(db)
 	disp := &dispatch.Dispatcher{
 		Store: store,
@@ -77,7 +88,13 @@ func serve(args []string) error {
 		},
 	}
 	h := api.New(api.Config{OwnerKeys: []string{key}, PublicReads: *publicReads, PublicURL: *publicURL}, store, disp)
-	base := "http://" + ln.Addr().String()
+	if freshDatabase(applied) && !*noExamples {
+		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(created, ", "))
+	}
 	if created {
 		fmt.Printf("A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+
 			"  export ROWCALL_KEY=$(cat %s/owner.key)\n  curl -H \"x-terminal-key: $ROWCALL_KEY\" %s/api/directory\n",
@@ -100,4 +117,10 @@ func serve(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// freshDatabase reports whether this start created the database (it applied the
+// first migration), which is when the example rows are installed.
+func freshDatabase(applied []string) bool {
+	return len(applied) > 0 && applied[0] == migrations.Names()[0]
 }

@@ -46,8 +46,9 @@ const MaxRedirects = 5
 // Policy decides which addresses outbound connections may reach. The zero
 // Policy refuses every class listed in the package doc and allows the rest.
 type Policy struct {
-	Allow      []netip.Prefix // refused-class addresses the operator allows anyway
-	AllowHosts []string       // host names allowed whatever they resolve to (exact, case-insensitive)
+	Allow      []netip.Prefix   // refused-class addresses the operator allows anyway
+	AllowHosts []string         // host names allowed whatever they resolve to (exact, case-insensitive)
+	AllowAddrs []netip.AddrPort // exact address and port allowed (the host's own API, for rows that call it)
 }
 
 // RefusedError is the error a refused dial returns (wrapped in a *net.OpError
@@ -80,6 +81,11 @@ func article(class string) string {
 // Check returns a *RefusedError when addr may not be reached, nil when it may.
 func (p Policy) Check(addr netip.AddrPort) error {
 	ip := addr.Addr().WithZone("")
+	for _, a := range p.AllowAddrs {
+		if a.Port() == addr.Port() && a.Addr().Unmap() == ip.Unmap() {
+			return nil
+		}
+	}
 	for _, pre := range p.Allow {
 		if pre.Contains(ip) || pre.Contains(ip.Unmap()) {
 			return nil

@@ -206,3 +206,15 @@ func TestRefusedErrorIPv6(t *testing.T) {
 		t.Fatalf("public address refused: %v", err)
 	}
 }
+
+func TestAllowAddrsIsExact(t *testing.T) {
+	p := Policy{AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8787")}}
+	if err := p.Check(netip.MustParseAddrPort("127.0.0.1:8787")); err != nil {
+		t.Fatalf("own address refused: %v", err)
+	}
+	for _, a := range []string{"127.0.0.1:8788", "127.0.0.2:8787", "10.0.0.1:8787"} {
+		if err := p.Check(netip.MustParseAddrPort(a)); err == nil {
+			t.Fatalf("%s allowed", a)
+		}
+	}
+}

@@ -14,22 +14,22 @@ const (
 	BreakerCooldown  = time.Hour
 )
 
-// BreakerOpen reports whether key's breaker is open now: it opened less than
-// BreakerCooldown ago and has not been cleared.
-func (s *Store) BreakerOpen(ctx context.Context, key string, now time.Time) (bool, error) {
+// Breaker reports key's consecutive auth failures and whether its breaker is
+// open now: it opened less than BreakerCooldown ago and has not been cleared.
+func (s *Store) Breaker(ctx context.Context, key string, now time.Time) (failures int, open bool, err error) {
 	var opened sql.NullString
-	err := s.DB.QueryRowContext(ctx, `SELECT opened_at FROM breakers WHERE key = ?`, key).Scan(&opened)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !opened.Valid) {
-		return false, nil
+	err = s.DB.QueryRowContext(ctx, `SELECT failures, opened_at FROM breakers WHERE key = ?`, key).Scan(&failures, &opened)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
 	}
-	if err != nil {
-		return false, err
+	if err != nil || !opened.Valid {
+		return failures, false, err
 	}
 	at, err := time.Parse(Timestamp, opened.String)
 	if err != nil {
-		return false, err
+		return failures, false, err
 	}
-	return now.Sub(at) < BreakerCooldown, nil
+	return failures, now.Sub(at) < BreakerCooldown, nil
 }
 
 // RecordAuth records one upstream answer for key's breaker: an auth failure

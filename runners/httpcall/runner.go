@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -137,8 +138,13 @@ func tooLarge(limit int64, status int) string {
 
 // failure is the message for a call that got no (complete) answer.
 func (r *Runner) failure(parent, ctx context.Context, err error, secrets []string) string {
-	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
-		return "timeout after " + r.timeout.String()
+	if parent.Err() == nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return "timeout after " + r.timeout.String()
+		}
+		if r.client.Timeout > 0 && errors.Is(err, context.DeadlineExceeded) {
+			return "timeout after " + r.client.Timeout.String() // the client's own, shorter timeout
+		}
 	}
 	return redact.String(fetchMessage(err), secrets)
 }

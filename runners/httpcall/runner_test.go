@@ -61,6 +61,8 @@ func TestResults(t *testing.T) {
 			"ERR:http:fetch:dial tcp " + refused + ": connect: connection refused", 0, false},
 		{"timeout before headers", "GET " + up.URL + "/slow-headers", "", fast, "ERR:http:fetch:timeout after 150ms", 0, false},
 		{"timeout in body", "GET " + up.URL + "/slow-body", "", fast, "ERR:http:fetch:timeout after 150ms", 200, true},
+		{"client's shorter timeout", "GET " + up.URL + "/slow-headers", "", New(Config{Client: &http.Client{Timeout: 120 * time.Millisecond}}),
+			"ERR:http:fetch:timeout after 120ms", 0, false},
 		{"at the cap", "GET " + up.URL + "/ten", "", fast, "HTTP 200:0123456789", 200, true},
 		{"over the cap", "GET " + up.URL + "/eleven", "", fast,
 			"ERR:http:too_large:10 bytes — the upstream answered 200 with a larger body, which was not kept; ask the upstream for less or raise the runner's response cap", 200, true},

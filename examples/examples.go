@@ -1,0 +1,79 @@
+// Package examples holds the capabilities a new local host starts with, so a
+// newcomer can call something offline right after `go run ./host serve`: rows
+// that read and edit this host's own directory through its API (as the seed's
+// DIR_PATCH does), a flow that fans out over two of them, and fn rows backed by
+// the built-in WebAssembly modules.
+package examples
+
+import (
+	"context"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Creator stores a new row (sqlstore.Store does).
+type Creator interface {
+	Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error)
+}
+
+// HTTPRows returns the example http and flow rows, calling the host at base
+// (e.g. http://127.0.0.1:8787) with the owner key the host exposes to rows as
+// ROWCALL_OWNER_KEY.
+func HTTPRows(base string) []rowcall.Row {
+	base = strings.TrimRight(base, "/")
+	return []rowcall.Row{
+		row("DIR_GET", rowcall.TypeHTTP, "GET "+base+"/api/directory/$1", "bearer:ROWCALL_OWNER_KEY", "rowcall", `# WHAT: Read one row of this directory: its whole contract, version and row_num.
+# WHEN_TO_USE: you need to see how a capability is defined before calling or editing it.
+# ARGS: $1=key
+# EX: [DIR_GET]NOW[/DIR_GET]
+# OUTPUT: HTTP 200 with the row as JSON`, `["NOW"]`),
+		row("DIR_LIST", rowcall.TypeHTTP, "GET "+base+"/api/directory?category=$1&limit=50", "bearer:ROWCALL_OWNER_KEY", "rowcall", `# WHAT: List the rows of one category of this directory.
+# WHEN_TO_USE: you want to see what capabilities exist in an area.
+# ARGS: $1=category
+# EX: [DIR_LIST]rowcall[/DIR_LIST]
+# OUTPUT: HTTP 200 with {"rows":[…],"total":…}`, `["rowcall","time"]`),
+		row("DIR_HISTORY", rowcall.TypeHTTP, "GET "+base+"/api/directory/$1/history", "bearer:ROWCALL_OWNER_KEY", "rowcall", `# WHAT: Every version of one row, from the append-only event log.
+# WHEN_TO_USE: you need to know who changed a capability, and how, before trusting it.
+# ARGS: $1=key
+# EX: [DIR_HISTORY]DIR_PATCH[/DIR_HISTORY]
+# OUTPUT: HTTP 200 with {"key":…,"events":[…]}`, `["DIR_PATCH"]`),
+		row("DIR_PATCH", rowcall.TypeHTTP, "PATCH "+base+"/api/directory/$1", "bearer:ROWCALL_OWNER_KEY", "rowcall", `# WHAT: Edit fields of another row of this directory (the seed's DIR_PATCH).
+# WHEN_TO_USE: a capability's definition must change, e.g. its category or prompt.
+# ARGS: key | json_body (the last argument may contain pipes: it is passed whole by $2+)
+# EX: [DIR_PATCH]DIR_LIST|{"planner_rank":50}[/DIR_PATCH]
+# OUTPUT: HTTP 200 with {"ok":true,"key":…,"updated_at":…,"version":…}
+$2+`, `["DIR_LIST|{\"planner_rank\":50}"]`),
+		row("RECEIPT_CONFIRM", rowcall.TypeHTTP, "GET "+base+"/api/dispatch?confirm=$1", "", "rowcall", `# WHAT: Confirm that an invocation really ran, from its public receipt.
+# WHEN_TO_USE: you must prove afterwards what ran, given an invocation id (inv_…).
+# ARGS: $1=invocation id
+# EX: [RECEIPT_CONFIRM]inv_c23irnzhx1[/RECEIPT_CONFIRM]
+# OUTPUT: HTTP 200 with {"confirmed":true,"status":"PROVEN_MATERIAL_RESULT","receipt":{…}}`, ""),
+		row("ROW_DOSSIER", rowcall.TypeFlow, "", "", "rowcall", `# WHAT: A row's definition and its history together, fetched concurrently.
+# WHEN_TO_USE: you are reviewing a capability before relying on it.
+# ARGS: $1=key
+# EX: [ROW_DOSSIER]DIR_PATCH[/ROW_DOSSIER]
+# OUTPUT: JSON object {"ROW":"HTTP 200:…","HISTORY":"HTTP 200:…"}
+{ DIR_GET: $1 => ROW | DIR_HISTORY: $1 => HISTORY }`, `["DIR_PATCH"]`),
+	}
+}
+
+func row(key string, typ rowcall.Type, target, auth, category, content, examples string) rowcall.Row {
+	r := rowcall.NewRow(key, typ)
+	r.Target, r.Auth, r.Category, r.Content, r.Examples = target, auth, category, content, examples
+	return r
+}
+
+// Install creates rows that do not exist yet; an existing key is left alone.
+func Install(ctx context.Context, store Creator, rows []rowcall.Row) (created []string, err error) {
+	for _, r := range rows {
+		if _, err := store.Create(ctx, r); err != nil {
+			if rowcall.ErrorCode(err) == rowcall.EConflict {
+				continue
+			}
+			return created, err
+		}
+		created = append(created, r.Key)
+	}
+	return created, nil
+}
