@@ -59,7 +59,8 @@ func startHost(t testing.TB, extra []string, env ...string) *host {
 
 func startHostIn(t testing.TB, data string, extra []string, env ...string) *host {
 	t.Helper()
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data}, extra...)
+	// Example rows are off unless a test asks for them with --no-examples=false.
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--no-examples"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "ROWCALL_OWNER_KEY=")

@@ -1,0 +1,48 @@
+package test
+
+import (
+	"strings"
+	"testing"
+)
+
+// A new host comes with example rows a newcomer can call offline: they reach
+// this host's own API (allowed to its exact address), and nothing else on
+// loopback is reachable without the operator's allow-list.
+func TestExampleRowsWorkOffline(t *testing.T) {
+	h := startHost(t, []string{"--no-examples=false"})
+	got := dispatchCall(t, h, "DIR_GET", "DIR_PATCH")
+	expect(t, got, 200, map[string]any{"ok": true})
+	if r := got.JSON["result"].(string); !strings.HasPrefix(r, `HTTP 200:{"key":"DIR_PATCH"`) {
+		t.Fatalf("DIR_GET: %q", r)
+	}
+	id := proof(t, got)["invocation_id"].(string)
+
+	expect(t, dispatchCall(t, h, "DIR_PATCH", `DIR_LIST|{"planner_rank":50,"examples":"[\"a|b\"]"}`), 200, map[string]any{"ok": true})
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/DIR_LIST"}), 200, map[string]any{"planner_rank": 50, "examples": `["a|b"]`})
+
+	got = dispatchCall(t, h, "ROW_DOSSIER", "DIR_LIST")
+	expect(t, got, 200, map[string]any{"ok": true})
+	if r := got.JSON["result"].(string); !strings.HasPrefix(r, `{"ROW":"HTTP 200:`) || !strings.Contains(r, `"HISTORY":"HTTP 200:`) {
+		t.Fatalf("ROW_DOSSIER: %q", r)
+	}
+	got = dispatchCall(t, h, "RECEIPT_CONFIRM", id)
+	if r := got.JSON["result"].(string); !strings.Contains(r, `"confirmed":true`) || !strings.Contains(r, "PROVEN_MATERIAL_RESULT") {
+		t.Fatalf("RECEIPT_CONFIRM: %q", r)
+	}
+
+	// Another loopback service is refused by the outbound policy.
+	up := newUpstream(t, openMeteo)
+	createRow(t, h, map[string]any{"key": "LOCAL_SERVICE", "type": "http", "target": "GET " + up.URL + "/v1/forecast?latitude=1&longitude=2"})
+	got = dispatchCall(t, h, "LOCAL_SERVICE", "")
+	if r := got.JSON["result"].(string); !strings.HasPrefix(r, "ERR:http:fetch:outbound: 127.0.0.1:") || !strings.Contains(r, "loopback") {
+		t.Fatalf("loopback upstream: %q", r)
+	}
+	if len(up.requests()) != 0 {
+		t.Fatal("the refused upstream was reached")
+	}
+	// A restart does not reinstall deleted examples.
+	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/DIR_HISTORY"}), 200, nil)
+	h.stop()
+	h2 := startHostIn(t, h.Data, []string{"--no-examples=false"})
+	expect(t, h2.do(t, req{Method: "GET", Path: "/api/directory/DIR_HISTORY"}), 404, nil)
+}
