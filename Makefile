@@ -2,7 +2,7 @@
 
 # The core: every package the local host and the Cloudflare worker share. It must
 # build for GOOS=js GOARCH=wasm as well as natively.
-CORE = . ./api ./sqlstore ./migrations ./dispatch ./args ./redact ./runners/flow ./runners/httpcall
+CORE = . ./api ./sqlstore ./migrations ./dispatch ./args ./redact ./runners/flow ./runners/httpcall ./ledger ./typed ./examples
 
 .PHONY: run test wasm-check vet
 

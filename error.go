@@ -13,6 +13,7 @@ type Error struct {
 	Message  string
 	HowToFix string
 	Extra    map[string]any
+	Status   int // the HTTP status, when the code alone does not decide it (gate refusals)
 }
 
 func (e *Error) Error() string {

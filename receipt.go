@@ -1,6 +1,7 @@
 package rowcall
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -29,6 +30,34 @@ type Receipt struct {
 	Input     string  `json:"input_sha256"`
 	Output    string  `json:"output_sha256"`
 	Contract  string  `json:"contract_sha256"`
+	TokenID   string  `json:"token_id,omitempty"` // the capability token the caller presented
+
+	// The chain: written by the ledger when the receipt is stored.
+	Seq    int64  `json:"seq"`         // 1, 2, 3… across every receipt of the database
+	Prev   string `json:"prev_sha256"` // the previous receipt's SHA256 ("" for the first)
+	KeyID  string `json:"key_id"`      // which signing key signed it
+	SHA256 string `json:"sha256"`      // SHA-256 of Canonical()
+	Sig    string `json:"sig"`         // base64 Ed25519 signature of Canonical()
+}
+
+// Canonical is the receipt's signed form: its JSON without sha256 and sig, keys
+// sorted, no insignificant space, no HTML escaping (Go's encoding/json number
+// formatting). Anyone holding a receipt can recompute it.
+func (r *Receipt) Canonical() []byte {
+	c := *r
+	c.SHA256, c.Sig = "", ""
+	b, _ := json.Marshal(c)
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	d.Decode(&m)
+	delete(m, "sha256")
+	delete(m, "sig")
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.Encode(m)
+	return bytes.TrimRight(out.Bytes(), "\n")
 }
 
 // Fingerprint is the SHA-256 of b in lowercase hex.

@@ -13,14 +13,16 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/ledger"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // Config is what the operator sets.
 type Config struct {
-	OwnerKeys   []string // accepted owner keys (two during a rotation)
-	PublicReads bool     // let anyone read the directory without a credential
-	PublicURL   string   // the base of public receipt links; the request's host when ""
+	OwnerKeys   func() []string    // the owner keys valid now (two during a rotation)
+	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys
+	PublicReads bool               // let anyone read the directory without a credential
+	PublicURL   string             // the base of public receipt links; the request's host when ""
 }
 
 // Handler serves the API.
@@ -47,7 +49,13 @@ func (h *Handler) routes() {
 	m.HandleFunc("PATCH /api/directory/{key}", h.owner(h.patchRow))
 	m.HandleFunc("DELETE /api/directory/{key}", h.owner(h.deleteRow))
 	m.HandleFunc("GET /api/directory/{key}/history", h.reader(h.history))
-	m.HandleFunc("POST /api/dispatch", h.owner(h.dispatchRow))
+	m.HandleFunc("POST /api/dispatch", h.invoker(h.dispatchRow))
+	m.HandleFunc("POST /api/tokens", h.owner(h.mintToken))
+	m.HandleFunc("GET /api/tokens", h.owner(h.listTokens))
+	m.HandleFunc("GET /api/tokens/{id}", h.owner(h.getToken))
+	m.HandleFunc("DELETE /api/tokens/{id}", h.owner(h.revokeToken))
+	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
+	m.HandleFunc("GET /.well-known/rowcall-receipt-keys", h.receiptKeys)
 	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))

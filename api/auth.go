@@ -3,20 +3,26 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net/http"
 	"strings"
 
 	"github.com/rowcall/rowcall"
 )
 
-// Caller is who made a request.
+// Caller is who made a request: the owner, a capability token's holder, or
+// nobody.
 type Caller struct {
-	Owner bool   // presented an owner key
-	Actor string // recorded on receipts, e.g. "owner:terminal-key"
+	Owner bool
+	Token *rowcall.Token // set for a token holder
+	Actor string         // recorded on receipts: owner:terminal-key, owner:bearer, token:tok_…
 }
 
+// TokenPrefix starts every capability token's secret.
+const TokenPrefix = "rct_"
+
 // presented returns the credential on r: x-terminal-key (the seed's header) or
-// Authorization: Bearer, and the actor name it implies.
+// Authorization: Bearer, and the actor name it implies for the owner.
 func presented(r *http.Request) (secret, actor string) {
 	if k := r.Header.Get("X-Terminal-Key"); k != "" {
 		return k, "owner:terminal-key"
@@ -27,49 +33,77 @@ func presented(r *http.Request) (secret, actor string) {
 	return "", "anonymous"
 }
 
-// isOwnerKey compares secret with every owner key in constant time (hashing
-// first so length does not leak either).
+// isOwnerKey compares secret with every valid owner key (two during a
+// rotation) in constant time, hashing first so length does not leak either.
 func (h *Handler) isOwnerKey(secret string) bool {
-	if secret == "" {
+	if secret == "" || h.cfg.OwnerKeys == nil {
 		return false
 	}
 	sum := sha256.Sum256([]byte(secret))
 	ok := 0
-	for _, k := range h.cfg.OwnerKeys {
+	for _, k := range h.cfg.OwnerKeys() {
 		ks := sha256.Sum256([]byte(k))
 		ok |= subtle.ConstantTimeCompare(sum[:], ks[:])
 	}
 	return ok == 1
 }
 
-// caller identifies the request's caller.
+// caller identifies the request's caller. A token that is not found is no
+// credential at all; a revoked or expired one is still returned, so the gate
+// can refuse it with its literal reason.
 func (h *Handler) caller(r *http.Request) Caller {
 	secret, actor := presented(r)
 	if h.isOwnerKey(secret) {
 		return Caller{Owner: true, Actor: actor}
 	}
+	if strings.HasPrefix(secret, TokenPrefix) {
+		sum := sha256.Sum256([]byte(secret))
+		if t, err := h.store.TokenBySecret(r.Context(), hex.EncodeToString(sum[:])); err == nil {
+			return Caller{Token: &t, Actor: "token:" + t.ID}
+		}
+	}
 	return Caller{Actor: "anonymous"}
 }
 
-var errUnauthorized = &rowcall.Error{Code: rowcall.EUnauthorized}
+// usable reports whether a token may read now (not revoked, not expired).
+func (h *Handler) usable(t *rowcall.Token) bool {
+	return t.RevokedAt == "" && (t.ExpiresAt == "" || t.ExpiresAt > h.disp.Timestamp())
+}
 
 // owner wraps a handler that only the owner may call.
 func (h *Handler) owner(next func(http.ResponseWriter, *http.Request, Caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
-		if !c.Owner {
+		switch {
+		case c.Owner:
+			next(w, r, c)
+		case c.Token != nil:
+			writeError(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "a capability token cannot do this; only the owner key can",
+				HowToFix: "tokens invoke and read rows in their scope; changes to the directory and to tokens need the owner"})
+		default:
 			unauthorized(w, r)
-			return
 		}
-		next(w, r, c)
 	}
 }
 
-// reader wraps a directory read: the owner, or anyone when public reads are on.
+// reader wraps a directory read: the owner, a usable token (scoped by the
+// handler), or anyone when public reads are on.
 func (h *Handler) reader(next func(http.ResponseWriter, *http.Request, Caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
-		if !c.Owner && !h.cfg.PublicReads {
+		if c.Owner || (c.Token != nil && h.usable(c.Token)) || (c.Token == nil && h.cfg.PublicReads) {
+			next(w, r, c)
+			return
+		}
+		unauthorized(w, r)
+	}
+}
+
+// invoker wraps a dispatch: the owner or any token holder (the gate decides).
+func (h *Handler) invoker(next func(http.ResponseWriter, *http.Request, Caller)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := h.caller(r)
+		if !c.Owner && c.Token == nil {
 			unauthorized(w, r)
 			return
 		}
@@ -79,6 +113,6 @@ func (h *Handler) reader(next func(http.ResponseWriter, *http.Request, Caller)) 
 
 // unauthorized answers exactly as the seed prints: {"error":"unauthorized"}, 401.
 func unauthorized(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key or Authorization: Bearer"`)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
 }

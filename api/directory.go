@@ -85,6 +85,9 @@ func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	row, err := h.store.Get(r.Context(), key)
+	if err == nil && c.Token != nil && !c.Token.Covers(&row) {
+		err = notFound(key) // outside the token's scope, a row does not exist
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -97,6 +100,9 @@ func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
 func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
 	f := sqlstore.Filter{Type: rowcall.Type(q.Get("type")), Category: q.Get("category")}
+	if c.Token != nil {
+		f.Scope = &sqlstore.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
+	}
 	if f.Type != "" && !f.Type.Valid() {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "type must be one of fn, http, agent, flow; got " + q.Get("type")})
 		return
@@ -239,6 +245,11 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
+	if c.Token != nil {
+		if row, err := h.store.Lookup(r.Context(), key); err != nil || !c.Token.Covers(&row) {
+			ev = nil
+		}
+	}
 	if len(ev) == 0 {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: "no row with key " + key + " has ever existed",
 			HowToFix: "check the key; GET /api/directory lists rows"})
@@ -284,6 +295,11 @@ func newViolation(before, after []rowcall.Violation) rowcall.Violation {
 		}
 	}
 	return ""
+}
+
+func notFound(key string) error {
+	return &rowcall.Error{Code: rowcall.ENotFound, Message: "no row with key " + key,
+		HowToFix: "check the key (GET /api/directory lists rows), or create it with POST /api/directory", Extra: map[string]any{"key": key}}
 }
 
 func hygiene(v rowcall.Violation) error {

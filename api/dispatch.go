@@ -38,7 +38,7 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 			HowToFix: `send "body":"37.77|-122.42"; a JSON argument goes in as text, e.g. "body":"ROUTER|{\"content\":\"x\"}"`})
 		return
 	}
-	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor})
+	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor, Token: c.Token})
 	if err != nil {
 		writeError(w, r, err)
 		return

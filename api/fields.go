@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/typed"
 )
 
 // MaxValue is the largest value (and the largest whole row) the directory takes:
@@ -62,7 +63,9 @@ var writable = map[string]field{
 		if _, ok := v.(map[string]any); !ok {
 			return fmt.Errorf("input_schema must be a JSON Schema object, e.g. {\"type\":\"object\",\"properties\":{…}}")
 		}
-		return nil
+		b, _ := json.Marshal(v)
+		_, err := typed.Compile(string(b))
+		return err
 	}),
 	"examples": jsonText("examples", func(r *rowcall.Row) *string { return &r.Examples }, func(v any) error {
 		list, ok := v.([]any)

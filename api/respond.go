@@ -73,7 +73,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && e.Code != rowcall.EUnauthorized {
 		body = append(body, kv{"state_changed", false})
 	}
-	writeJSON(w, status(e.Code), body)
+	code := status(e.Code)
+	if e.Status != 0 {
+		code = e.Status
+	}
+	writeJSON(w, code, body)
 }
 
 // kv and ordered write a JSON object whose keys keep their order, so responses

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/ledger"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/httpcall"
@@ -34,7 +35,9 @@ func newDispatcher(b testing.TB) (*dispatch.Dispatcher, *httptest.Server) {
 		b.Fatal(err)
 	}
 	store := sqlstore.New(db)
-	d := &dispatch.Dispatcher{Store: store, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
+	seed := make([]byte, 32)
+	signer, _ := ledger.NewSigner(seed)
+	d := &dispatch.Dispatcher{Store: store, Signer: signer, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()}),
 			rowcall.TypeFlow: flow.Runner{},

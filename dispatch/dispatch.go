@@ -1,9 +1,10 @@
 // Package dispatch invokes a row by key: it looks the row up, refuses what must
-// not run (an unknown key, a disabled row, an open breaker, a call nested too
-// deep), hands the call to the runner for the row's type, redacts every
-// credential value the runner injected, and writes the engine's receipt — for
-// every invocation, nested flow steps and agent tool calls included, linked by
-// trace and parent.
+// not run (an unknown key, a disabled row, a call the caller's token does not
+// allow, arguments the row's input_schema rejects, an open breaker, a call
+// nested too deep), hands the call to the runner for the row's type, redacts
+// every credential value the runner injected, and appends the engine's signed
+// receipt to the chain — for every invocation and every refusal at the gate,
+// nested flow steps and agent tool calls included, linked by trace and parent.
 package dispatch
 
 import (
@@ -29,11 +30,13 @@ type Modules interface {
 
 // Dispatcher runs rows.
 type Dispatcher struct {
-	Store   *sqlstore.Store
-	Runners map[rowcall.Type]rowcall.Runner
-	Env     rowcall.Env
-	Modules Modules          // optional: fn module digests for the contract fingerprint
-	Now     func() time.Time // the clock; time.Now when nil
+	Store    *sqlstore.Store
+	Runners  map[rowcall.Type]rowcall.Runner
+	Env      rowcall.Env
+	Signer   sqlstore.Signer  // signs every receipt into the chain
+	Modules  Modules          // optional: fn module digests for the contract fingerprint
+	Audience string           // this host's audience; tokens minted for another are refused
+	Now      func() time.Time // the clock; time.Now when nil
 }
 
 // Request is one top-level call.
@@ -42,40 +45,48 @@ type Request struct {
 	Body  string
 	Shape bool
 	Actor string
+	Token *rowcall.Token // nil for the owner
 }
 
 // Result is the answer to a Request.
 type Result struct {
-	OK      bool            `json:"ok"`
-	Ran     bool            `json:"ran"`
-	Trace   string          `json:"trace"`
-	Result  string          `json:"result"`
-	Plan    any             `json:"shape,omitempty"`
-	Receipt rowcall.Receipt `json:"-"`
+	OK      bool
+	Ran     bool
+	Trace   string
+	Result  string
+	Plan    any
+	Receipt rowcall.Receipt
 }
 
-// Dispatch runs one top-level call. An unknown key or a disabled row is an
-// error (nothing ran, no receipt); anything that reached a runner, or was
-// refused at it, is a Result with a receipt.
+// Dispatch runs one top-level call. An unknown or disabled row, or a call the
+// gate refuses, is an error (nothing ran; a gate refusal is still recorded).
+// Anything that reached a runner is a Result with a receipt.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) {
-	row, err := d.find(ctx, req.Key)
+	row, err := d.find(ctx, req.Key, req.Token)
 	if err != nil {
 		return Result{}, err
 	}
-	inv := &rowcall.Invocation{Row: &row, Body: req.Body, Shape: req.Shape, Trace: newID("t_", 8)}
-	out, ran, rc := d.run(ctx, inv, req.Actor, "")
-	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: inv.Trace, Result: out.Result, Plan: out.Plan, Receipt: rc}, nil
+	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", 8)}
+	inv := &rowcall.Invocation{Row: &row, Body: req.Body, Shape: req.Shape, Trace: c.trace}
+	out, ran, rc, refused := c.run(ctx, inv, "", true)
+	if refused != nil {
+		return Result{Trace: c.trace, Receipt: rc}, refused
+	}
+	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc}, nil
 }
 
 // find returns an enabled row, or the seed's unknown_key error with up to three
-// did_you_mean keys, or a row_disabled error.
-func (d *Dispatcher) find(ctx context.Context, key string) (rowcall.Row, error) {
+// did_you_mean keys (only keys the token may see), or a row_disabled error. A
+// row outside the token's scope is unknown to it.
+func (d *Dispatcher) find(ctx context.Context, key string, tok *rowcall.Token) (rowcall.Row, error) {
 	row, err := d.Store.Lookup(ctx, key)
+	if err == nil && tok != nil && !tok.Covers(&row) {
+		err = &rowcall.Error{Code: rowcall.ENotFound}
+	}
 	if rowcall.ErrorCode(err) == rowcall.ENotFound {
-		keys, _ := d.Store.Keys(ctx)
 		return row, &rowcall.Error{Code: rowcall.EUnknownKey, Message: "no row has the key " + key,
 			HowToFix: "use a did_you_mean entry, or GET /api/dispatch?ask=<plain words>",
-			Extra:    map[string]any{"attempted": key, "ran": false, "did_you_mean": Suggest(key, keys, 3)}}
+			Extra:    map[string]any{"attempted": key, "ran": false, "did_you_mean": Suggest(key, d.visibleKeys(ctx, tok), 3)}}
 	}
 	if err != nil {
 		return row, err
@@ -87,50 +98,87 @@ func (d *Dispatcher) find(ctx context.Context, key string) (rowcall.Row, error) 
 	return row, nil
 }
 
-// Call runs a nested call (a flow step, an agent's tool call) on behalf of
-// parent: same trace and actor, one level deeper, its own receipt.
-func (d *Dispatcher) call(ctx context.Context, parent *rowcall.Invocation, actor, parentID, key, body string) rowcall.Output {
+// visibleKeys lists the keys the caller may see: every key for the owner,
+// the token's scope otherwise.
+func (d *Dispatcher) visibleKeys(ctx context.Context, tok *rowcall.Token) []string {
+	rows, _ := d.Store.KeyCategories(ctx)
+	var keys []string
+	for i := range rows {
+		if tok == nil || tok.Covers(&rows[i]) {
+			keys = append(keys, rows[i].Key)
+		}
+	}
+	return keys
+}
+
+// call is one top-level call and every call nested in it: same trace, actor
+// and token. It implements rowcall.Caller for the runners.
+type call struct {
+	d     *Dispatcher
+	actor string
+	token *rowcall.Token
+	trace string
+}
+
+// parented binds a call to the invocation id its nested calls hang under.
+type parented struct {
+	*call
+	parentID string
+}
+
+// Call runs a nested call (a flow step, an agent's tool call): one level
+// deeper, through the same gate, with its own receipt. A refusal is an ERR.
+func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, body string) rowcall.Output {
 	if parent.Depth+1 > MaxDepth {
 		return rowcall.Output{Result: fmt.Sprintf("ERR:dispatch:depth_exceeded:%d — calls nest at most %d deep; check for a flow that calls itself", parent.Depth+1, MaxDepth)}
 	}
-	row, err := d.find(ctx, key)
+	row, err := p.d.find(ctx, key, p.token)
 	if err != nil {
 		return rowcall.Output{Result: "ERR:" + string(rowcall.ErrorCode(err)) + ":" + key}
 	}
-	inv := &rowcall.Invocation{Row: &row, Body: body, Trace: parent.Trace, Depth: parent.Depth + 1}
-	out, _, _ := d.run(ctx, inv, actor, parentID)
+	inv := &rowcall.Invocation{Row: &row, Body: body, Trace: p.trace, Depth: parent.Depth + 1}
+	out, _, _, refused := p.run(ctx, inv, p.parentID, false)
+	if refused != nil {
+		return rowcall.Output{Result: "ERR:gate:" + string(refused.Code) + " — " + refused.Message}
+	}
 	return out
 }
 
-// run executes inv with its row's runner and writes its receipt. ran reports
-// whether the runner was reached (not refused before it).
-func (d *Dispatcher) run(ctx context.Context, inv *rowcall.Invocation, actor, parentID string) (out rowcall.Output, ran bool, rc rowcall.Receipt) {
+// run gates inv, executes it with its row's runner, and appends its receipt.
+// ran reports whether the runner was reached; refused is the gate's refusal.
+func (c *call) run(ctx context.Context, inv *rowcall.Invocation, parentID string, top bool) (out rowcall.Output, ran bool, rc rowcall.Receipt, refused *rowcall.Error) {
+	d, row := c.d, inv.Row
 	start := d.now()
 	id := newID("inv_", 10)
 	inv.Args = args.Split(inv.Body)
 	inv.Env = d.Env
-	inv.Calls = caller{d: d, actor: actor, parentID: id}
-	row := inv.Row
+	inv.Calls = parented{call: c, parentID: id}
 
-	out, ran = d.execute(ctx, inv, start)
-	out.Result = redact.String(out.Result, out.Secrets)
-
-	module := ""
-	if row.Type == rowcall.TypeFn && d.Modules != nil {
-		module, _ = d.Modules.Digest(ctx, row.Target)
+	contract := d.Contract(ctx, row)
+	if refused = d.gate(c.token, row, contract, inv, top, start); refused == nil {
+		out, ran = d.execute(ctx, inv, start)
+		out.Result = redact.String(out.Result, out.Secrets)
+	} else {
+		out.Result = string(refused.Code)
 	}
 	rc = rowcall.Receipt{
-		ID: id, Trace: inv.Trace, Parent: parentID, Actor: actor, Key: row.Key, Type: row.Type, Runner: row.RunnerName(),
+		ID: id, Trace: inv.Trace, Parent: parentID, Actor: c.actor, Key: row.Key, Type: row.Type, Runner: row.RunnerName(),
 		StartedAt: start.UTC().Format(sqlstore.Timestamp), Millis: float64(d.now().Sub(start).Microseconds()) / 1000,
-		OK: !out.Failed(), Material: out.Material && !inv.Shape, Shape: inv.Shape, CostUSD: out.CostUSD, Status: out.Status,
-		Outcome: outcome(out), Input: rowcall.Fingerprint([]byte(inv.Body)), Output: rowcall.Fingerprint([]byte(out.Result)),
-		Contract: rowcall.ContractFingerprint(row, module),
+		OK: refused == nil && !out.Failed(), Material: out.Material && !inv.Shape, Shape: inv.Shape, CostUSD: out.CostUSD,
+		Status: out.Status, Outcome: outcome(out, refused), Input: rowcall.Fingerprint([]byte(inv.Body)),
+		Output: rowcall.Fingerprint([]byte(out.Result)), Contract: contract,
 	}
-	if err := d.Store.PutReceipt(context.WithoutCancel(ctx), &rc); err != nil {
+	if c.token != nil {
+		rc.TokenID = c.token.ID
+	}
+	if err := d.Store.AppendReceipt(context.WithoutCancel(ctx), &rc, d.Signer); err != nil {
 		out.Result = "ERR:receipt:" + err.Error()
 		rc.ID = ""
 	}
-	return out, ran, rc
+	if refused != nil {
+		refused.Extra["invocation_id"] = rc.ID
+	}
+	return out, ran, rc, refused
 }
 
 // execute checks the breaker, runs the runner and feeds the breaker.
@@ -159,9 +207,13 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, now t
 	return out, true
 }
 
-// outcome is the receipt's short outcome: "ok", or the failure's code (its
-// first three ':'-separated parts, e.g. ERR:http:401), never the body.
-func outcome(out rowcall.Output) string {
+// outcome is the receipt's short outcome: "ok", "refused:<reason>", or the
+// failure's code (its first three ':'-separated parts, e.g. ERR:http:401),
+// never a body.
+func outcome(out rowcall.Output, refused *rowcall.Error) string {
+	if refused != nil {
+		return "refused:" + string(refused.Code)
+	}
 	if !out.Failed() {
 		return "ok"
 	}
@@ -180,18 +232,6 @@ func (d *Dispatcher) now() time.Time {
 	return time.Now()
 }
 
-// caller adapts the dispatcher to rowcall.Caller for one invocation's nested
-// calls.
-type caller struct {
-	d        *Dispatcher
-	actor    string
-	parentID string
-}
-
-func (c caller) Call(ctx context.Context, parent *rowcall.Invocation, key, body string) rowcall.Output {
-	return c.d.call(ctx, parent, c.actor, c.parentID, key, body)
-}
-
 const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 // newID returns prefix followed by n random base-36 characters (inv_c23irnzhx1).
@@ -202,4 +242,17 @@ func newID(prefix string, n int) string {
 		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
 	}
 	return prefix + string(b)
+}
+
+// Timestamp is the dispatcher's clock now, in the stored timestamp format.
+func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(sqlstore.Timestamp) }
+
+// Contract returns the row's current contract fingerprint (with its module's
+// digest for an fn row): what a token pins.
+func (d *Dispatcher) Contract(ctx context.Context, row *rowcall.Row) string {
+	module := ""
+	if row.Type == rowcall.TypeFn && d.Modules != nil {
+		module, _ = d.Modules.Digest(ctx, row.Target)
+	}
+	return rowcall.ContractFingerprint(row, module)
 }

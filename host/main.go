@@ -6,6 +6,9 @@
 //	rowcall migrate [list]        apply pending migrations, or list them
 //	rowcall call KEY 'a|b'        invoke a row on a running host
 //	rowcall receipt inv_…         show a receipt from a running host
+//	rowcall receipt export|keys   save the signed receipt chain, or the public keys
+//	rowcall receipt verify FILE   check receipts offline
+//	rowcall key rotate            make a new owner key; the old one stays valid for a window
 //
 // This package is wiring only: every behaviour lives in the core packages.
 package main
@@ -22,6 +25,10 @@ usage:
   rowcall migrate [list] [--data ./data]
   rowcall call    KEY ['ARGS|…'] [--url URL] [--shape]
   rowcall receipt INVOCATION_ID [--url URL]
+  rowcall receipt export [--url URL] > chain.json
+  rowcall receipt keys   [--url URL] > keys.json
+  rowcall receipt verify chain.json --keys keys.json
+  rowcall key rotate [--data ./data] [--window 24h]
 
 The owner key is read from $ROWCALL_OWNER_KEY or DATA/owner.key (created on first serve).
 `
@@ -40,7 +47,13 @@ func main() {
 	case "call":
 		err = call(rest)
 	case "receipt":
-		err = receipt(rest)
+		err = receiptCmd(rest)
+	case "key":
+		if len(rest) == 0 || rest[0] != "rotate" {
+			err = fmt.Errorf("usage: rowcall key rotate [--data ./data] [--window 24h]")
+		} else {
+			err = rotateKey(rest[1:])
+		}
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

@@ -19,6 +19,7 @@ import (
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/dispatch"
 	"github.com/rowcall/rowcall/examples"
+	"github.com/rowcall/rowcall/ledger"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/outbound"
 	"github.com/rowcall/rowcall/runners/flow"
@@ -29,10 +30,10 @@ import (
 // hostEnv is where rows' credentials come from: the process environment, plus
 // ROWCALL_OWNER_KEY (the owner key, so example rows can call this host's own
 // API, as the seed's DIR_PATCH does).
-func hostEnv(ownerKey string) rowcall.Env {
+func hostEnv(keys *keyRing) rowcall.Env {
 	return rowcall.EnvFunc(func(name string) (string, bool) {
-		if name == "ROWCALL_OWNER_KEY" {
-			return ownerKey, true
+		if name == rowcall.OwnerEnv {
+			return keys.Current(), true
 		}
 		return os.LookupEnv(name)
 	})
@@ -45,6 +46,7 @@ func serve(args []string) error {
 	dataDir := fs.String("data", "./data", "data directory (database, owner key, module cache)")
 	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
 	publicURL := fs.String("public-url", "", "base URL for public receipt links (default: the request's host)")
+	audience := fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	noExamples := fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
 	fs.Parse(args)
@@ -64,7 +66,12 @@ func serve(args []string) error {
 	for _, n := range applied {
 		slog.Info("migration applied", "name", n)
 	}
-	key, created, err := ownerKey(*dataDir)
+	created, err := ensureOwnerKey(*dataDir)
+	if err != nil {
+		return err
+	}
+	keys := newKeyRing(*dataDir)
+	signer, err := receiptSigner(*dataDir)
 	if err != nil {
 		return err
 	}
@@ -80,14 +87,17 @@ func serve(args []string) error {
 	}
 	store := sqlstore.New(db)
 	disp := &dispatch.Dispatcher{
-		Store: store,
-		Env:   hostEnv(key),
+		Store:    store,
+		Env:      hostEnv(keys),
+		Signer:   signer,
+		Audience: *audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: policy.Client(httpcall.DefaultTimeout)}),
 			rowcall.TypeFlow: flow.Runner{},
 		},
 	}
-	h := api.New(api.Config{OwnerKeys: []string{key}, PublicReads: *publicReads, PublicURL: *publicURL}, store, disp)
+	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
+		PublicReads: *publicReads, PublicURL: *publicURL}, store, disp)
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"time"
+
+	"github.com/rowcall/rowcall"
 )
 
 // BreakerThreshold is how many consecutive 401/403 answers open a row's breaker,
@@ -59,20 +61,21 @@ func (s *Store) ClearBreaker(ctx context.Context, key string) (bool, error) {
 	return n > 0, nil
 }
 
-// Keys returns every key in the directory (for did_you_mean).
-func (s *Store) Keys(ctx context.Context) ([]string, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT key FROM directory`)
+// KeyCategories returns every row's key and category only (for did_you_mean
+// and scope checks).
+func (s *Store) KeyCategories(ctx context.Context) ([]rowcall.Row, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT key, COALESCE(category, '') FROM directory`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
+	var out []rowcall.Row
 	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
+		var r rowcall.Row
+		if err := rows.Scan(&r.Key, &r.Category); err != nil {
 			return nil, err
 		}
-		out = append(out, k)
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -26,8 +28,15 @@ type Filter struct {
 	Type     rowcall.Type
 	Category string
 	Enabled  *int64
-	Limit    int // at most MaxPage; DefaultPage when 0
+	Scope    *Scope // only rows a token covers, when set
+	Limit    int    // at most MaxPage; DefaultPage when 0
 	Offset   int
+}
+
+// Scope is a token's scope: rows with one of Keys, or in one of Categories
+// ("*" is every row).
+type Scope struct {
+	Keys, Categories []string
 }
 
 // Page sizes for List.
@@ -55,6 +64,13 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 	}
 	if f.Enabled != nil {
 		where, args = append(where, "COALESCE(enabled, 1) = ?"), append(args, *f.Enabled)
+	}
+	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
+		// One bound parameter each, whatever the scope's size (D1 allows 100).
+		keys, _ := json.Marshal(orNone(sc.Keys))
+		cats, _ := json.Marshal(orNone(sc.Categories))
+		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
+		args = append(args, string(keys), string(cats))
 	}
 	cond := ""
 	if len(where) > 0 {

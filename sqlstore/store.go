@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -19,6 +20,11 @@ import (
 type Store struct {
 	DB  *sql.DB
 	Now func() time.Time // the clock; time.Now when nil
+
+	chainMu    sync.Mutex // serializes receipt appends in this process
+	chainKnown bool       // chainSeq/chainHash hold the chain's end
+	chainSeq   int64
+	chainHash  string
 }
 
 // New returns a Store over db.

@@ -1,0 +1,175 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// mintRequest is the body of POST /api/tokens.
+type mintRequest struct {
+	Name        string            `json:"name"`
+	Keys        []string          `json:"keys"`
+	Categories  []string          `json:"categories"`
+	Audience    string            `json:"audience"`
+	RiskCeiling string            `json:"risk_ceiling"`
+	Pin         []string          `json:"pin"`  // keys to pin to their current contract
+	Pins        map[string]string `json:"pins"` // key → contract SHA-256, pinned explicitly
+	FixedBody   *string           `json:"fixed_body"`
+	MaxPayload  int64             `json:"max_payload"`
+	ExpiresIn   int64             `json:"expires_in"` // seconds from now
+	ExpiresAt   string            `json:"expires_at"`
+}
+
+// mintToken handles POST /api/tokens: the secret is in the answer once and
+// stored only as its SHA-256.
+func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
+	obj, err := readObject(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	raw, _ := json.Marshal(obj)
+	var m mintRequest
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		writeError(w, r, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at"))
+		return
+	}
+	t, err := h.tokenFrom(r, m)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	plain := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
+	sum := sha256.Sum256([]byte(plain))
+	if err := h.store.CreateToken(r.Context(), &t, hex.EncodeToString(sum[:])); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, ordered{{"ok", true}, {"id", t.ID}, {"token", plain},
+		{"note", "the token is shown once and stored only as a hash: keep it now"}, {"scope", t}})
+}
+
+// tokenFrom validates a mint request into a token.
+func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, error) {
+	t := rowcall.Token{ID: "tok_" + randomID(12), Name: m.Name, Keys: m.Keys, Categories: m.Categories, Audience: m.Audience,
+		RiskCeiling: m.RiskCeiling, FixedBody: m.FixedBody, MaxPayload: m.MaxPayload, Pins: map[string]string{}}
+	if len(t.Keys) == 0 && len(t.Categories) == 0 {
+		return t, invalid("a token needs a scope: keys and/or categories", `send e.g. {"keys":["NOW"]} or {"categories":["time"]} ("*" is every row)`)
+	}
+	for _, k := range t.Keys {
+		if err := validKey(k); err != nil {
+			return t, err
+		}
+	}
+	if t.Audience == "" {
+		t.Audience = h.disp.Audience
+	}
+	switch t.RiskCeiling {
+	case "":
+		t.RiskCeiling = rowcall.RiskLow
+	case rowcall.RiskLow, rowcall.RiskHigh:
+	default:
+		return t, invalid("risk_ceiling must be low or high; got "+t.RiskCeiling, "use low (the default) or high (may call sensitive rows)")
+	}
+	if t.MaxPayload < 0 {
+		return t, invalid("max_payload must be a positive number of bytes", "omit it for no ceiling")
+	}
+	switch {
+	case m.ExpiresIn < 0:
+		return t, invalid("expires_in must be a positive number of seconds", "omit it for a token that does not expire")
+	case m.ExpiresIn > 0:
+		t.ExpiresAt = time.Now().Add(time.Duration(m.ExpiresIn) * time.Second).UTC().Format(sqlstore.Timestamp)
+	case m.ExpiresAt != "":
+		at, err := time.Parse(time.RFC3339, m.ExpiresAt)
+		if err != nil {
+			return t, invalid("expires_at must be an RFC 3339 time; got "+m.ExpiresAt, "e.g. 2026-12-31T00:00:00Z")
+		}
+		t.ExpiresAt = at.UTC().Format(sqlstore.Timestamp)
+	}
+	for k, sum := range m.Pins {
+		if len(sum) != 64 {
+			return t, invalid("pins["+k+"] must be a contract SHA-256 (64 hex digits)", "take it from a receipt's contract_sha256, or use \"pin\":[\""+k+"\"] to pin the current contract")
+		}
+		t.Pins[k] = sum
+	}
+	for _, k := range m.Pin {
+		row, err := h.store.Lookup(r.Context(), k)
+		if err != nil {
+			return t, invalid("cannot pin "+k+": no such row", "pin only existing rows")
+		}
+		t.Pins[k] = h.disp.Contract(r.Context(), &row)
+	}
+	for k := range t.Pins {
+		if row, err := h.store.Lookup(r.Context(), k); err == nil && !t.Covers(&row) || err != nil && !contains(t.Keys, k) {
+			return t, invalid("pinned key "+k+" is outside the token's scope", "add it to keys")
+		}
+	}
+	return t, nil
+}
+
+func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request, c Caller) {
+	list, err := h.store.Tokens(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ordered{{"tokens", list}})
+}
+
+func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, c Caller) {
+	t, err := h.store.Token(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c Caller) {
+	if _, err := h.store.Token(r.Context(), r.PathValue("id")); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	t, err := h.store.RevokeToken(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"id", t.ID}, {"revoked_at", t.RevokedAt}})
+}
+
+func invalid(msg, fix string) error {
+	return &rowcall.Error{Code: rowcall.EInvalid, Message: msg, HowToFix: fix}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func randomID(n int) string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

@@ -1,0 +1,69 @@
+package ledger
+
+import (
+	"crypto/rand"
+	"strings"
+	"testing"
+
+	"github.com/rowcall/rowcall"
+)
+
+func chain(t *testing.T, n int) (*Signer, []rowcall.Receipt) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	s, err := NewSigner(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rowcall.Receipt
+	prev := ""
+	for i := range n {
+		r := rowcall.Receipt{ID: "inv_" + string(rune('a'+i)), Key: "K", Outcome: "ok", Millis: 1.25, Input: "x"}
+		s.Sign(&r, int64(i), prev)
+		prev = r.SHA256
+		out = append(out, r)
+	}
+	return s, out
+}
+
+func TestVerify(t *testing.T) {
+	s, good := chain(t, 5)
+	keys, err := ParseKeys([]PublicKey{s.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Verify(good); err != nil {
+		t.Fatalf("good chain: %v", err)
+	}
+	cases := []struct {
+		name   string
+		break_ func([]rowcall.Receipt) []rowcall.Receipt
+		want   string
+	}{
+		{"edited field", func(c []rowcall.Receipt) []rowcall.Receipt { c[2].Outcome = "ERR:x"; return c }, "seq 3 (inv_c): its content does not match"},
+		{"edited and rehashed", func(c []rowcall.Receipt) []rowcall.Receipt {
+			c[2].Outcome = "ERR:x"
+			c[2].SHA256 = rowcall.Fingerprint(c[2].Canonical())
+			return c
+		}, "seq 3 (inv_c): the signature does not verify"},
+		{"removed", func(c []rowcall.Receipt) []rowcall.Receipt { return append(c[:1], c[2:]...) }, "seq 3 (inv_c): the chain jumps from seq 1 to 3"},
+		{"unknown key", func(c []rowcall.Receipt) []rowcall.Receipt { c[0].KeyID = "nope"; return c }, "seq 1 (inv_a): signed by key"},
+	}
+	for _, c := range cases {
+		broken := c.break_(append([]rowcall.Receipt(nil), good...))
+		err := keys.Verify(broken)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// A replaced receipt, validly signed by the same key but not the one that was
+	// chained, is caught by the next link.
+	replaced := append([]rowcall.Receipt(nil), good...)
+	r := replaced[1]
+	r.Outcome = "forged"
+	s.Sign(&r, 1, replaced[0].SHA256)
+	replaced[1] = r
+	if err := keys.Verify(replaced); err == nil || !strings.Contains(err.Error(), "seq 3 (inv_c): prev_sha256") {
+		t.Errorf("replaced: %v", err)
+	}
+}

@@ -1,0 +1,43 @@
+package rowcall
+
+import (
+	"slices"
+	"strings"
+)
+
+// Token is a scoped capability token: what one caller may invoke and read.
+// Its secret is shown once when minted and stored only as a SHA-256 hash.
+type Token struct {
+	ID          string            `json:"id"` // tok_…, public
+	Name        string            `json:"name,omitempty"`
+	Keys        []string          `json:"keys"`       // rows in scope by key
+	Categories  []string          `json:"categories"` // rows in scope by category; "*" is every row
+	Audience    string            `json:"audience"`   // the host audience this token is for
+	RiskCeiling string            `json:"risk_ceiling"`
+	Pins        map[string]string `json:"pins,omitempty"`       // key → pinned contract SHA-256
+	FixedBody   *string           `json:"fixed_body,omitempty"` // when set, the only body allowed
+	MaxPayload  int64             `json:"max_payload,omitempty"`
+	ExpiresAt   string            `json:"expires_at,omitempty"`
+	CreatedAt   string            `json:"created_at"`
+	RevokedAt   string            `json:"revoked_at,omitempty"`
+}
+
+// Risk ceilings: a low token cannot invoke a sensitive row.
+const (
+	RiskLow  = "low"
+	RiskHigh = "high"
+)
+
+// OwnerEnv is the environment name under which a host exposes its owner key to
+// rows (so example rows can call the host's own API). A row whose auth names it
+// acts with the owner's power, so only the owner may invoke it.
+const OwnerEnv = "ROWCALL_OWNER_KEY"
+
+// Covers reports whether row is in the token's scope.
+func (t *Token) Covers(r *Row) bool {
+	return slices.Contains(t.Keys, r.Key) || slices.Contains(t.Categories, "*") ||
+		(r.Category != "" && slices.Contains(t.Categories, r.Category))
+}
+
+// OwnerOnly reports whether the row wields the owner's credential.
+func (r *Row) OwnerOnly() bool { return strings.Contains(r.Auth, OwnerEnv) }
