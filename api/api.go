@@ -55,6 +55,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/tokens/{id}", h.owner(h.getToken))
 	m.HandleFunc("DELETE /api/tokens/{id}", h.owner(h.revokeToken))
 	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
+	m.HandleFunc("POST /api/import", h.owner(h.importRows))
 	m.HandleFunc("GET /.well-known/rowcall-receipt-keys", h.receiptKeys)
 	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)

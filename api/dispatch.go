@@ -43,10 +43,15 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 		writeError(w, r, err)
 		return
 	}
+	h.answer(w, r, res, req.Shape)
+}
+
+// answer writes a dispatch result in the seed's shape.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, res dispatch.Result, shape bool) {
 	proof := ordered{{"ok", res.Receipt.ID != ""}, {"invocation_id", res.Receipt.ID}, {"public_receipt", h.receiptURL(r, res.Receipt.ID)},
 		{"contract_sha256", res.Receipt.Contract}}
 	out := ordered{{"ok", res.OK}, {"ran", res.Ran}, {"trace", res.Trace}, {"result", res.Result}}
-	if req.Shape {
+	if shape {
 		out = append(out, kv{"shape", res.Plan})
 	}
 	writeJSON(w, http.StatusOK, append(out, kv{"proof", proof}))
@@ -67,15 +72,7 @@ func bodyString(v any) (string, bool) {
 
 // receiptURL is the public, keyless address of a receipt.
 func (h *Handler) receiptURL(r *http.Request, id string) string {
-	base := h.cfg.PublicURL
-	if base == "" {
-		scheme := "http"
-		if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
-	return strings.TrimRight(base, "/") + "/receipt/" + id
+	return h.baseURL(r) + "/receipt/" + id
 }
 
 // Receipt statuses reported by confirm.
@@ -95,10 +92,9 @@ func receiptStatus(rc rowcall.Receipt) string {
 	return recordedOnly
 }
 
-// dispatchGet handles GET /api/dispatch: ?confirm=inv_… (public, keyless).
-func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if id := q.Get("confirm"); id != "" {
+// confirm handles GET /api/dispatch?confirm=inv_… (public, keyless).
+func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
+	if id := r.URL.Query().Get("confirm"); id != "" {
 		rc, err := h.store.Receipt(r.Context(), id)
 		if err != nil {
 			if rowcall.ErrorCode(err) == rowcall.ENotFound {
@@ -111,8 +107,7 @@ func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, ordered{{"confirmed", true}, {"status", receiptStatus(rc)}, {"receipt", rc}})
 		return
 	}
-	writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "GET /api/dispatch needs ?confirm=inv_…",
-		HowToFix: "to invoke a row, POST /api/dispatch {\"key\":…,\"body\":…}"})
+	writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "confirm needs an invocation id: ?confirm=inv_…"})
 }
 
 var receiptPage = template.Must(template.New("receipt").Parse(`<!doctype html>

@@ -86,7 +86,7 @@ func (d *Dispatcher) find(ctx context.Context, key string, tok *rowcall.Token) (
 	if rowcall.ErrorCode(err) == rowcall.ENotFound {
 		return row, &rowcall.Error{Code: rowcall.EUnknownKey, Message: "no row has the key " + key,
 			HowToFix: "use a did_you_mean entry, or GET /api/dispatch?ask=<plain words>",
-			Extra:    map[string]any{"attempted": key, "ran": false, "did_you_mean": Suggest(key, d.visibleKeys(ctx, tok), 3)}}
+			Extra:    map[string]any{"attempted": key, "ran": false, "did_you_mean": d.suggest(ctx, key, tok)}}
 	}
 	if err != nil {
 		return row, err
@@ -96,6 +96,25 @@ func (d *Dispatcher) find(ctx context.Context, key string, tok *rowcall.Token) (
 			HowToFix: `enable it with PATCH /api/directory/` + key + ` {"enabled":1}`, Extra: map[string]any{"key": key, "ran": false}}
 	}
 	return row, nil
+}
+
+// suggest finds up to three keys near an unknown one: candidates from the ask
+// index (the key's words as prefixes), or, when the index has none, every key
+// the caller may see; ranked by edit distance.
+func (d *Dispatcher) suggest(ctx context.Context, key string, tok *rowcall.Token) []string {
+	f := sqlstore.SearchFilter{Limit: 25, All: tok == nil}
+	if tok != nil {
+		f.Scope = &sqlstore.Scope{Keys: tok.Keys, Categories: tok.Categories}
+	}
+	hits, _ := d.Store.Search(ctx, strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(key), f)
+	var keys []string
+	for _, h := range hits {
+		keys = append(keys, h.Row.Key)
+	}
+	if found := Suggest(key, keys, 3); len(found) > 0 {
+		return found
+	}
+	return Suggest(key, d.visibleKeys(ctx, tok), 3)
 }
 
 // visibleKeys lists the keys the caller may see: every key for the owner,

@@ -64,8 +64,8 @@ func envOr(name, def string) string {
 	return def
 }
 
-// do sends one request and decodes the JSON answer.
-func (c client) do(method, path string, body any) (int, map[string]any, error) {
+// raw sends one request with the owner key.
+func (c client) raw(method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -73,7 +73,7 @@ func (c client) do(method, path string, body any) (int, map[string]any, error) {
 	}
 	req, err := http.NewRequest(method, c.base+path, rd)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.key != "" {
@@ -81,7 +81,16 @@ func (c client) do(method, path string, body any) (int, map[string]any, error) {
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%w (is `rowcall serve` running at %s?)", err, c.base)
+		return nil, fmt.Errorf("%w (is `rowcall serve` running at %s?)", err, c.base)
+	}
+	return res, nil
+}
+
+// do sends one request and decodes the JSON answer.
+func (c client) do(method, path string, body any) (int, map[string]any, error) {
+	res, err := c.raw(method, path, body)
+	if err != nil {
+		return 0, nil, err
 	}
 	defer res.Body.Close()
 	var out map[string]any

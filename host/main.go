@@ -1,6 +1,6 @@
 // Command rowcall is the local host: it serves the directory and dispatcher over
-// HTTP on the embedded SQLite file, migrates the database, and talks to a
-// running host from the command line.
+// HTTP on the embedded SQLite file (or a libSQL server: --db URL), migrates the
+// database, and talks to a running host from the command line.
 //
 //	rowcall serve                 run the host (127.0.0.1:8787, data under ./data)
 //	rowcall migrate [list]        apply pending migrations, or list them
@@ -9,6 +9,7 @@
 //	rowcall receipt export|keys   save the signed receipt chain, or the public keys
 //	rowcall receipt verify FILE   check receipts offline
 //	rowcall key rotate            make a new owner key; the old one stays valid for a window
+//	rowcall export / import FILE  the whole registry as one JSON file, and back
 //
 // This package is wiring only: every behaviour lives in the core packages.
 package main
@@ -21,14 +22,16 @@ import (
 const usage = `rowcall: a capability directory and dispatcher
 
 usage:
-  rowcall serve   [--addr 127.0.0.1:8787] [--data ./data] [--public-reads] [--allow-outbound CIDRS] [--no-examples]
-  rowcall migrate [list] [--data ./data]
+  rowcall serve   [--addr 127.0.0.1:8787] [--data ./data] [--db URL] [--public-reads] [--allow-outbound CIDRS] [--no-examples]
+  rowcall migrate [list] [--data ./data] [--db URL]
   rowcall call    KEY ['ARGS|…'] [--url URL] [--shape]
   rowcall receipt INVOCATION_ID [--url URL]
   rowcall receipt export [--url URL] > chain.json
   rowcall receipt keys   [--url URL] > keys.json
   rowcall receipt verify chain.json --keys keys.json
   rowcall key rotate [--data ./data] [--window 24h]
+  rowcall export [--url URL] > registry.json
+  rowcall import registry.json [--dry-run] [--url URL]
 
 The owner key is read from $ROWCALL_OWNER_KEY or DATA/owner.key (created on first serve).
 `
@@ -48,6 +51,10 @@ func main() {
 		err = call(rest)
 	case "receipt":
 		err = receiptCmd(rest)
+	case "export":
+		err = exportRegistry(rest)
+	case "import":
+		err = importRegistry(rest)
 	case "key":
 		if len(rest) == 0 || rest[0] != "rotate" {
 			err = fmt.Errorf("usage: rowcall key rotate [--data ./data] [--window 24h]")

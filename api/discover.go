@@ -1,0 +1,173 @@
+package api
+
+import (
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/contract"
+	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// dispatchGet handles GET /api/dispatch: ?confirm=inv_… (public, keyless),
+// ?key=K&format=markdown|json (the contract document), ?key=K&run=1&body=…
+// (the run-now URL), ?ask=<plain words>, ?registry=1.
+func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	switch {
+	case q.Has("confirm"):
+		h.confirm(w, r)
+	case q.Has("key") && q.Get("run") == "1":
+		h.invoker(h.runNow)(w, r)
+	case q.Has("key"):
+		h.reader(h.contractDoc)(w, r)
+	case q.Has("ask"):
+		h.reader(h.ask)(w, r)
+	case q.Has("registry"):
+		h.reader(h.registry)(w, r)
+	default:
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "GET /api/dispatch needs one of ?confirm=, ?key=, ?ask=, ?registry=1",
+			HowToFix: "to invoke a row, POST /api/dispatch {\"key\":…,\"body\":…}"})
+	}
+}
+
+func scopeOf(c Caller) *sqlstore.Scope {
+	if c.Token == nil {
+		return nil
+	}
+	return &sqlstore.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
+}
+
+// visibleRow reads a row the caller may see (a token's scope hides the rest).
+func (h *Handler) visibleRow(r *http.Request, c Caller, key string) (rowcall.Row, error) {
+	if err := validKey(key); err != nil {
+		return rowcall.Row{}, err
+	}
+	row, err := h.store.Lookup(r.Context(), key)
+	if err == nil && c.Token != nil && !c.Token.Covers(&row) {
+		err = notFound(key)
+	}
+	return row, err
+}
+
+// contractDoc serves the contract document for one row.
+func (h *Handler) contractDoc(w http.ResponseWriter, r *http.Request, c Caller) {
+	row, err := h.visibleRow(r, c, r.URL.Query().Get("key"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	doc := contract.Build(&row, h.disp.Contract(r.Context(), &row), h.baseURL(r), contract.Viewer{Owner: c.Owner, Token: c.Token})
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "markdown", "md":
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Write([]byte(doc.Markdown()))
+	case "json":
+		writeJSON(w, http.StatusOK, doc)
+	default:
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "format must be markdown or json; got " + f})
+	}
+}
+
+// runNow handles GET /api/dispatch?key=K&run=1&body=…: the contract's run-now
+// URL, the same call as the POST.
+func (h *Handler) runNow(w http.ResponseWriter, r *http.Request, c Caller) {
+	q := r.URL.Query()
+	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: q.Get("key"), Body: q.Get("body"), Actor: c.Actor, Token: c.Token})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h.answer(w, r, res, false)
+}
+
+// ask handles GET /api/dispatch?ask=<plain words>&limit=N: rows ranked for an
+// intent by the full-text index, within what the caller may see.
+func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
+	q := r.URL.Query()
+	limit, err := queryInt(q.Get("limit"), "limit", 5, 1, 50)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	hits, err := h.store.Search(r.Context(), q.Get("ask"), sqlstore.SearchFilter{Scope: scopeOf(c), Limit: limit})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	base := h.baseURL(r)
+	matches := make([]ordered, 0, len(hits))
+	for _, hit := range hits {
+		row := hit.Row
+		matches = append(matches, ordered{{"key", row.Key}, {"type", row.Type}, {"category", row.Category},
+			{"what", orDoc(&row)}, {"when_to_use", row.DocLine("WHEN_TO_USE")}, {"args", row.DocLine("ARGS")},
+			{"contract", base + "/api/dispatch?key=" + row.Key + "&format=markdown"}, {"score", hit.Score}})
+	}
+	writeJSON(w, http.StatusOK, ordered{{"ask", q.Get("ask")}, {"matches", matches}})
+}
+
+func orDoc(r *rowcall.Row) string {
+	if s := r.DocLine("WHAT"); s != "" {
+		return s
+	}
+	for _, line := range strings.Split(r.Content, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "#") {
+			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+		}
+	}
+	return ""
+}
+
+// registry handles GET /api/dispatch?registry=1: every row the caller may see
+// (the owner adds &all=1 for disabled and hidden rows too) as one JSON
+// document, with an ETag from the event log and gzip when accepted.
+func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
+	all := c.Owner && r.URL.Query().Get("all") == "1"
+	last, err := h.store.LastEventID(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	scope := scopeOf(c)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d|%v|%v", last, all, scope))
+	tag := `W/"reg-` + hex.EncodeToString(sum[:8]) + `"`
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Vary", "Accept-Encoding, Authorization, X-Terminal-Key")
+	if r.Header.Get("If-None-Match") == tag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	rows, err := h.store.AllRows(r.Context(), scope, all)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	var out = json.NewEncoder(w)
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzip.NewWriter(w)
+		defer gz.Close()
+		out = json.NewEncoder(gz)
+	}
+	out.SetEscapeHTML(false)
+	out.Encode(ordered{{"count", len(rows)}, {"rows", rows}})
+}
+
+// baseURL is this host's public base URL.
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.cfg.PublicURL != "" {
+		return strings.TrimRight(h.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/rowcall/rowcall"
+)
+
+// MaxImportBatch is the most rows one import request may carry; the CLI sends
+// a large file as a run of such batches.
+const MaxImportBatch = 1000
+
+// importRows handles POST /api/import[?dry_run=1] {"rows":[…]}: every row is
+// checked as a PUT would check it (types, sizes, key rule, hygiene), compared
+// with what is stored, and — unless it is a dry run, and only when no row is
+// invalid — written in batches under D1's limits. The answer says what was (or
+// would be) created, updated and left unchanged.
+func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
+	obj, err := readObject(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(obj["rows"], &raw); err != nil || raw == nil {
+		writeError(w, r, invalid(`the body must be {"rows":[…]} with rows as GET /api/directory/{key} returns them`, "export with `rowcall export`, edit, import"))
+		return
+	}
+	if len(raw) > MaxImportBatch {
+		writeError(w, r, invalid(fmt.Sprintf("%d rows in one request; at most %d", len(raw), MaxImportBatch), "send batches; `rowcall import` does"))
+		return
+	}
+	type problem struct {
+		Index int    `json:"index"`
+		Key   string `json:"key"`
+		Error string `json:"error"`
+	}
+	var rows []rowcall.Row
+	var keys []string
+	invalidRows := []problem{}
+	seen := map[string]bool{}
+	for i, o := range raw {
+		var key string
+		json.Unmarshal(o["key"], &key)
+		if err := validKey(key); err != nil {
+			invalidRows = append(invalidRows, problem{i, key, err.Error()})
+			continue
+		}
+		if seen[key] {
+			invalidRows = append(invalidRows, problem{i, key, "the key appears twice in this batch"})
+			continue
+		}
+		seen[key] = true
+		row, err := h.rowFrom(key, o)
+		if err != nil {
+			invalidRows = append(invalidRows, problem{i, key, err.Error()})
+			continue
+		}
+		rows, keys = append(rows, row), append(keys, key)
+	}
+	stored, err := h.store.RowsByKey(r.Context(), keys)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	created, updated := []string{}, []ordered{}
+	var write []rowcall.Row
+	for _, row := range rows {
+		old, ok := stored[row.Key]
+		if !ok {
+			created, write = append(created, row.Key), append(write, row)
+		} else if fields := changed(&old, &row); len(fields) > 0 {
+			updated, write = append(updated, ordered{{"key", row.Key}, {"fields", fields}}), append(write, row)
+		}
+	}
+	dry := r.URL.Query().Get("dry_run") == "1"
+	status := http.StatusOK
+	switch {
+	case len(invalidRows) > 0:
+		status = http.StatusUnprocessableEntity
+	case !dry:
+		if err := h.store.Upsert(r.Context(), write); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, status, ordered{{"ok", len(invalidRows) == 0}, {"dry_run", dry}, {"state_changed", !dry && len(invalidRows) == 0 && len(write) > 0},
+		{"created", created}, {"updated", updated}, {"unchanged", len(rows) - len(write)}, {"invalid", invalidRows}})
+}
+
+// changed names the writable fields that differ between two rows.
+func changed(a, b *rowcall.Row) []string {
+	var f []string
+	pairs := []struct {
+		name string
+		x, y any
+	}{
+		{"type", a.Type, b.Type}, {"target", a.Target, b.Target}, {"auth", a.Auth, b.Auth}, {"content", a.Content, b.Content},
+		{"category", a.Category, b.Category}, {"allowed_categories", a.AllowedCategories, b.AllowedCategories},
+		{"seq", seqText(a.Seq), seqText(b.Seq)}, {"enabled", a.Enabled, b.Enabled}, {"planner_visible", a.PlannerVisible, b.PlannerVisible},
+		{"planner_rank", a.PlannerRank, b.PlannerRank}, {"input_schema", a.InputSchema, b.InputSchema}, {"examples", a.Examples, b.Examples},
+		{"sensitive", a.Sensitive, b.Sensitive}, {"runner", a.Runner, b.Runner}, {"includes", a.Includes, b.Includes},
+	}
+	for _, p := range pairs {
+		if p.x != p.y {
+			f = append(f, p.name)
+		}
+	}
+	return f
+}
+
+func seqText(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}

@@ -1,0 +1,206 @@
+// Package contract renders a row's contract document: everything a caller that
+// knows nothing needs to call one capability correctly, as Markdown or JSON,
+// fetched one at a time instead of holding every definition in context.
+//
+// The blocks are the seed's: path; capability and when to use; a run-now URL;
+// the example call in tag form; type · runner · auth · risk; inputs and
+// outputs; the affordances of the presented credential; the machine contract;
+// invocation, ledger and repair links; troubleshooting. The seed's documents
+// are about 4.4 KB because scaffolding dominates; these carry the same blocks
+// in under 2,500 bytes for a typical row by saying each thing once.
+package contract
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Viewer is who asked: what their credential can do is part of the document.
+type Viewer struct {
+	Owner bool
+	Token *rowcall.Token
+}
+
+// Doc is a contract document.
+type Doc struct {
+	Path         string            `json:"path"`
+	Key          string            `json:"key"`
+	Capability   string            `json:"capability"`
+	WhenToUse    string            `json:"when_to_use"`
+	RunNow       string            `json:"run_now"`
+	Example      string            `json:"example_call"`
+	Type         rowcall.Type      `json:"type"`
+	Runner       string            `json:"runner"`
+	Auth         string            `json:"auth"`
+	Risk         string            `json:"risk"`
+	Inputs       Inputs            `json:"inputs"`
+	Output       string            `json:"output"`
+	Affordances  []string          `json:"affordances"`
+	Machine      []string          `json:"machine_contract"`
+	Contract     string            `json:"contract_sha256"`
+	Links        map[string]string `json:"links"`
+	Troubleshoot [][3]string       `json:"troubleshooting"` // problem, action, URL
+}
+
+// Inputs is the argument contract.
+type Inputs struct {
+	Args   string          `json:"args"`             // the # ARGS line
+	Schema json.RawMessage `json:"schema,omitempty"` // input_schema, when the row has one
+}
+
+// Build assembles the document for row at base (the host's URL).
+func Build(row *rowcall.Row, contract, base string, v Viewer) Doc {
+	base = strings.TrimRight(base, "/")
+	example := firstExample(row)
+	category := row.Category
+	if category == "" {
+		category = "uncategorized"
+	}
+	d := Doc{
+		Path:       "rowcall > " + strings.ToUpper(category) + " > " + row.Key,
+		Key:        row.Key,
+		Capability: orElse(row.DocLine("WHAT"), firstDoc(row)),
+		WhenToUse:  orElse(row.DocLine("WHEN_TO_USE"), "when the capability above is what you need"),
+		RunNow:     base + "/api/dispatch?key=" + url.QueryEscape(row.Key) + "&run=1&body=" + url.QueryEscape(example),
+		Example:    "[" + row.Key + "]" + example + "[/" + row.Key + "]",
+		Type:       row.Type,
+		Runner:     row.RunnerName(),
+		Auth:       authSummary(row.Auth),
+		Risk:       "low",
+		Inputs:     Inputs{Args: orElse(row.DocLine("ARGS"), "one string; pieces separated by |")},
+		Output:     orElse(row.DocLine("OUTPUT"), "a result string; failures start with ERR:"),
+		Contract:   contract,
+		Machine: []string{
+			"Call by key with one pipe-separated string: POST /api/dispatch {\"key\",\"body\"}.",
+			"Do not infer the row shape from memory: read this document; pin contract_sha256 if it must not change.",
+			"A result starting with ERR: is a failure; do not retry a refusal unchanged.",
+			"Keep proof.invocation_id: the receipt is the record of what ran.",
+		},
+		Links: map[string]string{
+			"invoke":  "POST " + base + "/api/dispatch",
+			"preview": "POST " + base + "/api/dispatch {\"key\":\"" + row.Key + "\",\"body\":…,\"shape\":true}",
+			"receipt": base + "/api/dispatch?confirm=<invocation_id>",
+			"ledger":  base + "/api/directory/" + row.Key + "/history",
+			"repair":  "PATCH " + base + "/api/directory/" + row.Key,
+		},
+		Troubleshoot: [][3]string{
+			{"unknown_key", "use did_you_mean, or ask in plain words", base + "/api/dispatch?ask=<words>"},
+			{"ERR:http:401 / 403", "the upstream refused the credential: rotate the secret named in auth; the row is fine", ""},
+			{"ERR:breaker_open", "8 auth failures in a row: replace the credential, then clear the breaker", "DELETE " + base + "/api/breakers/" + row.Key},
+			{"contract_changed / invalid_arguments", "re-read this document; mint a fresh pinned token or fix the arguments", base + "/api/dispatch?key=" + row.Key + "&format=markdown"},
+		},
+	}
+	if row.Sensitive != 0 {
+		d.Risk = "high (sensitive: a token needs risk_ceiling high)"
+	}
+	if row.InputSchema != "" {
+		d.Inputs.Schema = json.RawMessage(row.InputSchema)
+	}
+	d.Affordances = affordances(row, contract, v)
+	return d
+}
+
+func affordances(row *rowcall.Row, contract string, v Viewer) []string {
+	note := "the server enforces scope whatever this list says"
+	switch {
+	case v.Owner:
+		return []string{"call", "preview (shape)", "read", "edit (PUT/PATCH)", "delete", "mint tokens for it", note}
+	case v.Token != nil:
+		t := v.Token
+		var a []string
+		switch {
+		case row.OwnerOnly():
+			a = append(a, "call: no (owner only)")
+		case row.Sensitive != 0 && t.RiskCeiling != rowcall.RiskHigh:
+			a = append(a, "call: no (risk ceiling low)")
+		case t.Pins[row.Key] != "" && t.Pins[row.Key] != contract:
+			a = append(a, "call: no (pinned contract changed)")
+		default:
+			a = append(a, "call", "preview (shape)")
+		}
+		return append(a, "read", note)
+	}
+	return []string{"read (public)", "call: no credential presented", note}
+}
+
+func authSummary(auth string) string {
+	if auth == "" {
+		return "none"
+	}
+	prefix, rest, _ := strings.Cut(auth, ":")
+	switch prefix {
+	case "bearer", "basic", "query":
+		if _, name, ok := strings.Cut(rest, "="); ok {
+			rest = name
+		}
+		return "required: " + prefix + " from $" + rest
+	}
+	return "required: " + prefix
+}
+
+func firstExample(row *rowcall.Row) string {
+	var list []string
+	if json.Unmarshal([]byte(row.Examples), &list) == nil && len(list) > 0 {
+		return list[0]
+	}
+	ex := row.DocLine("EX")
+	if i := strings.Index(ex, "]"); strings.HasPrefix(ex, "["+row.Key+"]") && i > 0 {
+		return strings.TrimSuffix(ex[i+1:], "[/"+row.Key+"]")
+	}
+	return ""
+}
+
+// firstDoc is the first documentation line, for rows without "# WHAT:".
+func firstDoc(row *rowcall.Row) string {
+	for _, line := range strings.Split(row.Content, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "#") {
+			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+		}
+	}
+	return "(no description)"
+}
+
+func orElse(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Markdown renders the document.
+func (d Doc) Markdown() string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	w("# %s\n%s\n\n", d.Key, d.Path)
+	w("**Capability:** %s\n**When to use:** %s\n\n", d.Capability, d.WhenToUse)
+	w("**RUN NOW:** %s\n**Example call:** `%s`\n\n", d.RunNow, d.Example)
+	w("type · runner · auth · risk: %s · %s · %s · %s\n\n", d.Type, d.Runner, d.Auth, d.Risk)
+	w("**Inputs:** %s\n", d.Inputs.Args)
+	if len(d.Inputs.Schema) > 0 {
+		w("**Schema:** `%s`\n", d.Inputs.Schema)
+	}
+	w("**Outputs:** %s\n\n", d.Output)
+	w("**Your credential can:** %s\n\n", strings.Join(d.Affordances, "; "))
+	w("## Machine contract\n")
+	for i, m := range d.Machine {
+		w("%d. %s\n", i+1, m)
+	}
+	w("contract_sha256: `%s`\n\n", d.Contract)
+	w("## Invocation · ledger · repair\n")
+	for _, k := range []string{"invoke", "preview", "receipt", "ledger", "repair"} {
+		w("- %s: %s\n", k, d.Links[k])
+	}
+	w("\n## Troubleshooting\n")
+	for _, t := range d.Troubleshoot {
+		w("- %s → %s", t[0], t[1])
+		if t[2] != "" {
+			w(": %s", t[2])
+		}
+		w("\n")
+	}
+	return b.String()
+}

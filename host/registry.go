@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// exportRegistry implements `rowcall export`: every row (disabled and hidden
+// ones too) as one JSON document on stdout, the file `rowcall import` reads.
+func exportRegistry(args []string) error {
+	c, _, err := clientFlags("export", args, nil)
+	if err != nil {
+		return err
+	}
+	res, err := c.raw("GET", "/api/dispatch?registry=1&all=1", nil)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		return fmt.Errorf("HTTP %d: %s", res.StatusCode, b)
+	}
+	_, err = io.Copy(os.Stdout, res.Body)
+	return err
+}
+
+// importRegistry implements `rowcall import FILE [--dry-run]`. It streams the
+// file's rows in batches: first a dry run of every batch (so a bad row anywhere
+// changes nothing), then, unless --dry-run, the writes, with a progress bar.
+func importRegistry(args []string) error {
+	var dry *bool
+	var batch *int
+	c, pos, err := clientFlags("import", args, func(fs *flag.FlagSet) {
+		dry = fs.Bool("dry-run", false, "report what would change; change nothing")
+		batch = fs.Int("batch", 500, "rows per request (at most 1000)")
+	})
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: rowcall import FILE [--dry-run] [--url URL]   (FILE from `rowcall export`; - for stdin)")
+	}
+	var total report
+	pass := func(dryRun bool, label string) error {
+		total = report{}
+		bar := newProgress(label)
+		err := eachBatch(pos[0], *batch, func(rows []json.RawMessage, done int) error {
+			path := "/api/import"
+			if dryRun {
+				path += "?dry_run=1"
+			}
+			status, out, err := c.do("POST", path, map[string]any{"rows": rows})
+			if err != nil {
+				return err
+			}
+			var r report
+			b, _ := json.Marshal(out)
+			json.Unmarshal(b, &r)
+			total.add(r, done-len(rows))
+			if status != 200 && len(r.Invalid) == 0 {
+				return fmt.Errorf("HTTP %d: %s", status, b)
+			}
+			bar.show(done)
+			return nil
+		})
+		bar.finish()
+		return err
+	}
+	if err := pass(true, "checking"); err != nil {
+		return err
+	}
+	if len(total.Invalid) > 0 {
+		for _, p := range total.Invalid {
+			fmt.Fprintf(os.Stderr, "row %d (%s): %s\n", p.Index, p.Key, p.Error)
+		}
+		return fmt.Errorf("%d invalid rows; nothing was imported", len(total.Invalid))
+	}
+	if !*dry {
+		if err := pass(false, "importing"); err != nil {
+			return err
+		}
+	}
+	verb := "would create"
+	if !*dry {
+		verb = "created"
+	}
+	fmt.Printf("%s %d, %s %d, unchanged %d\n", verb, len(total.Created), strings.Replace(verb, "create", "update", 1), len(total.Updated), total.Unchanged)
+	for _, u := range total.Updated {
+		fmt.Printf("  update %s: %s\n", u.Key, strings.Join(u.Fields, ", "))
+	}
+	return nil
+}
+
+type report struct {
+	Created []string `json:"created"`
+	Updated []struct {
+		Key    string   `json:"key"`
+		Fields []string `json:"fields"`
+	} `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	Invalid   []struct {
+		Index int    `json:"index"`
+		Key   string `json:"key"`
+		Error string `json:"error"`
+	} `json:"invalid"`
+}
+
+func (r *report) add(o report, offset int) {
+	r.Created = append(r.Created, o.Created...)
+	r.Updated = append(r.Updated, o.Updated...)
+	r.Unchanged += o.Unchanged
+	for _, p := range o.Invalid {
+		p.Index += offset
+		r.Invalid = append(r.Invalid, p)
+	}
+}
+
+// eachBatch streams the rows of an export file ({"rows":[…]} or a bare array)
+// and calls fn with batches of at most n rows (and under 3 MB each).
+func eachBatch(file string, n int, fn func(rows []json.RawMessage, done int) error) error {
+	var in io.Reader = os.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(in, 1<<20))
+	if err := toRows(dec); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	var rows []json.RawMessage
+	size, done := 0, 0
+	for dec.More() {
+		var row json.RawMessage
+		if err := dec.Decode(&row); err != nil {
+			return fmt.Errorf("%s: row %d: %w", file, done, err)
+		}
+		rows, size, done = append(rows, row), size+len(row), done+1
+		if len(rows) >= n || size > 3<<20 {
+			if err := fn(rows, done); err != nil {
+				return err
+			}
+			rows, size = nil, 0
+		}
+	}
+	if len(rows) > 0 {
+		return fn(rows, done)
+	}
+	return nil
+}
+
+// toRows advances dec to the first element of the rows array.
+func toRows(dec *json.Decoder) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t == json.Delim('[') {
+		return nil
+	}
+	if t != json.Delim('{') {
+		return fmt.Errorf(`expected {"rows":[…]} or an array of rows`)
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if k == "rows" {
+			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+				return fmt.Errorf(`"rows" must be an array`)
+			}
+			return nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf(`no "rows" array`)
+}
+
+// progress draws a bar on a terminal, and nothing otherwise.
+type progress struct {
+	label string
+	tty   bool
+	last  int
+}
+
+func newProgress(label string) *progress {
+	st, err := os.Stderr.Stat()
+	return &progress{label: label, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+}
+
+func (p *progress) show(done int) {
+	p.last = done
+	if p.tty {
+		fmt.Fprintf(os.Stderr, "\r%-10s %s %d rows", p.label, strings.Repeat("█", min(done/500+1, 40)), done)
+	}
+}
+
+func (p *progress) finish() {
+	if p.tty {
+		fmt.Fprintf(os.Stderr, "\r%-10s done: %d rows%s\n", p.label, p.last, strings.Repeat(" ", 40))
+	}
+}

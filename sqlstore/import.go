@@ -1,0 +1,74 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// D1's limits, which every bulk write keeps on every backend.
+const (
+	MaxParams    = 100     // bound parameters per statement
+	MaxStatement = 100_000 // bytes of SQL text per statement
+)
+
+// upsertColumns are written by Upsert, in order; created_at only on insert.
+var upsertColumns = []string{"key", "type", "target", "auth", "content", "updated_at", "category", "allowed_categories",
+	"seq", "enabled", "planner_visible", "planner_rank", "input_schema", "examples", "sensitive", "runner", "includes", "created_at"}
+
+// RowsByKey returns the stored rows among keys.
+func (s *Store) RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error) {
+	list, _ := json.Marshal(keys)
+	rows, err := s.DB.QueryContext(ctx, `SELECT `+columns+` FROM directory WHERE key IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]rowcall.Row{}
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Key] = r
+	}
+	return out, rows.Err()
+}
+
+// Upsert writes rows, creating new keys and replacing existing ones (version
+// bumped, created_at kept), in multi-row statements that stay under D1's
+// bound-parameter and statement-size limits. Each statement is atomic; the
+// triggers log every row's event.
+func (s *Store) Upsert(ctx context.Context, rows []rowcall.Row) error {
+	per := MaxParams / len(upsertColumns)
+	now := s.now()
+	set := make([]string, 0, len(upsertColumns))
+	for _, c := range upsertColumns[1:] {
+		if c != "created_at" {
+			set = append(set, c+" = excluded."+c)
+		}
+	}
+	tail := ` ON CONFLICT (key) DO UPDATE SET ` + strings.Join(set, ", ") + `, version = directory.version + 1`
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(upsertColumns)), ",") + ")"
+	for start := 0; start < len(rows); start += per {
+		batch := rows[start:min(start+per, len(rows))]
+		values := make([]string, len(batch))
+		args := make([]any, 0, len(batch)*len(upsertColumns))
+		for i, r := range batch {
+			values[i] = one
+			args = append(args, r.Key, string(r.Type), nullable(r.Target), nullable(r.Auth), nullable(r.Content), now,
+				nullable(r.Category), nullable(r.AllowedCategories), seqArg(r.Seq), r.Enabled, r.PlannerVisible, r.PlannerRank,
+				nullable(r.InputSchema), nullable(r.Examples), r.Sensitive, nullable(r.Runner), nullable(r.Includes), now)
+		}
+		q := `INSERT INTO directory (` + strings.Join(upsertColumns, ", ") + `) VALUES ` + strings.Join(values, ", ") + tail
+		if len(q) > MaxStatement {
+			panic("sqlstore: upsert statement over D1's size limit") // cannot happen: the text is parameters only
+		}
+		if _, err := s.DB.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

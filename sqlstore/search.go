@@ -1,0 +1,147 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/rowcall/rowcall"
+)
+
+// SearchFilter narrows an ask.
+type SearchFilter struct {
+	Scope *Scope // only rows a token covers, when set
+	Limit int    // 10 when 0, at most 100
+	All   bool   // include disabled and planner-hidden rows (did_you_mean for the owner)
+}
+
+// Hit is one ranked row.
+type Hit struct {
+	Row   rowcall.Row `json:"row"`
+	Score float64     `json:"score"` // bm25: lower is a better match
+}
+
+// bm25 weights, in the index's column order: key, category, what,
+// when_to_use, args, schema_text, doc.
+const bm25 = `bm25(directory_fts, 3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0.4)`
+
+// Search ranks rows for plain words with the FTS5 index (bm25, porter
+// stemming). Words become prefix terms joined by OR, each widened with a few
+// synonyms, so more matching words rank higher and nothing needs to match
+// exactly; ties go to the lower planner_rank.
+func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit, error) {
+	match := MatchExpr(query)
+	if match == "" {
+		return []Hit{}, nil
+	}
+	if f.Limit <= 0 {
+		f.Limit = 10
+	}
+	f.Limit = min(f.Limit, 100)
+	where := []string{"directory_fts MATCH ?"}
+	args := []any{match}
+	if !f.All {
+		where = append(where, "COALESCE(d.enabled, 1) = 1", "COALESCE(d.planner_visible, 1) = 1")
+	}
+	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
+		keys, _ := json.Marshal(orNone(sc.Keys))
+		cats, _ := json.Marshal(orNone(sc.Categories))
+		where = append(where, "(d.key IN (SELECT value FROM json_each(?)) OR d.category IN (SELECT value FROM json_each(?)))")
+		args = append(args, string(keys), string(cats))
+	}
+	q := `SELECT ` + prefixed("d.", columns) + `, ` + bm25 + ` AS score
+		FROM directory_fts JOIN search_keys k ON k.id = directory_fts.rowid JOIN directory d ON d.key = k.key
+		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY score, d.planner_rank, d.key LIMIT ?`
+	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Hit{}
+	for rows.Next() {
+		var h Hit
+		if h.Row, err = scanRow(rows, &h.Score); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// prefixed qualifies a comma-separated column list with a table alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// MatchExpr turns plain words into an FTS5 query: each word (letters and
+// digits; stop words dropped) becomes a quoted prefix term, widened with its
+// synonyms, all joined by OR. Nothing the caller types can be FTS5 syntax.
+func MatchExpr(query string) string {
+	var terms []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if len(w) < 2 || stop[w] || seen[w] {
+			return
+		}
+		seen[w] = true
+		terms = append(terms, `"`+w+`"*`)
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		add(w)
+		for _, s := range synonyms[w] {
+			add(s)
+		}
+		if strings.HasSuffix(w, "s") { // a plural's synonyms: dollars → dollar's
+			for _, s := range synonyms[strings.TrimSuffix(w, "s")] {
+				add(s)
+			}
+		}
+	}
+	return strings.Join(terms, " OR ")
+}
+
+var stop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be by can do does for from get give how i in is it its me my
+		of on or please show tell that the this to under us we what when where which who why will with you your
+		want need some any find`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// synonyms widens common intent words toward the words capability docs use.
+// It is small on purpose: stemming handles word forms, this handles the
+// commonest paraphrases.
+var synonyms = map[string][]string{
+	"hot": {"temperature", "weather"}, "cold": {"temperature", "weather"}, "warm": {"temperature"},
+	"weather": {"forecast", "temperature"}, "forecast": {"weather"},
+	"time": {"clock", "now", "date"}, "date": {"today", "calendar"}, "today": {"date"}, "clock": {"time"},
+	"send": {"post", "deliver", "message"}, "text": {"sms", "message"}, "sms": {"text", "message"},
+	"email": {"mail", "message"}, "mail": {"email"}, "message": {"send", "text"},
+	"delete": {"remove", "drop"}, "remove": {"delete"}, "erase": {"delete", "remove"},
+	"create": {"add", "new", "insert"}, "add": {"create", "insert"}, "make": {"create"},
+	"edit": {"update", "patch", "change", "modify"}, "update": {"edit", "patch", "change"}, "change": {"edit", "update"},
+	"modify": {"edit", "update"}, "fetch": {"get", "read", "retrieve"}, "read": {"get", "fetch"}, "look": {"search", "find"},
+	"search": {"find", "query", "lookup"}, "lookup": {"search", "find"},
+	"list": {"all", "enumerate"}, "price": {"cost", "quote"}, "cost": {"price"}, "money": {"payment", "price"},
+	"pay": {"payment", "charge"}, "payment": {"pay", "charge"}, "translate": {"translation", "language"},
+	"picture": {"image", "photo"}, "photo": {"image", "picture"}, "image": {"picture", "photo"},
+	"location": {"coordinates", "latitude", "longitude", "geocode"}, "address": {"location", "geocode"}, "summarize": {"summary"}, "summary": {"summarize"},
+	"proof": {"receipt", "confirm"}, "prove": {"receipt", "confirm"}, "receipt": {"proof", "invocation"},
+	"history": {"versions", "changes", "log"}, "changes": {"history"}, "who": {"history"},
+	"dollar": {"currency", "exchange"}, "euro": {"currency", "exchange"}, "pound": {"currency", "exchange"},
+	"yen": {"currency", "exchange"}, "convert": {"conversion"}, "conversion": {"convert"},
+	"english": {"language", "translate"}, "spanish": {"language", "translate"}, "french": {"language", "translate"},
+	"german": {"language", "translate"}, "chinese": {"language", "translate"}, "japanese": {"language", "translate"},
+	"california": {"pacific"}, "west": {"pacific"}, "seattle": {"pacific"}, "vancouver": {"pacific"},
+	"new": {"create"}, "gist": {"summary", "summarize"}, "shrink": {"resize", "smaller"}, "smaller": {"resize", "shrink"},
+	"bigger": {"resize"}, "phone": {"mobile", "sms"}, "mobile": {"phone"}, "notify": {"alert", "message"},
+	"capability": {"row", "directory"}, "capabilities": {"row", "directory"}, "tool": {"row", "capability"},
+}
