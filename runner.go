@@ -20,6 +20,11 @@ type Invocation struct {
 	Depth int               // nesting depth: 0 for a top-level call
 	Env   Env               // where credential values are read, at call time
 	Calls Caller            // runs nested calls (flow steps, agent tool calls)
+
+	// Module is, for an fn row, the digest of the module its target resolved to
+	// when the dispatcher fingerprinted the contract ("" when unknown): the fn
+	// runner runs exactly that code without resolving the target again.
+	Module string
 }
 
 // Output is what a runner returns.

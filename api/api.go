@@ -14,6 +14,8 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/dispatch"
 	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/mcp"
+	"github.com/rowcall/rowcall/modules"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -23,6 +25,7 @@ type Config struct {
 	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys
 	PublicReads bool               // let anyone read the directory without a credential
 	PublicURL   string             // the base of public receipt links; the request's host when ""
+	Modules     *modules.Registry  // fn modules; nil on a host without them
 }
 
 // Handler serves the API.
@@ -31,11 +34,17 @@ type Handler struct {
 	store *sqlstore.Store
 	disp  *dispatch.Dispatcher
 	mux   *http.ServeMux
+	mcp   *mcp.Handler // the MCP server at /mcp
 }
 
 // New returns the API handler over store, invoking rows through disp.
 func New(cfg Config, store *sqlstore.Store, disp *dispatch.Dispatcher) *Handler {
 	h := &Handler{cfg: cfg, store: store, disp: disp, mux: http.NewServeMux()}
+	h.mcp = mcp.New(mcp.Config{Store: store, Dispatcher: disp, ReceiptURL: h.receiptURL,
+		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
+			c := h.caller(r)
+			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))
+		}})
 	h.routes()
 	return h
 }
@@ -56,10 +65,15 @@ func (h *Handler) routes() {
 	m.HandleFunc("DELETE /api/tokens/{id}", h.owner(h.revokeToken))
 	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
 	m.HandleFunc("POST /api/import", h.owner(h.importRows))
+	m.HandleFunc("PUT /api/modules/{name}", h.owner(h.putModule))
+	m.HandleFunc("GET /api/modules", h.reader(h.listModules))
+	m.HandleFunc("GET /api/modules/{name}", h.reader(h.getModule))
+	m.HandleFunc("DELETE /api/modules/{name}", h.owner(h.deleteModule))
 	m.HandleFunc("GET /.well-known/rowcall-receipt-keys", h.receiptKeys)
 	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
+	m.Handle("/mcp", h.mcp)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",
 			HowToFix: "see README.md for the endpoints"})
@@ -68,5 +82,9 @@ func (h *Handler) routes() {
 
 // ServeHTTP serves one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Close ends open MCP sessions, whose notification streams would otherwise
+// hold a graceful shutdown open (http.Server.RegisterOnShutdown(h.Close)).
+func (h *Handler) Close() { h.mcp.Close() }
 
 func asErr(err error, target **rowcall.Error) bool { return errors.As(err, target) }

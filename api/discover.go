@@ -129,7 +129,7 @@ func orDoc(r *rowcall.Row) string {
 // document, with an ETag from the event log and gzip when accepted.
 func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
 	all := c.Owner && r.URL.Query().Get("all") == "1"
-	last, err := h.store.LastEventID(r.Context())
+	last, err := h.store.LastEvent(r.Context())
 	if err != nil {
 		writeError(w, r, err)
 		return

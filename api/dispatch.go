@@ -46,8 +46,13 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 	h.answer(w, r, res, req.Shape)
 }
 
-// answer writes a dispatch result in the seed's shape.
+// answer writes a dispatch result in the seed's shape, once its receipt is
+// stored: nothing is acknowledged that a crash could lose.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, res dispatch.Result, shape bool) {
+	if err := res.Wait(); err != nil {
+		writeError(w, r, fmt.Errorf("receipt %s could not be stored: %w", res.Receipt.ID, err))
+		return
+	}
 	proof := ordered{{"ok", res.Receipt.ID != ""}, {"invocation_id", res.Receipt.ID}, {"public_receipt", h.receiptURL(r, res.Receipt.ID)},
 		{"contract_sha256", res.Receipt.Contract}}
 	out := ordered{{"ok", res.OK}, {"ran", res.Ran}, {"trace", res.Trace}, {"result", res.Result}}

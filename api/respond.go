@@ -74,6 +74,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body = append(body, kv{"state_changed", false})
 	}
 	code := status(e.Code)
+	if s, ok := moduleStatus[e.Code]; ok {
+		code = s
+	}
 	if e.Status != 0 {
 		code = e.Status
 	}

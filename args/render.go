@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // renderer writes one template's output and tracks where in it the next value
@@ -71,12 +72,12 @@ func (r *renderer) ref(s string, v Values) int {
 				r.b.WriteByte('\\')
 				r.esc = false
 			}
-			writeJSONChars(&r.b, val)
+			jsontext.WriteChars(&r.b, val)
 		case isJSONValue(val):
 			r.b.WriteString(val)
 		default:
 			r.b.WriteByte('"')
-			writeJSONChars(&r.b, val)
+			jsontext.WriteChars(&r.b, val)
 			r.b.WriteByte('"')
 		}
 	default:
@@ -93,52 +94,4 @@ func isJSONValue(s string) bool {
 		return false
 	}
 	return json.Valid([]byte(s))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// writeJSONChars writes s as the characters of a JSON string literal, without
-// the quotes.
-func writeJSONChars(b *strings.Builder, s string) {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			if r, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n != 1 {
-				i += n
-				continue
-			}
-		}
-		b.WriteString(s[start:i])
-		switch c {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if c >= utf8.RuneSelf {
-				b.WriteString(`\ufffd`) // an invalid UTF-8 byte
-			} else {
-				b.WriteString(`\u00`)
-				b.WriteByte(hexDigits[c>>4])
-				b.WriteByte(hexDigits[c&0xf])
-			}
-		}
-		i++
-		start = i
-	}
-	b.WriteString(s[start:])
 }

@@ -37,7 +37,9 @@ func newDispatcher(b testing.TB) (*dispatch.Dispatcher, *httptest.Server) {
 	store := sqlstore.New(db)
 	seed := make([]byte, 32)
 	signer, _ := ledger.NewSigner(seed)
-	d := &dispatch.Dispatcher{Store: store, Signer: signer, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
+	log := sqlstore.NewReceiptLog(store, signer)
+	b.Cleanup(log.Close)
+	d := &dispatch.Dispatcher{Store: store, Receipts: log, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()}),
 			rowcall.TypeFlow: flow.Runner{},
@@ -77,6 +79,9 @@ func BenchmarkDispatchHTTP(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		res, err := d.Dispatch(ctx, dispatch.Request{Key: "TEMP", Body: "37.77|-122.42", Actor: "bench"})
+		if err == nil {
+			err = res.Wait()
+		}
 		if err != nil || !res.OK {
 			b.Fatal(err, res.Result)
 		}
@@ -89,6 +94,9 @@ func BenchmarkDispatchFlow3(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		res, err := d.Dispatch(ctx, dispatch.Request{Key: "THREE", Body: "37.77|-122.42", Actor: "bench"})
+		if err == nil {
+			err = res.Wait()
+		}
 		if err != nil || !res.OK {
 			b.Fatal(err, fmt.Sprint(res.Result))
 		}

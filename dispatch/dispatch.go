@@ -33,10 +33,12 @@ type Dispatcher struct {
 	Store    *sqlstore.Store
 	Runners  map[rowcall.Type]rowcall.Runner
 	Env      rowcall.Env
-	Signer   sqlstore.Signer  // signs every receipt into the chain
-	Modules  Modules          // optional: fn module digests for the contract fingerprint
-	Audience string           // this host's audience; tokens minted for another are refused
-	Now      func() time.Time // the clock; time.Now when nil
+	Receipts *sqlstore.ReceiptLog // signs every receipt into the chain (group commit)
+	Modules  Modules              // optional: fn module digests for the contract fingerprint
+	Audience string               // this host's audience; tokens minted for another are refused
+	Now      func() time.Time     // the clock; time.Now when nil
+
+	cache cache // rows and contracts, valid while the event log does not move
 }
 
 // Request is one top-level call.
@@ -55,47 +57,61 @@ type Result struct {
 	Trace   string
 	Result  string
 	Plan    any
-	Receipt rowcall.Receipt
+	Receipt rowcall.Receipt // as queued: its chain fields are set when stored
+	stored  <-chan error
+}
+
+// Wait blocks until the call's receipt — and so every receipt of its nested
+// calls, queued before it — is stored. Acknowledge a call only after Wait
+// returns nil.
+func (r Result) Wait() error {
+	if r.stored == nil {
+		return nil
+	}
+	return <-r.stored
 }
 
 // Dispatch runs one top-level call. An unknown or disabled row, or a call the
 // gate refuses, is an error (nothing ran; a gate refusal is still recorded).
 // Anything that reached a runner is a Result with a receipt.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) {
-	row, err := d.find(ctx, req.Key, req.Token)
+	l, err := d.find(ctx, req.Key, req.Token)
 	if err != nil {
 		return Result{}, err
 	}
 	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", 8)}
-	inv := &rowcall.Invocation{Row: &row, Body: req.Body, Shape: req.Shape, Trace: c.trace}
-	out, ran, rc, refused := c.run(ctx, inv, "", true)
+	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
+	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
 	if refused != nil {
+		if err := <-stored; err != nil {
+			return Result{}, err
+		}
 		return Result{Trace: c.trace, Receipt: rc}, refused
 	}
-	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc}, nil
+	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc, stored: stored}, nil
 }
 
 // find returns an enabled row, or the seed's unknown_key error with up to three
 // did_you_mean keys (only keys the token may see), or a row_disabled error. A
 // row outside the token's scope is unknown to it.
-func (d *Dispatcher) find(ctx context.Context, key string, tok *rowcall.Token) (rowcall.Row, error) {
-	row, err := d.Store.Lookup(ctx, key)
-	if err == nil && tok != nil && !tok.Covers(&row) {
+func (d *Dispatcher) find(ctx context.Context, key string, tok *rowcall.Token) (looked, error) {
+	l, err := d.look(ctx, key, d.now())
+	if err == nil && tok != nil && !tok.Covers(&l.row) {
 		err = &rowcall.Error{Code: rowcall.ENotFound}
 	}
 	if rowcall.ErrorCode(err) == rowcall.ENotFound {
-		return row, &rowcall.Error{Code: rowcall.EUnknownKey, Message: "no row has the key " + key,
+		return l, &rowcall.Error{Code: rowcall.EUnknownKey, Message: "no row has the key " + key,
 			HowToFix: "use a did_you_mean entry, or GET /api/dispatch?ask=<plain words>",
 			Extra:    map[string]any{"attempted": key, "ran": false, "did_you_mean": d.suggest(ctx, key, tok)}}
 	}
 	if err != nil {
-		return row, err
+		return l, err
 	}
-	if row.Enabled == 0 {
-		return row, &rowcall.Error{Code: rowcall.EDisabled, Message: key + " is disabled (enabled = 0), so it does not run",
+	if l.row.Enabled == 0 {
+		return l, &rowcall.Error{Code: rowcall.EDisabled, Message: key + " is disabled (enabled = 0), so it does not run",
 			HowToFix: `enable it with PATCH /api/directory/` + key + ` {"enabled":1}`, Extra: map[string]any{"key": key, "ran": false}}
 	}
-	return row, nil
+	return l, nil
 }
 
 // suggest finds up to three keys near an unknown one: candidates from the ask
@@ -151,21 +167,22 @@ func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, bod
 	if parent.Depth+1 > MaxDepth {
 		return rowcall.Output{Result: fmt.Sprintf("ERR:dispatch:depth_exceeded:%d — calls nest at most %d deep; check for a flow that calls itself", parent.Depth+1, MaxDepth)}
 	}
-	row, err := p.d.find(ctx, key, p.token)
+	l, err := p.d.find(ctx, key, p.token)
 	if err != nil {
 		return rowcall.Output{Result: "ERR:" + string(rowcall.ErrorCode(err)) + ":" + key}
 	}
-	inv := &rowcall.Invocation{Row: &row, Body: body, Trace: p.trace, Depth: parent.Depth + 1}
-	out, _, _, refused := p.run(ctx, inv, p.parentID, false)
+	inv := &rowcall.Invocation{Row: &l.row, Body: body, Trace: p.trace, Depth: parent.Depth + 1, Module: l.module}
+	out, _, _, _, refused := p.run(ctx, inv, l, p.parentID, false)
 	if refused != nil {
 		return rowcall.Output{Result: "ERR:gate:" + string(refused.Code) + " — " + refused.Message}
 	}
 	return out
 }
 
-// run gates inv, executes it with its row's runner, and appends its receipt.
-// ran reports whether the runner was reached; refused is the gate's refusal.
-func (c *call) run(ctx context.Context, inv *rowcall.Invocation, parentID string, top bool) (out rowcall.Output, ran bool, rc rowcall.Receipt, refused *rowcall.Error) {
+// run gates inv, executes it with its row's runner, and queues its receipt
+// (stored reports when it is written). ran reports whether the runner was
+// reached; refused is the gate's refusal.
+func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, parentID string, top bool) (out rowcall.Output, ran bool, rc rowcall.Receipt, stored <-chan error, refused *rowcall.Error) {
 	d, row := c.d, inv.Row
 	start := d.now()
 	id := newID("inv_", 10)
@@ -173,9 +190,9 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, parentID string
 	inv.Env = d.Env
 	inv.Calls = parented{call: c, parentID: id}
 
-	contract := d.Contract(ctx, row)
+	contract := l.contract
 	if refused = d.gate(c.token, row, contract, inv, top, start); refused == nil {
-		out, ran = d.execute(ctx, inv, start)
+		out, ran = d.execute(ctx, inv, l)
 		out.Result = redact.String(out.Result, out.Secrets)
 	} else {
 		out.Result = string(refused.Code)
@@ -190,37 +207,26 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, parentID string
 	if c.token != nil {
 		rc.TokenID = c.token.ID
 	}
-	if err := d.Store.AppendReceipt(context.WithoutCancel(ctx), &rc, d.Signer); err != nil {
-		out.Result = "ERR:receipt:" + err.Error()
-		rc.ID = ""
-	}
+	stored = d.Receipts.Append(rc)
 	if refused != nil {
 		refused.Extra["invocation_id"] = rc.ID
 	}
-	return out, ran, rc, refused
+	return out, ran, rc, stored, refused
 }
 
 // execute checks the breaker, runs the runner and feeds the breaker.
-func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, now time.Time) (rowcall.Output, bool) {
+func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l looked) (rowcall.Output, bool) {
 	row := inv.Row
 	runner, ok := d.Runners[row.Type]
 	if !ok {
 		return rowcall.Output{Result: fmt.Sprintf("ERR:%s:no_runner — this host has no runner for %s rows", row.Type, row.Type)}, false
 	}
-	failures := 0
-	if !inv.Shape {
-		n, open, err := d.Store.Breaker(ctx, row.Key, now)
-		failures = n
-		if err != nil {
-			return rowcall.Output{Result: "ERR:breaker:" + err.Error()}, false
-		}
-		if open {
-			return rowcall.Output{Result: "ERR:breaker_open:" + row.Key + " — 8 consecutive auth failures; credential is dead until replaced."}, false
-		}
+	if l.open && !inv.Shape {
+		return rowcall.Output{Result: "ERR:breaker_open:" + row.Key + " — 8 consecutive auth failures; credential is dead until replaced."}, false
 	}
 	out := runner.Run(ctx, inv)
 	// Only an auth failure, or the first answer after one, writes breaker state.
-	if failed := out.Status == 401 || out.Status == 403; !inv.Shape && out.Status != 0 && (failed || failures > 0) {
+	if failed := out.Status == 401 || out.Status == 403; !inv.Shape && out.Status != 0 && (failed || l.failures > 0) {
 		d.Store.RecordAuth(context.WithoutCancel(ctx), row.Key, failed, d.now())
 	}
 	return out, true
@@ -269,9 +275,24 @@ func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(sqlstore.T
 // Contract returns the row's current contract fingerprint (with its module's
 // digest for an fn row): what a token pins.
 func (d *Dispatcher) Contract(ctx context.Context, row *rowcall.Row) string {
-	module := ""
-	if row.Type == rowcall.TypeFn && d.Modules != nil {
-		module, _ = d.Modules.Digest(ctx, row.Target)
+	return rowcall.ContractFingerprint(row, d.moduleDigest(ctx, row))
+}
+
+// moduleDigest is the digest of the module an fn row runs ("" otherwise).
+func (d *Dispatcher) moduleDigest(ctx context.Context, row *rowcall.Row) string {
+	if row.Type != rowcall.TypeFn || d.Modules == nil {
+		return ""
 	}
-	return rowcall.ContractFingerprint(row, module)
+	digest, _ := d.Modules.Digest(ctx, row.Target)
+	return digest
+}
+
+// Visible reports whether the caller may see key (agent.Scoper): an agent
+// offers only rows its caller's token covers.
+func (p parented) Visible(ctx context.Context, key string) bool {
+	if p.token == nil {
+		return true
+	}
+	row, err := p.d.Store.Lookup(ctx, key)
+	return err == nil && p.token.Covers(&row)
 }

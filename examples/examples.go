@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/modules"
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
 // Creator stores a new row (sqlstore.Store does).
@@ -76,4 +78,30 @@ func Install(ctx context.Context, store Creator, rows []rowcall.Row) (created []
 		created = append(created, r.Key)
 	}
 	return created, nil
+}
+
+// ModuleStore registers fn modules (modules.Registry does).
+type ModuleStore interface {
+	Put(ctx context.Context, name string, wasm []byte) (modules.Module, error)
+}
+
+// InstallModules registers the built-in example modules (those whose bytes are
+// committed; see wasm/examples) and creates their rows.
+func InstallModules(ctx context.Context, reg ModuleStore, store Creator) (created []string, err error) {
+	var rows []rowcall.Row
+	for _, e := range wasmexamples.All() {
+		if e.Wasm == nil {
+			continue
+		}
+		if _, err := reg.Put(ctx, e.Name, e.Wasm); err != nil {
+			return nil, err
+		}
+		r := rowcall.NewRow(e.Key, rowcall.TypeFn)
+		r.Target, r.Content, r.Category = e.Name, e.Content, "examples"
+		if e.Name == "now" {
+			r.Category, r.Examples = "time", `[""]`
+		}
+		rows = append(rows, r)
+	}
+	return Install(ctx, store, rows)
 }

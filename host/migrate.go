@@ -16,6 +16,7 @@ import (
 func migrate(args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ExitOnError)
 	dataDir := fs.String("data", "./data", "data directory")
+	dbURL := fs.String("db", "", dbFlagHelp)
 	list := len(args) > 0 && args[0] == "list"
 	if list {
 		args = args[1:]
@@ -24,7 +25,13 @@ func migrate(args []string) error {
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		return err
 	}
-	db, err := sqlite.Open(filepath.Join(*dataDir, "rowcall.db"))
+	var db *sql.DB
+	var err error
+	if *dbURL != "" {
+		db, err = openRemote(context.Background(), *dbURL)
+	} else {
+		db, err = sqlite.Open(filepath.Join(*dataDir, "rowcall.db"))
+	}
 	if err != nil {
 		return err
 	}

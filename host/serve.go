@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -21,8 +22,10 @@ import (
 	"github.com/rowcall/rowcall/examples"
 	"github.com/rowcall/rowcall/ledger"
 	"github.com/rowcall/rowcall/migrations"
+	"github.com/rowcall/rowcall/modules"
 	"github.com/rowcall/rowcall/outbound"
 	"github.com/rowcall/rowcall/runners/flow"
+	"github.com/rowcall/rowcall/runners/fn"
 	"github.com/rowcall/rowcall/runners/httpcall"
 	"github.com/rowcall/rowcall/sqlstore"
 )
@@ -44,11 +47,14 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address")
 	dataDir := fs.String("data", "./data", "data directory (database, owner key, module cache)")
+	dbURL := fs.String("db", "", dbFlagHelp)
 	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
 	publicURL := fs.String("public-url", "", "base URL for public receipt links (default: the request's host)")
 	audience := fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	noExamples := fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
+	newAgent := agentFlags(fs)
+	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.Parse(args)
 	policy, err := outbound.Parse(*allow)
 	if err != nil {
@@ -58,7 +64,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, applied, err := openData(ctx, *dataDir)
+	db, applied, where, err := openDatabase(ctx, *dataDir, *dbURL)
 	if err != nil {
 		return err
 	}
@@ -86,23 +92,42 @@ func serve(args []string) error {
 		policy.AllowAddrs = append(policy.AllowAddrs, self)
 	}
 	store := sqlstore.New(db)
+	receipts := sqlstore.NewReceiptLog(store, signer)
+	defer receipts.Close()
 	disp := &dispatch.Dispatcher{
 		Store:    store,
 		Env:      hostEnv(keys),
-		Signer:   signer,
+		Receipts: receipts,
 		Audience: *audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: policy.Client(httpcall.DefaultTimeout)}),
 			rowcall.TypeFlow: flow.Runner{},
 		},
 	}
+	if disp.Runners[rowcall.TypeAgent], err = newAgent(policy, store); err != nil {
+		return err
+	}
+	// fn modules: metadata and bytes in the same database (so hosts sharing a
+	// libSQL database share modules), compiled code cached under the data dir.
+	registry := modules.NewRegistry(db, modules.NewSQLBlobs(db))
+	fnRunner, err := fn.New(ctx, registry, fn.Config{CacheDir: filepath.Join(*dataDir, "wasm-cache"), Timeout: *fnTimeout})
+	if err != nil {
+		return err
+	}
+	defer fnRunner.Close(context.Background())
+	disp.Runners[rowcall.TypeFn], disp.Modules = fnRunner, fnRunner
 	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		PublicReads: *publicReads, PublicURL: *publicURL}, store, disp)
+		PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry}, store, disp)
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
 		if err != nil {
 			return err
 		}
+		fnRows, err := examples.InstallModules(ctx, registry, store)
+		if err != nil {
+			return err
+		}
+		created = append(created, fnRows...)
 		fmt.Printf("Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(created, ", "))
 	}
 	if created {
@@ -110,9 +135,10 @@ func serve(args []string) error {
 			"  export ROWCALL_KEY=$(cat %s/owner.key)\n  curl -H \"x-terminal-key: $ROWCALL_KEY\" %s/api/directory\n",
 			*dataDir, *dataDir, base)
 	}
-	fmt.Printf("rowcall serving %s (database %s/rowcall.db)\n", base, *dataDir)
+	fmt.Printf("rowcall serving %s (database %s)\n", base, where)
 
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(h.Close) // end MCP notification streams, or shutdown waits on them
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -11,6 +11,10 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
+// MaxConns is the connection pool's size: enough for concurrent readers (WAL
+// lets them run beside the one writer), few enough to stay cheap.
+const MaxConns = 16
+
 // Open opens (creating if needed) the SQLite file at path.
 func Open(path string) (*sql.DB, error) {
 	q := url.Values{}
@@ -26,5 +30,10 @@ func Open(path string) (*sql.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Keep every connection: opening one re-applies the pragmas, and
+	// database/sql's default of two idle connections makes a busy host open
+	// and close connections on every call.
+	db.SetMaxOpenConns(MaxConns)
+	db.SetMaxIdleConns(MaxConns)
 	return db, nil
 }

@@ -16,24 +16,6 @@ const (
 	BreakerCooldown  = time.Hour
 )
 
-// Breaker reports key's consecutive auth failures and whether its breaker is
-// open now: it opened less than BreakerCooldown ago and has not been cleared.
-func (s *Store) Breaker(ctx context.Context, key string, now time.Time) (failures int, open bool, err error) {
-	var opened sql.NullString
-	err = s.DB.QueryRowContext(ctx, `SELECT failures, opened_at FROM breakers WHERE key = ?`, key).Scan(&failures, &opened)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	if err != nil || !opened.Valid {
-		return failures, false, err
-	}
-	at, err := time.Parse(Timestamp, opened.String)
-	if err != nil {
-		return failures, false, err
-	}
-	return failures, now.Sub(at) < BreakerCooldown, nil
-}
-
 // RecordAuth records one upstream answer for key's breaker: an auth failure
 // (401/403) counts, opening the breaker at the threshold (or re-opening it after
 // a cooldown); any other answer closes it.
@@ -78,4 +60,28 @@ func (s *Store) KeyCategories(ctx context.Context) ([]rowcall.Row, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// Breaker returns key's consecutive auth failures and when its breaker opened
+// (zero when it is closed).
+func (s *Store) Breaker(ctx context.Context, key string) (failures int, opened time.Time, err error) {
+	var at sql.NullString
+	err = s.queryRow(ctx, `SELECT failures, opened_at FROM breakers WHERE key = ?`, key).Scan(&failures, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, time.Time{}, nil
+	}
+	if err != nil || !at.Valid {
+		return failures, time.Time{}, err
+	}
+	opened, err = time.Parse(Timestamp, at.String)
+	return failures, opened, err
+}
+
+// LastEvent is the newest event id: every change to a row, a module or a
+// breaker moves it (by trigger, whoever made the change), so anything read
+// from them stays valid while it does not.
+func (s *Store) LastEvent(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id)
+	return id, err
 }

@@ -22,7 +22,7 @@ type Event struct {
 // History returns every event for key, oldest first: the row's versions, kept
 // even after the row is deleted.
 func (s *Store) History(ctx context.Context, key string) ([]Event, error) {
-	return s.events(ctx, `WHERE key = ? ORDER BY id`, key)
+	return s.events(ctx, `WHERE kind = 'DIRECTORY_MUTATE' AND key = ? ORDER BY id`, key)
 }
 
 // EventsSince returns up to limit events with id > after, oldest first.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 
 	"github.com/rowcall/rowcall"
 )
@@ -13,43 +12,10 @@ const receiptColumns = `id, trace, parent, actor, key, type, runner, started_at,
 	cost_usd, upstream_status, outcome, input_sha256, output_sha256, contract_sha256, token_id,
 	seq, prev_sha256, sha256, sig, key_id`
 
-// Signer links a receipt after (prevSeq, prevHash) and signs it
+// Signer links receipts in order after (prevSeq, prevHash) and signs them
 // (ledger.Signer does).
 type Signer interface {
-	Sign(r *rowcall.Receipt, prevSeq int64, prevHash string)
-}
-
-// AppendReceipt adds r to the end of the receipt chain: it takes the next seq,
-// links to the previous receipt's hash, is signed, and is written. Appends are
-// serialized in this process; another process appending at the same moment
-// loses the unique seq and this one retries on the new end.
-func (s *Store) AppendReceipt(ctx context.Context, r *rowcall.Receipt, signer Signer) error {
-	s.chainMu.Lock()
-	defer s.chainMu.Unlock()
-	for attempt := 0; ; attempt++ {
-		if !s.chainKnown {
-			var seq sql.NullInt64
-			var hash sql.NullString
-			err := s.DB.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			s.chainSeq, s.chainHash, s.chainKnown = seq.Int64, hash.String, true
-		}
-		signer.Sign(r, s.chainSeq, s.chainHash)
-		_, err := s.DB.ExecContext(ctx, `INSERT INTO receipts (`+receiptColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			r.ID, r.Trace, nullable(r.Parent), r.Actor, r.Key, string(r.Type), r.Runner, r.StartedAt, r.Millis,
-			r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, r.Input, r.Output, r.Contract, nullable(r.TokenID),
-			r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID)
-		if err == nil {
-			s.chainSeq, s.chainHash = r.Seq, r.SHA256
-			return nil
-		}
-		s.chainKnown = false
-		if attempt >= 20 || !strings.Contains(err.Error(), "UNIQUE") {
-			return err
-		}
-	}
+	SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string)
 }
 
 // Receipts returns up to limit receipts with seq > after, in chain order: the

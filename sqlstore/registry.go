@@ -43,10 +43,22 @@ func (s *Store) AllRows(ctx context.Context, scope *Scope, all bool) ([]rowcall.
 	return out, rows.Err()
 }
 
-// LastEventID is the id of the newest event: it changes whenever the directory
-// does, so it versions anything derived from the whole directory.
-func (s *Store) LastEventID(ctx context.Context) (int64, error) {
-	var id int64
-	err := s.DB.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id)
-	return id, err
+// ModuleUsers returns the keys of fn rows whose target names module (plain or
+// pinned).
+func (s *Store) ModuleUsers(ctx context.Context, module string) ([]string, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT key FROM directory WHERE type = 'fn' AND (target = ? OR substr(target, 1, ?) = ?) ORDER BY key`,
+		module, len(module)+1, module+"@")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
 }

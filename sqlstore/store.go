@@ -21,10 +21,36 @@ type Store struct {
 	DB  *sql.DB
 	Now func() time.Time // the clock; time.Now when nil
 
-	chainMu    sync.Mutex // serializes receipt appends in this process
-	chainKnown bool       // chainSeq/chainHash hold the chain's end
-	chainSeq   int64
-	chainHash  string
+	// MaxParams is the most bound parameters one statement may carry: D1's
+	// 100 when 0. The embedded SQLite host raises it, so bulk writes (receipt
+	// group commits) take fewer, larger statements.
+	MaxParams int
+
+	stmts sync.Map // query text → *sql.Stmt, for the statements every call runs
+}
+
+// queryRow runs a hot query through a statement prepared once (falling back to
+// an unprepared query where a driver cannot prepare).
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt).QueryRowContext(ctx, args...)
+	}
+	st, err := s.DB.PrepareContext(ctx, q)
+	if err != nil {
+		return s.DB.QueryRowContext(ctx, q, args...)
+	}
+	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		st = prev.(*sql.Stmt)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (s *Store) maxParams() int {
+	if s.MaxParams > 0 {
+		return s.MaxParams
+	}
+	return MaxParams
 }
 
 // New returns a Store over db.
@@ -103,7 +129,7 @@ func seqArg(p *int64) any {
 
 // Lookup returns the row for key without row_num: the dispatcher's hot path.
 func (s *Store) Lookup(ctx context.Context, key string) (rowcall.Row, error) {
-	r, err := scanRow(s.DB.QueryRowContext(ctx, `SELECT `+columns+` FROM directory WHERE key = ?`, key))
+	r, err := scanRow(s.queryRow(ctx, `SELECT `+columns+` FROM directory WHERE key = ?`, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, notFound(key)
 	}

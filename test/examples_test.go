@@ -30,6 +30,13 @@ func TestExampleRowsWorkOffline(t *testing.T) {
 		t.Fatalf("RECEIPT_CONFIRM: %q", r)
 	}
 
+	// The built-in fn modules are registered with their rows.
+	got = dispatchCall(t, h, "NOW", "")
+	if r := got.JSON["result"].(string); !strings.Contains(r, `"zone":"P`) {
+		t.Fatalf("NOW: %q", r)
+	}
+	expect(t, dispatchCall(t, h, "UPPER", "rowcall"), 200, map[string]any{"result": "ROWCALL"})
+
 	// Another loopback service is refused by the outbound policy.
 	up := newUpstream(t, openMeteo)
 	createRow(t, h, map[string]any{"key": "LOCAL_SERVICE", "type": "http", "target": "GET " + up.URL + "/v1/forecast?latitude=1&longitude=2"})

@@ -36,7 +36,9 @@ func TestInjectedSecretsNeverLeak(t *testing.T) {
 	forms := []func(i int) string{
 		func(i int) string { return fmt.Sprintf("bearer:LEAK_TEST_%d", i) },
 		func(i int) string { return fmt.Sprintf("basic:LEAK_TEST_%d", i) },
-		func(i int) string { return fmt.Sprintf(`headers:{"X-Api-Key":"$LEAK_TEST_%d","X-Custom":"v-$LEAK_TEST_%d"}`, i, i) },
+		func(i int) string {
+			return fmt.Sprintf(`headers:{"X-Api-Key":"$LEAK_TEST_%d","X-Custom":"v-$LEAK_TEST_%d"}`, i, i)
+		},
 		func(i int) string { return fmt.Sprintf("query:api_key=LEAK_TEST_%d", i) },
 	}
 	var answers []string

@@ -85,6 +85,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // The bounds on a flow.
@@ -228,9 +229,9 @@ func (r *run) block(s Step) {
 		if i > 0 {
 			obj.WriteByte(',')
 		}
-		writeJSONString(&obj, b.output())
+		jsontext.Write(&obj, b.output())
 		obj.WriteByte(':')
-		writeJSONString(&obj, outs[i].Result)
+		jsontext.Write(&obj, outs[i].Result)
 		if b.Bind != "" {
 			r.vars[b.Bind] = outs[i].Result
 		}

@@ -1,0 +1,88 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// looked is what a call needs to know about its row before it runs.
+type looked struct {
+	row      rowcall.Row
+	contract string
+	module   string // an fn row's module digest
+	failures int    // consecutive auth failures (the breaker)
+	open     bool   // the breaker is open
+}
+
+// cache keeps rows and their contract fingerprints between calls. It is valid
+// for one value of the event log's newest id: every directory or module change
+// writes an event (by trigger, whoever made it), so a call that sees a newer id
+// starts a fresh cache and a new or edited row is live on the next call.
+type cache struct {
+	mu    sync.RWMutex
+	event int64
+	rows  map[string]entry
+}
+
+type entry struct {
+	row      rowcall.Row
+	contract string
+	module   string
+	failures int       // the breaker's consecutive auth failures
+	opened   time.Time // when the breaker opened; zero when closed
+}
+
+// maxCached bounds the cache; past it the cache starts over.
+const maxCached = 10_000
+
+func (c *cache) get(event int64, key string) (entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.event != event {
+		return entry{}, false
+	}
+	e, ok := c.rows[key]
+	return e, ok
+}
+
+func (c *cache) put(event int64, key string, e entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case event < c.event: // read under an older state: do not keep it
+		return
+	case event > c.event || len(c.rows) >= maxCached:
+		c.event, c.rows = event, map[string]entry{}
+	}
+	c.rows[key] = e
+}
+
+// look reads a row, its contract, its module and its breaker: with one query
+// (the newest event id) when the cache holds them, and from the tables when
+// it does not.
+func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looked, error) {
+	event, err := d.Store.LastEvent(ctx)
+	if err != nil {
+		return looked{}, err
+	}
+	e, ok := d.cache.get(event, key)
+	if !ok {
+		row, err := d.Store.Lookup(ctx, key)
+		if err != nil {
+			return looked{}, err
+		}
+		failures, opened, err := d.Store.Breaker(ctx, key)
+		if err != nil {
+			return looked{}, err
+		}
+		module := d.moduleDigest(ctx, &row)
+		e = entry{row: row, contract: rowcall.ContractFingerprint(&row, module), module: module, failures: failures, opened: opened}
+		d.cache.put(event, key, e)
+	}
+	open := !e.opened.IsZero() && now.Sub(e.opened) < sqlstore.BreakerCooldown
+	return looked{row: e.row, contract: e.contract, module: e.module, failures: e.failures, open: open}, nil
+}

@@ -1,0 +1,98 @@
+package dispatch_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn"
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
+)
+
+// withEcho adds the WAT echo module and an ECHO fn row to d.
+func withEcho(b *testing.B, d *dispatch.Dispatcher) *fn.Runner {
+	ctx := context.Background()
+	reg := modules.NewRegistry(d.Store.DB, modules.NewSQLBlobs(d.Store.DB))
+	r, err := fn.New(ctx, reg, fn.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close(ctx) })
+	echo, _ := wasmexamples.ByName("echo")
+	if _, err := reg.Put(ctx, "echo", echo.Wasm); err != nil {
+		b.Fatal(err)
+	}
+	row := rowcall.NewRow("ECHO", rowcall.TypeFn)
+	row.Target, row.Content = "echo", echo.Content
+	if _, err := d.Store.Create(ctx, row); err != nil {
+		b.Fatal(err)
+	}
+	d.Runners[rowcall.TypeFn], d.Modules = r, r
+	return r
+}
+
+// BenchmarkFnModule is the module's own run: the fn runner alone.
+func BenchmarkFnModule(b *testing.B) {
+	d, _ := newDispatcher(b)
+	r := withEcho(b, d)
+	row, _ := d.Store.Lookup(context.Background(), "ECHO")
+	ctx := context.Background()
+	for b.Loop() {
+		out := r.Run(ctx, &rowcall.Invocation{Row: &row, Body: "hi", Args: []string{"hi"}})
+		if out.Result != "hi" {
+			b.Fatal(out.Result)
+		}
+	}
+}
+
+// BenchmarkDispatchFn is a whole in-process dispatch of the same row, up to
+// its receipt being queued (an HTTP answer also waits for the group commit).
+func BenchmarkDispatchFn(b *testing.B) {
+	d, _ := newDispatcher(b)
+	withEcho(b, d)
+	ctx := context.Background()
+	for b.Loop() {
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"})
+		if err != nil || res.Result != "hi" {
+			b.Fatal(err, res.Result)
+		}
+	}
+}
+
+// BenchmarkDispatchFnDurable waits for each receipt to be stored.
+func BenchmarkDispatchFnDurable(b *testing.B) {
+	d, _ := newDispatcher(b)
+	withEcho(b, d)
+	ctx := context.Background()
+	for b.Loop() {
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"})
+		if err == nil {
+			err = res.Wait()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDispatchFnParallel is many callers at once, each waiting for its
+// receipt: the group commit's case.
+func BenchmarkDispatchFnParallel(b *testing.B) {
+	d, _ := newDispatcher(b)
+	withEcho(b, d)
+	ctx := context.Background()
+	b.SetParallelism(25)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"})
+			if err == nil {
+				err = res.Wait()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+
+	"github.com/rowcall/rowcall/libsql"
+	"github.com/rowcall/rowcall/migrations"
+)
+
+// dbFlagHelp is the --db flag's help, shared by serve and migrate.
+const dbFlagHelp = "database: a libSQL server URL (libsql://HOST, https://HOST, http://HOST:PORT; token in $" + libsql.TokenEnv +
+	") instead of the embedded SQLite file DATA/rowcall.db"
+
+// openDatabase opens the database --db names (a libSQL server), or the
+// embedded file under dataDir when dbURL is "", and applies pending migrations.
+// where describes it for messages (never with a token).
+func openDatabase(ctx context.Context, dataDir, dbURL string) (db *sql.DB, applied []string, where string, err error) {
+	if dbURL == "" {
+		db, applied, err = openData(ctx, dataDir)
+		return db, applied, filepath.Join(dataDir, "rowcall.db"), err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil { // owner and receipt keys still live here
+		return nil, nil, "", err
+	}
+	db, err = openRemote(ctx, dbURL)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	applied, err = migrations.Apply(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, nil, "", err
+	}
+	return db, applied, libsql.Redact(dbURL), nil
+}
+
+// openRemote opens a libSQL server database without migrating it.
+func openRemote(ctx context.Context, dbURL string) (*sql.DB, error) {
+	return libsql.Open(ctx, dbURL)
+}

@@ -1,0 +1,321 @@
+// Package mcp projects the directory as a Model Context Protocol server
+// (Streamable HTTP, with the official Go SDK, github.com/modelcontextprotocol/go-sdk),
+// mounted by the api package at /mcp.
+//
+// What a client sees:
+//
+//   - tools/list: the two meta-tools, search_capabilities (plain words → the best
+//     matching rows, each with its key, what it does and how to call it) and
+//     call_capability (key + pipe-separated args, or named arguments), and the
+//     rows the caller may call — enabled, planner_visible, inside the token's
+//     scope (the owner sees every row; a token does not see rows it could never
+//     call: owner-only rows, and sensitive rows above its risk ceiling) — one
+//     tool per row, named by its key, at most Config.MaxTools of them, in the
+//     directory's canonical order (pinned seq first, then key). A directory of
+//     ten thousand rows stays usable: the meta-tools reach every row without
+//     loading them. A row's inputSchema is its input_schema when it declares
+//     top-level properties (named arguments, joined into the pipe-separated body
+//     in declared order by typed.Join); otherwise one string argument, args,
+//     the body itself. The description is the row's # WHAT and # WHEN_TO_USE
+//     lines; args carries its # ARGS line and an example.
+//   - tools/call: dispatch.Dispatcher runs the row with the caller's actor and
+//     token — the same gate, the same signed receipt as POST /api/dispatch. The
+//     result string is the first text block; the second names the receipt
+//     (invocation id, public link); structuredContent holds the proof fields.
+//     isError is set when the result starts with ERR: or the call was refused.
+//   - notifications/tools/list_changed (capability tools.listChanged): while
+//     sessions are open, one goroutine polls the event log every Config.Poll
+//     (one indexed MAX(id) query), so a row created, edited or deleted through
+//     the API or directly in SQL reaches every session whose projection it
+//     changes — and only those: a token's session is not told about rows
+//     outside its scope. A change that lands before the client has attached
+//     its GET stream is announced as soon as the stream attaches.
+//
+// Design: one SDK server per session, built for the caller who initialized it
+// (its tool set is that caller's projection); the session is bound to that
+// credential (owner, or the token's id), and a request on it with another
+// credential is refused. Credentials are the API's own (x-terminal-key or
+// Authorization: Bearer with the owner key or a capability token); a request
+// without one is 401 {"error":"unauthorized"}.
+//
+// On GOOS=js (the Cloudflare worker starts a fresh Go runtime per request) the
+// handler is stateless: each request gets a fresh server and no session is
+// kept, so there is no list_changed there; clients list again instead.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// Caller is who made a request, as the API resolves it.
+type Caller struct {
+	Owner bool
+	Token *rowcall.Token // set for a token holder
+	Actor string         // recorded on receipts
+}
+
+// identity is what a session is bound to: the owner, or one token.
+func (c Caller) identity() string {
+	if c.Token != nil {
+		return "token:" + c.Token.ID
+	}
+	return "owner"
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxTools = 50
+	DefaultPoll     = 500 * time.Millisecond
+	// SessionIdle closes a session that sent no request for this long (an open
+	// notification stream does not count: clients that only listen should ping).
+	SessionIdle = time.Hour
+)
+
+// Config is what the API hands the MCP server.
+type Config struct {
+	Store      *sqlstore.Store
+	Dispatcher *dispatch.Dispatcher
+	// Caller resolves the request's credential; ok false (no credential, or an
+	// unusable one) is answered 401 {"error":"unauthorized"}.
+	Caller func(r *http.Request) (c Caller, ok bool)
+	// ReceiptURL is the public address of receipt id for a request made as r.
+	ReceiptURL func(r *http.Request, id string) string
+	// MaxTools caps the rows listed as tools (beyond the two meta-tools):
+	// DefaultMaxTools when 0, none when negative.
+	MaxTools int
+	// Poll is how often the event log is read while sessions are open.
+	Poll time.Duration
+	// Stateless keeps no sessions (so sends no list_changed). Always on for GOOS=js.
+	Stateless bool
+	// Version is reported as the server's version ("dev" when empty).
+	Version string
+}
+
+// Handler serves /mcp.
+type Handler struct {
+	cfg  Config
+	sdk  *sdk.StreamableHTTPHandler
+	bare *sdk.Server // no tools: asked for protocol versions, and answers (then closes) a sessionless non-initialize POST
+
+	mu       sync.Mutex
+	sessions map[string]*session // by Mcp-Session-Id
+	polling  bool
+	stop     chan struct{}
+	closed   bool
+}
+
+// New returns the /mcp handler.
+func New(cfg Config) *Handler {
+	if cfg.MaxTools == 0 {
+		cfg.MaxTools = DefaultMaxTools
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	cfg.Stateless = cfg.Stateless || runtime.GOOS == "js"
+	h := &Handler{cfg: cfg, sessions: map[string]*session{}, stop: make(chan struct{})}
+	h.bare = sdk.NewServer(h.implementation(), nil)
+	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
+		Stateless:    cfg.Stateless,
+		JSONResponse: cfg.Stateless,
+		// Every request carries the owner key or a token, so a DNS-rebound page
+		// (which has neither) gets 401 anyway; the SDK's check would instead
+		// refuse a host served on loopback behind a proxy or tunnel.
+		DisableLocalhostProtection: true,
+		SessionTimeout:             SessionIdle,
+	})
+	return h
+}
+
+func (h *Handler) implementation() *sdk.Implementation {
+	return &sdk.Implementation{Name: "rowcall", Title: "rowcall capability directory", Version: h.cfg.Version}
+}
+
+// pendingKey carries the session built for a request from ServeHTTP to the
+// SDK's getServer callback.
+type pendingKey struct{}
+
+type pending struct{ st *session }
+
+// ServeHTTP authenticates the request, binds it to its session's credential,
+// and hands it to the SDK's Streamable HTTP handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, ok := h.cfg.Caller(r)
+	if !ok {
+		unauthorized(w)
+		return
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.cfg.Stateless {
+		h.mu.Lock()
+		st := h.sessions[id]
+		h.mu.Unlock()
+		if st != nil {
+			if st.identity != c.identity() {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden",
+					"message": "this MCP session belongs to another credential", "how_to_fix": "initialize a new session with your own credential"})
+				return
+			}
+			st.touch(c, r)
+			switch r.Method {
+			case http.MethodGet: // the session's notification stream
+				sw := &streamWriter{ResponseWriter: w, st: st}
+				defer sw.ended()
+				w = sw
+			case http.MethodDelete:
+				defer h.drop(id)
+			}
+		}
+	}
+	p := &pending{}
+	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
+		st, err := h.newSession(r.Context(), c, r)
+		if err != nil {
+			slog.Error("mcp: building a session", "err", err)
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": string(rowcall.EInternal),
+				"message": "the server failed; the log has the cause"})
+			return
+		}
+		p.st = st
+	}
+	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, p)))
+}
+
+// initializing reports whether a POST carries an initialize request (the body
+// is read and put back). Only that opens a session worth building; anything
+// else without a session id (such as a newer client's server/discover probe)
+// goes to the bare server, which the SDK answers and closes.
+func initializing(r *http.Request) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	type message struct {
+		Method string `json:"method"`
+	}
+	var batch []message // an older protocol's batch
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		json.Unmarshal(t, &batch)
+	} else {
+		var one message
+		json.Unmarshal(t, &one)
+		batch = append(batch, one)
+	}
+	for _, m := range batch {
+		if m.Method == "initialize" {
+			return true
+		}
+	}
+	return false
+}
+
+// streamWriter watches a session's GET stream: once the SDK writes its 200
+// the stream is attached, and every list_changed from then on reaches it.
+type streamWriter struct {
+	http.ResponseWriter
+	st    *session
+	ready bool
+}
+
+func (w *streamWriter) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK && !w.ready {
+		w.ready = true
+		w.st.streamReady()
+	}
+}
+
+func (w *streamWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *streamWriter) ended() {
+	if w.ready {
+		w.st.streamEnded()
+	}
+}
+
+// server is the SDK's getServer: the session server built for a request that
+// opens a session (every POST, when stateless); otherwise a bare server, which
+// the SDK asks only for its protocol versions.
+func (h *Handler) server(r *http.Request) *sdk.Server {
+	if p, _ := r.Context().Value(pendingKey{}).(*pending); p != nil && p.st != nil {
+		return p.st.server
+	}
+	return h.bare
+}
+
+// register records a new session under its id and makes sure the poller runs.
+func (h *Handler) register(id string, st *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.sessions[id] = st
+	if !h.polling {
+		h.polling = true
+		go h.poll()
+	}
+}
+
+func (h *Handler) drop(id string) {
+	h.mu.Lock()
+	delete(h.sessions, id)
+	h.mu.Unlock()
+}
+
+// Close ends every open session (their notification streams included), so a
+// server shutting down does not wait for clients that keep a stream open.
+func (h *Handler) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	close(h.stop)
+	all := make([]*session, 0, len(h.sessions))
+	for _, st := range h.sessions {
+		all = append(all, st)
+	}
+	h.sessions = map[string]*session{}
+	h.mu.Unlock()
+	for _, st := range all {
+		for ss := range st.server.Sessions() {
+			ss.Close()
+		}
+	}
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}

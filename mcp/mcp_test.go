@@ -1,0 +1,159 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/migrations"
+	"github.com/rowcall/rowcall/runners/httpcall"
+	"github.com/rowcall/rowcall/sqlite"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// newHandler serves a handler over a fresh SQLite file with one http row;
+// the owner's credential is x-terminal-key: owner.
+func newHandler(t *testing.T, cfg Config) (*httptest.Server, *sqlstore.Store) {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"temperature_2m":15.7,"q":"`+r.URL.RawQuery+`"}`)
+	}))
+	t.Cleanup(up.Close)
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "mcp.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := migrations.Apply(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	store := sqlstore.New(db)
+	signer, _ := ledger.NewSigner(make([]byte, 32))
+	log := sqlstore.NewReceiptLog(store, signer)
+	t.Cleanup(log.Close)
+	disp := &dispatch.Dispatcher{Store: store, Receipts: log, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
+		Runners: map[rowcall.Type]rowcall.Runner{rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()})}}
+	row := rowcall.NewRow("TEMP", rowcall.TypeHTTP)
+	row.Target = "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2"
+	row.Content = "# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"
+	if _, err := store.Create(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Dispatcher = store, disp
+	cfg.Caller = func(r *http.Request) (Caller, bool) {
+		return Caller{Owner: true, Actor: "owner:terminal-key"}, r.Header.Get("X-Terminal-Key") == "owner"
+	}
+	cfg.ReceiptURL = func(r *http.Request, id string) string { return "http://" + r.Host + "/receipt/" + id }
+	h := New(cfg)
+	t.Cleanup(h.Close)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, store
+}
+
+type ownerKey struct{}
+
+func (ownerKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Terminal-Key", "owner")
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The worker's mode: no sessions, a fresh server per request, no
+// list_changed — and still list and call, with the receipt stored before the
+// answer.
+func TestStateless(t *testing.T) {
+	srv, store := newHandler(t, Config{Stateless: true})
+	ctx := context.Background()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL,
+		HTTPClient: &http.Client{Transport: ownerKey{}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if c := cs.InitializeResult().Capabilities.Tools; c == nil || c.ListChanged {
+		t.Fatalf("tools capability %+v", c)
+	}
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil || len(list.Tools) != 3 || list.Tools[0].Name != "TEMP" { // the SDK sorts by name
+		t.Fatalf("tools %v %v", list, err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "TEMP", Arguments: map[string]any{"args": "1|2"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call %v %v", res, err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, "latitude=1&longitude=2") {
+		t.Fatalf("result %s", text)
+	}
+	id := res.StructuredContent.(map[string]any)["invocation_id"].(string)
+	if rc, err := store.Receipt(ctx, id); err != nil || rc.Actor != "owner:terminal-key" || !rc.OK {
+		t.Fatalf("receipt %+v %v", rc, err)
+	}
+}
+
+func TestUnauthorized(t *testing.T) {
+	srv, _ := newHandler(t, Config{})
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 401 || strings.TrimSpace(string(body)) != `{"error":"unauthorized"}` || res.Header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("%d %s", res.StatusCode, body)
+	}
+}
+
+func TestRowTool(t *testing.T) {
+	row := rowcall.NewRow("GEO", rowcall.TypeHTTP)
+	row.Content = "# WHAT: Finds a place\n# WHEN_TO_USE: you have an address.\n# ARGS: $1=address\n# EX: [GEO]10 Downing St[/GEO]"
+	p := rowTool(&row)
+	schema, _ := json.Marshal(p.tool.InputSchema)
+	if p.tool.Description != "Finds a place. When to use: you have an address." ||
+		string(schema) != `{"type":"object","properties":{"args":{"type":"string","description":"The arguments as one string, separated by '|': $1=address. Example: 10 Downing St"}},"additionalProperties":false}` {
+		t.Fatalf("%q %s", p.tool.Description, schema)
+	}
+	// A schema without "type" is an object schema; its property order is kept.
+	row.InputSchema = `{"properties": {"z": {"type": "string"}, "a": {"type": "integer"}}, "required": ["z"]}`
+	p = rowTool(&row)
+	if schema, _ = json.Marshal(p.tool.InputSchema); string(schema) != `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}},"required":["z"]}` {
+		t.Fatalf("schema %s", schema)
+	}
+	if b, err := body(&row, json.RawMessage(`{"a":3,"z":"x|y"}`)); err == nil || !strings.Contains(err.Error(), `"z" contains '|'`) {
+		t.Fatalf("pipe in a non-last argument: %q %v", b, err)
+	}
+	if b, err := body(&row, json.RawMessage(`{"a":3,"z":"x"}`)); err != nil || b != "x|3" {
+		t.Fatalf("named: %q %v", b, err)
+	}
+	if b, err := body(&row, json.RawMessage(`{"args":"x|3"}`)); err != nil || b != "x|3" {
+		t.Fatalf("positional on a typed row: %q %v", b, err)
+	}
+	// Schemas that cannot be tool input schemas fall back to args.
+	for _, s := range []string{`{"type":"array"}`, `{"type":"object"}`, `not json`} {
+		row.InputSchema = s
+		if _, _, ok := schemaOf(&row); ok {
+			t.Errorf("%s used as an input schema", s)
+		}
+	}
+	row.InputSchema = ""
+	if _, err := body(&row, json.RawMessage(`{"address":"x"}`)); err == nil {
+		t.Fatal("a named argument on an untyped row was accepted")
+	}
+	if b, err := body(&row, json.RawMessage(`{"args":12}`)); err != nil || b != "12" {
+		t.Fatalf("numeric args: %q %v", b, err)
+	}
+	if got := clip(strings.Repeat("é", 10), 9); got != "ééé…" {
+		t.Fatalf("clip %q", got)
+	}
+}

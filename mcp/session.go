@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session is one MCP session: the server built for the caller who opened it,
+// and what the poller needs to keep its tool list current.
+type session struct {
+	h        *Handler
+	identity string // the credential the session is bound to
+	server   *sdk.Server
+	created  time.Time
+
+	mu      sync.Mutex
+	caller  Caller            // refreshed on every request (a revoked token stops at the door)
+	req     *http.Request     // the latest request: the base of receipt links
+	tools   map[string]string // rows listed as tools: key → fingerprint of the tool's definition
+	eventID int64             // the event log's head when tools was last projected
+	ready   bool              // a GET stream is attached: list_changed reaches the client
+	missed  bool              // the list changed while no stream was attached
+}
+
+// newSession builds the server for caller: the meta-tools and the caller's
+// projection of the directory.
+func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request) (*session, error) {
+	st := &session{h: h, identity: c.identity(), caller: c, req: linkBase(r), created: time.Now(), tools: map[string]string{}}
+	var head int64
+	if !h.cfg.Stateless { // a stateless server is never re-projected
+		var err error
+		if head, err = h.head(ctx); err != nil {
+			return nil, err
+		}
+	}
+	proj, err := h.project(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	opts := &sdk.ServerOptions{
+		Instructions: h.instructions(),
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !h.cfg.Stateless}},
+	}
+	if !h.cfg.Stateless {
+		opts.GetSessionID = func() string {
+			id := rand.Text()
+			h.register(id, st)
+			return id
+		}
+	}
+	st.server = sdk.NewServer(h.implementation(), opts)
+	st.server.AddTool(searchTool, st.search)
+	st.server.AddTool(callTool, st.callCapability)
+	for _, t := range proj {
+		st.server.AddTool(t.tool, st.rowHandler(t.key))
+		st.tools[t.key] = t.fp
+	}
+	st.eventID = head
+	return st, nil
+}
+
+func (h *Handler) instructions() string {
+	listed := fmt.Sprintf("up to %d of them are listed as tools (named by key)", h.cfg.MaxTools)
+	if h.cfg.MaxTools < 0 {
+		listed = "none is listed as its own tool"
+	}
+	return "rowcall: a directory of capabilities, each one row called by its key; " + listed +
+		". search_capabilities finds any capability by plain words and says how to call it; call_capability calls it by key. " +
+		"Every call writes a signed public receipt, named in the result."
+}
+
+// touch records the latest request on the session and its caller.
+func (st *session) touch(c Caller, r *http.Request) {
+	st.mu.Lock()
+	st.caller, st.req = c, linkBase(r)
+	st.mu.Unlock()
+}
+
+// linkBase keeps what a receipt link is made from (host, scheme, forwarding
+// headers), not the request's body or credentials.
+func linkBase(r *http.Request) *http.Request {
+	h := r.Header.Clone()
+	h.Del("Authorization")
+	h.Del("X-Terminal-Key")
+	return &http.Request{Method: r.Method, URL: r.URL, Host: r.Host, TLS: r.TLS, Header: h, Proto: r.Proto}
+}
+
+// current returns the caller, and the receipt link maker for the latest request.
+func (st *session) current() (Caller, func(id string) string) {
+	st.mu.Lock()
+	c, r := st.caller, st.req
+	st.mu.Unlock()
+	return c, func(id string) string {
+		if id == "" || st.h.cfg.ReceiptURL == nil {
+			return ""
+		}
+		return st.h.cfg.ReceiptURL(r, id)
+	}
+}
+
+func (st *session) listed(key string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_, ok := st.tools[key]
+	return ok
+}
+
+// streamReady is called once the SDK has attached a GET stream (written its
+// 200): a change that found no stream is announced now. The SDK sends
+// list_changed whenever a tool is (re)added, so re-adding a meta-tool is the
+// announcement.
+func (st *session) streamReady() {
+	st.mu.Lock()
+	st.ready = true
+	missed := st.missed
+	st.missed = false
+	st.mu.Unlock()
+	if missed {
+		st.server.AddTool(searchTool, st.search)
+	}
+}
+
+func (st *session) streamEnded() {
+	st.mu.Lock()
+	st.ready = false
+	st.mu.Unlock()
+}
+
+// alive reports whether the session may still be used: it is young (being
+// initialized) or its server still has a connected session.
+func (st *session) alive() bool {
+	if time.Since(st.created) < 10*time.Second {
+		return true
+	}
+	for range st.server.Sessions() {
+		return true
+	}
+	return false
+}
+
+// apply brings the session's tools to proj (projected at event head): the SDK
+// sends one list_changed for the changes.
+func (st *session) apply(proj []projected, head int64) {
+	st.mu.Lock()
+	next := make(map[string]string, len(proj))
+	var changed []projected
+	for _, t := range proj {
+		next[t.key] = t.fp
+		if st.tools[t.key] != t.fp {
+			changed = append(changed, t)
+		}
+	}
+	var removed []string
+	for k := range st.tools {
+		if _, ok := next[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	st.tools, st.eventID = next, head
+	if len(changed)+len(removed) > 0 && !st.ready {
+		st.missed = true // announced when a stream attaches
+	}
+	st.mu.Unlock()
+	if len(removed) > 0 {
+		st.server.RemoveTools(removed...)
+	}
+	for _, t := range changed {
+		st.server.AddTool(t.tool, st.rowHandler(t.key))
+	}
+}
+
+// head is the event log's last id: every directory change, through the API or
+// straight in SQL, appends an event (migrations/0003_events.sql), so a new
+// head means the directory may have changed.
+func (h *Handler) head(ctx context.Context) (int64, error) { return h.cfg.Store.LastEvent(ctx) }
+
+// poll runs while sessions are open: every Config.Poll it reads the event
+// log's head and re-projects each session that has not seen it (once per
+// credential), dropping sessions that have ended.
+func (h *Handler) poll() {
+	t := time.NewTicker(h.cfg.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		if !h.tick() {
+			return
+		}
+	}
+}
+
+// tick is one poll; false when no session is left (the poller stops).
+func (h *Handler) tick() bool {
+	h.mu.Lock()
+	live := make([]*session, 0, len(h.sessions))
+	for id, st := range h.sessions {
+		if !st.alive() {
+			delete(h.sessions, id)
+			continue
+		}
+		live = append(live, st)
+	}
+	if len(live) == 0 {
+		h.polling = false
+		h.mu.Unlock()
+		return false
+	}
+	h.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	head, err := h.head(ctx)
+	if err != nil {
+		slog.Warn("mcp: reading the event log", "err", err)
+		return true
+	}
+	byIdentity := map[string][]projected{}
+	for _, st := range live {
+		st.mu.Lock()
+		stale, c := st.eventID < head, st.caller
+		st.mu.Unlock()
+		if !stale {
+			continue
+		}
+		proj, ok := byIdentity[st.identity]
+		if !ok {
+			if proj, err = h.project(ctx, c); err != nil {
+				slog.Warn("mcp: projecting the directory", "err", err)
+				continue
+			}
+			byIdentity[st.identity] = proj
+		}
+		st.apply(proj, head)
+	}
+	return true
+}

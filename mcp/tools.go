@@ -1,0 +1,509 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/typed"
+)
+
+// The meta-tools' names. A row with one of these keys is not listed as its
+// own tool (call_capability still reaches it).
+const (
+	SearchTool = "search_capabilities"
+	CallTool   = "call_capability"
+)
+
+var searchTool = &sdk.Tool{
+	Name:  SearchTool,
+	Title: "Search capabilities",
+	Description: "Find capabilities in this directory by plain words for what you want done, best match first, each with its key, " +
+		"what it does, and how to call it (with call_capability). Use it when no listed tool fits: the directory may hold far more " +
+		"capabilities than are listed as tools.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"plain words for what you want done, e.g. \"current temperature at a place\""},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":25,"description":"how many matches to return (default 5)"}},` +
+		`"required":["query"],"additionalProperties":false}`),
+	Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+}
+
+var callTool = &sdk.Tool{
+	Name:  CallTool,
+	Title: "Call a capability",
+	Description: "Call any capability of this directory by its key (from search_capabilities), listed as a tool or not. " +
+		"Pass its arguments as one string, args, separated by '|' in the order the capability documents; or, for a capability " +
+		"with an input schema, by name in arguments. Returns the result and the call's public receipt.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"key":{"type":"string","description":"the capability's key, e.g. GROK_MODELS"},` +
+		`"args":{"type":"string","description":"the arguments as one string, separated by '|' (e.g. \"37.77|-122.42\"); empty or absent for none"},` +
+		`"arguments":{"type":"object","description":"instead of args, for a capability with an input schema: its arguments by name"}},` +
+		`"required":["key"],"additionalProperties":false}`),
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// projected is one row listed as a tool.
+type projected struct {
+	key  string
+	tool *sdk.Tool
+	fp   string // the tool's definition, as JSON: a change re-announces it
+}
+
+// scope is the store filter for the caller's token (nil for the owner).
+func scope(c Caller) *sqlstore.Scope {
+	if c.Token == nil {
+		return nil
+	}
+	return &sqlstore.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
+}
+
+// callable reports whether the caller could call row at all: the owner any
+// row; a token a row in its scope that is not owner-only and not above its
+// risk ceiling (the gate would refuse those, so they are not offered).
+func callable(c Caller, row *rowcall.Row) bool {
+	t := c.Token
+	if t == nil {
+		return c.Owner
+	}
+	return t.Covers(row) && !row.OwnerOnly() && (row.Sensitive == 0 || t.RiskCeiling == rowcall.RiskHigh)
+}
+
+// project lists the rows the caller sees as tools: enabled, planner_visible,
+// callable, at most MaxTools, in canonical order.
+func (h *Handler) project(ctx context.Context, c Caller) ([]projected, error) {
+	if h.cfg.MaxTools < 0 {
+		return nil, nil
+	}
+	enabled := int64(1)
+	f := sqlstore.Filter{Enabled: &enabled, Scope: scope(c), Limit: min(sqlstore.MaxPage, max(100, 2*h.cfg.MaxTools))}
+	out := []projected{}
+	for {
+		page, err := h.cfg.Store.List(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for i := range page.Rows {
+			row := &page.Rows[i]
+			if row.PlannerVisible == 0 || !callable(c, row) || row.Key == SearchTool || row.Key == CallTool {
+				continue
+			}
+			out = append(out, rowTool(row))
+			if len(out) == h.cfg.MaxTools {
+				return out, nil
+			}
+		}
+		if len(page.Rows) < f.Limit {
+			return out, nil
+		}
+		f.Offset += len(page.Rows)
+	}
+}
+
+// rowTool is a row's tool definition.
+func rowTool(row *rowcall.Row) projected {
+	t := &sdk.Tool{Name: row.Key, Description: describe(row)}
+	if _, raw, ok := schemaOf(row); ok {
+		t.InputSchema = raw
+	} else {
+		desc, _ := json.Marshal(argsHelp(row))
+		t.InputSchema = json.RawMessage(`{"type":"object","properties":{"args":{"type":"string","description":` + string(desc) +
+			`}},"additionalProperties":false}`)
+	}
+	fp, _ := json.Marshal(t)
+	return projected{key: row.Key, tool: t, fp: string(fp)}
+}
+
+// describe is the tool description: the row's # WHAT and # WHEN_TO_USE lines.
+func describe(row *rowcall.Row) string {
+	d := sentence(row.DocLine("WHAT"))
+	if d == "" {
+		d = fmt.Sprintf("The %s capability %s.", row.Type, row.Key)
+		if row.Category != "" {
+			d = fmt.Sprintf("The %s capability %s (category %s).", row.Type, row.Key, row.Category)
+		}
+	}
+	if when := row.DocLine("WHEN_TO_USE"); when != "" {
+		d += " When to use: " + sentence(when)
+	}
+	return clip(d, 1024)
+}
+
+// argsHelp describes the one string argument of a row without a usable schema.
+func argsHelp(row *rowcall.Row) string {
+	d := "The arguments as one string, separated by '|'"
+	if a := row.DocLine("ARGS"); a != "" {
+		d += ": " + a
+	}
+	if ex := example(row); ex != "" {
+		d += ". Example: " + ex
+	}
+	return clip(d, 512)
+}
+
+// example is one example body: the first of examples, else the # EX line
+// without its [KEY]…[/KEY] tags.
+func example(row *rowcall.Row) string {
+	var list []string
+	if json.Unmarshal([]byte(row.Examples), &list) == nil && len(list) > 0 {
+		return list[0]
+	}
+	ex := row.DocLine("EX")
+	open, close := "["+row.Key+"]", "[/"+row.Key+"]"
+	if i, j := strings.Index(ex, open), strings.LastIndex(ex, close); i >= 0 && j > i {
+		return ex[i+len(open) : j]
+	}
+	return ex
+}
+
+// schemaOf returns the row's input_schema as a tool input schema when it can
+// be one: it compiles, it is an object schema (a missing "type" reads as
+// "object"), and it declares top-level properties for named arguments. The
+// JSON keeps the row's property order, which is the argument order.
+func schemaOf(row *rowcall.Row) (*typed.Schema, json.RawMessage, bool) {
+	if strings.TrimSpace(row.InputSchema) == "" {
+		return nil, nil, false
+	}
+	s, err := typed.Compile(row.InputSchema)
+	if err != nil || len(s.Names()) == 0 {
+		return nil, nil, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal([]byte(row.InputSchema), &top) != nil {
+		return nil, nil, false
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(row.InputSchema)) != nil {
+		return nil, nil, false
+	}
+	raw := b.Bytes()
+	switch typ, ok := top["type"]; {
+	case !ok:
+		raw = append([]byte(`{"type":"object",`), raw[1:]...)
+	case string(bytes.TrimSpace(typ)) != `"object"`:
+		return nil, nil, false
+	}
+	return s, json.RawMessage(raw), true
+}
+
+// body turns a call's arguments into the row's pipe-separated body: named
+// arguments through the row's input_schema (typed.Join), or the one string
+// argument args.
+func body(row *rowcall.Row, arguments json.RawMessage) (string, error) {
+	var obj map[string]json.RawMessage
+	if t := bytes.TrimSpace(arguments); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		if json.Unmarshal(t, &obj) != nil {
+			return "", errors.New("arguments must be a JSON object")
+		}
+	}
+	var s *typed.Schema
+	if row != nil {
+		s, _, _ = schemaOf(row)
+	}
+	if raw, ok := obj["args"]; ok && len(obj) == 1 && (s == nil || !slices.Contains(s.Names(), "args")) {
+		return argsString(raw)
+	}
+	if s != nil {
+		return s.Join(arguments)
+	}
+	for k := range obj {
+		if k != "args" {
+			return "", fmt.Errorf("unknown argument %q: this capability takes one string argument, args (its arguments separated by '|')", k)
+		}
+	}
+	return "", nil
+}
+
+// argsString reads args: a string (a number or boolean reads as its text).
+func argsString(raw json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	t := string(bytes.TrimSpace(raw))
+	if t == "null" {
+		return "", nil
+	}
+	var x any
+	if json.Unmarshal(raw, &x) == nil {
+		if _, composite := x.(map[string]any); !composite {
+			if _, list := x.([]any); !list {
+				return t, nil
+			}
+		}
+	}
+	return "", errors.New(`args must be one string of '|'-separated arguments, e.g. "37.77|-122.42"`)
+}
+
+// rowHandler calls the row listed as the tool key.
+func (st *session) rowHandler(key string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		row := st.lookup(ctx, key)
+		if row == nil { // gone, or out of scope: the dispatcher says unknown_key
+			return st.dispatch(ctx, key, ""), nil
+		}
+		b, err := body(row, req.Params.Arguments)
+		if err != nil {
+			return refusal(key, err), nil
+		}
+		return st.dispatch(ctx, key, b), nil
+	}
+}
+
+// lookup returns the current row for key when the caller may see it (nil
+// otherwise: the dispatcher then answers unknown_key with did_you_mean).
+func (st *session) lookup(ctx context.Context, key string) *rowcall.Row {
+	row, err := st.h.cfg.Store.Lookup(ctx, key)
+	if err != nil {
+		return nil
+	}
+	if c, _ := st.current(); c.Token != nil && !c.Token.Covers(&row) {
+		return nil
+	}
+	return &row
+}
+
+// callCapability is call_capability: key, and args or arguments.
+func (st *session) callCapability(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var in struct {
+		Key       string          `json:"key"`
+		Args      json.RawMessage `json:"args"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(orEmpty(req.Params.Arguments)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || in.Key == "" {
+		return refusal(CallTool, errors.New(`call_capability takes {"key":"KEY","args":"a|b"} or {"key":"KEY","arguments":{…}}`)), nil
+	}
+	hasArgs, hasNamed := present(in.Args), present(in.Arguments)
+	var b string
+	var err error
+	switch {
+	case hasArgs && hasNamed:
+		err = errors.New("send args or arguments, not both")
+	case hasNamed:
+		row := st.lookup(ctx, in.Key)
+		if row == nil {
+			break // unknown to the caller: the dispatcher says so, with did_you_mean
+		}
+		if _, _, ok := schemaOf(row); !ok {
+			err = fmt.Errorf("%s has no input_schema with named properties: pass its arguments as args, separated by '|'", in.Key)
+			break
+		}
+		b, err = body(row, in.Arguments)
+	case hasArgs:
+		b, err = argsString(in.Args)
+	}
+	if err != nil {
+		return refusal(in.Key, err), nil
+	}
+	return st.dispatch(ctx, in.Key, b), nil
+}
+
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+func orEmpty(raw json.RawMessage) []byte {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return []byte("{}")
+	}
+	return raw
+}
+
+// refusal is a call stopped before dispatch (its arguments could not be made
+// into a body): nothing ran and nothing was recorded.
+func refusal(key string, err error) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true,
+		Content: []sdk.Content{&sdk.TextContent{Text: "ERR:invalid_arguments: " + err.Error()}},
+		StructuredContent: map[string]any{"ok": false, "ran": false, "key": key, "error": "invalid_arguments",
+			"message": err.Error()}}
+}
+
+// dispatch runs key with the session's caller, through the dispatcher's gate,
+// and reports the result with its receipt.
+func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallToolResult {
+	c, receiptURL := st.current()
+	res, err := st.h.cfg.Dispatcher.Dispatch(ctx, dispatch.Request{Key: key, Body: body, Actor: c.Actor, Token: c.Token})
+	if err != nil {
+		var e *rowcall.Error
+		if !errors.As(err, &e) {
+			slog.Error("mcp: dispatch", "key", key, "err", err)
+			e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
+		}
+		sc := map[string]any{"ok": false, "ran": false, "key": key, "error": string(e.Code)}
+		text := "ERR:" + string(e.Code)
+		if e.Message != "" {
+			sc["message"] = e.Message
+			text += ": " + e.Message
+		}
+		if e.HowToFix != "" {
+			sc["how_to_fix"] = e.HowToFix
+			text += "\nhow to fix: " + e.HowToFix
+		}
+		if dym, ok := e.Extra["did_you_mean"].([]string); ok {
+			sc["did_you_mean"] = dym
+			if len(dym) > 0 {
+				text += "\ndid you mean: " + strings.Join(dym, ", ")
+			}
+		}
+		content := []sdk.Content{&sdk.TextContent{Text: text}}
+		if id, _ := e.Extra["invocation_id"].(string); id != "" { // a gate refusal is recorded
+			sc["invocation_id"], sc["public_receipt"] = id, receiptURL(id)
+			content = append(content, receiptText(id, receiptURL(id), "refused"))
+		}
+		return &sdk.CallToolResult{IsError: true, Content: content, StructuredContent: sc}
+	}
+	if err := res.Wait(); err != nil { // acknowledge nothing a crash could lose
+		slog.Error("mcp: storing a receipt", "key", key, "invocation_id", res.Receipt.ID, "err", err)
+		return &sdk.CallToolResult{IsError: true,
+			Content:           []sdk.Content{&sdk.TextContent{Text: "ERR:receipt: receipt " + res.Receipt.ID + " could not be stored; the log has the cause"}},
+			StructuredContent: map[string]any{"ok": false, "ran": res.Ran, "key": key, "error": "receipt_not_stored", "invocation_id": res.Receipt.ID}}
+	}
+	rc := res.Receipt
+	sc := map[string]any{"ok": res.OK, "ran": res.Ran, "key": key, "trace": res.Trace,
+		"invocation_id": rc.ID, "public_receipt": receiptURL(rc.ID), "contract_sha256": rc.Contract}
+	content := []sdk.Content{&sdk.TextContent{Text: res.Result}}
+	if rc.ID != "" {
+		content = append(content, receiptText(rc.ID, receiptURL(rc.ID), rc.Outcome))
+	}
+	return &sdk.CallToolResult{IsError: !res.OK, Content: content, StructuredContent: sc}
+}
+
+func receiptText(id, url, outcome string) *sdk.TextContent {
+	t := "receipt " + id + " (" + outcome + ")"
+	if url != "" {
+		t += ": " + url
+	}
+	return &sdk.TextContent{Text: t + " — verify with GET /api/dispatch?confirm=" + id}
+}
+
+// search is search_capabilities: the ask index, narrowed to what the caller
+// may call, each match with how to call it.
+func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var in struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &in); err != nil || strings.TrimSpace(in.Query) == "" {
+		return refusal(SearchTool, errors.New(`search_capabilities takes {"query":"plain words"}`)), nil
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 5
+	}
+	limit = min(limit, 25)
+	c, _ := st.current()
+	hits, err := st.h.cfg.Store.Search(ctx, in.Query, sqlstore.SearchFilter{Scope: scope(c), Limit: min(100, 2*limit+5)})
+	if err != nil {
+		slog.Error("mcp: search", "err", err)
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}, nil
+	}
+	matches := []map[string]any{}
+	var text strings.Builder
+	for i := range hits {
+		row := &hits[i].Row
+		if !callable(c, row) {
+			continue
+		}
+		m := st.match(row)
+		matches = append(matches, m)
+		fmt.Fprintf(&text, "%d. %s — %s\n", len(matches), row.Key, m["what"])
+		if w, _ := m["when_to_use"].(string); w != "" {
+			fmt.Fprintf(&text, "   when to use: %s\n", w)
+		}
+		fmt.Fprintf(&text, "   call: %s\n", m["call"])
+		if len(matches) == limit {
+			break
+		}
+	}
+	if len(matches) == 0 {
+		text.WriteString("No capability matched \"" + in.Query + "\". Try other words: what you want done, or the kind of data.")
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
+		StructuredContent: map[string]any{"query": in.Query, "matches": matches}}, nil
+}
+
+// match is one search result: the row's key, what it does, and how to call it.
+func (st *session) match(row *rowcall.Row) map[string]any {
+	what := sentence(row.DocLine("WHAT"))
+	if what == "" {
+		what = describe(row)
+	}
+	m := map[string]any{"key": row.Key, "what": what, "listed_as_tool": st.listed(row.Key)}
+	if w := row.DocLine("WHEN_TO_USE"); w != "" {
+		m["when_to_use"] = w
+	}
+	var call string
+	if s, raw, ok := schemaOf(row); ok {
+		m["input_schema"] = raw
+		m["args_order"] = s.Names()
+		call = CallTool + ` {"key":` + jsonText(row.Key) + `,"arguments":` + placeholders(s.Names()) + `}` + ` (or "args":"` + strings.Join(s.Names(), "|") + `" in that order)`
+	} else {
+		ex := example(row)
+		call = CallTool + ` {"key":` + jsonText(row.Key) + `,"args":` + jsonText(ex) + `}`
+		if args := row.DocLine("ARGS"); args != "" {
+			m["args"] = args
+			call += " — args: " + args
+		}
+		if ex != "" {
+			m["example"] = ex
+		}
+	}
+	if st.listed(row.Key) {
+		call += "; or the tool " + row.Key
+	}
+	m["call"] = call
+	return m
+}
+
+// placeholders is {"a":…,"b":…}: the shape of named arguments, in order.
+func placeholders(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = jsonText(n) + ":…"
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// jsonText is s as a JSON string, without HTML escaping.
+func jsonText(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// sentence trims s and ends it with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
+
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

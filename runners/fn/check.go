@@ -1,0 +1,58 @@
+package fn
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/modules"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// compile compiles wasm into e.
+func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
+	info, err := modules.Inspect(wasm)
+	if err != nil {
+		return err
+	}
+	cm, err := r.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return err
+	}
+	e.cm, e.memMin = cm, info.MemoryMin
+	return nil
+}
+
+// Check implements modules.Compiler: it compiles wasm into the runner's cache,
+// checks its declared memory against the limit, and instantiates it in the
+// sandbox without calling _start, which links its imports and runs only a
+// start section if the module has one (under the same limits as a call).
+func (r *Runner) Check(ctx context.Context, digest string, wasm []byte) error {
+	c, err := r.mods.acquire(ctx, digest, func() ([]byte, error) { return wasm, nil }, r.compile)
+	if err != nil {
+		return err
+	}
+	defer r.mods.release(c)
+	if c.memMin > uint64(r.cfg.MemoryLimitPages) {
+		return &rowcall.Error{
+			Code: modules.CodeInvalid,
+			Message: fmt.Sprintf("module declares %d initial pages of memory (%d MiB); the sandbox allows %d pages (%d MiB)",
+				c.memMin, c.memMin/16, r.cfg.MemoryLimitPages, r.cfg.MemoryLimitPages/16),
+			HowToFix: "lower the module's initial memory (for example wasm-ld --initial-memory, or a smaller static heap)",
+		}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	s := newCall(&r.cfg, cancel)
+	mod, err := r.rt.InstantiateModule(experimental.WithMemoryAllocator(callCtx, &s.mem), c.cm, s.moduleConfig(r.base, callCtx, []string{"check"}))
+	if err != nil {
+		res, ran := s.failure(ctx, callCtx, err)
+		msg := "module does not link against the rowcall sandbox: " + oneLine(err.Error())
+		if ran {
+			msg = "module's start section failed when instantiated: " + res
+		}
+		return &rowcall.Error{Code: modules.CodeInvalid, Message: msg,
+			HowToFix: "build a WASI preview 1 command whose imports match wasi_snapshot_preview1's signatures; see wasm/ABI.md"}
+	}
+	return mod.Close(ctx)
+}

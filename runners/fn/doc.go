@@ -1,0 +1,44 @@
+// Package fn is the runner of fn rows: a call runs a registered WebAssembly
+// module (package modules) as a WASI preview 1 command inside a wazero sandbox.
+// The module ABI is wasm/ABI.md; in short:
+//
+//   - target names the module, optionally pinned: "now" or "now@sha256:<hex>";
+//   - the content payload is a JSON array template of the arguments, default
+//     ["$1"], rendered with args.Render in args.JSON mode; its elements become
+//     argv[1..] (a string as is, any other JSON value as its JSON text), and
+//     argv[0] is the module name;
+//   - the result is the module's stdout, less one trailing newline; exit code 0
+//     is success.
+//
+// The sandbox offers arguments, the wall and monotonic clocks, sleep (cut short
+// at the time limit), crypto-quality random bytes, stdout and stderr. There is no
+// filesystem (no preopened directory), no network, no environment variable and
+// no stdin (reads see end of file). Each call gets a fresh instance, bounded in
+// memory (Config.MemoryLimitPages), time (Config.Timeout, enforced through the
+// context with wazero's WithCloseOnContextDone) and output (Config.OutputLimit).
+//
+// Failures are results, never Go errors or crashes, and the runner keeps
+// serving after any of them. Besides the seed's three (ERR:fn:unknown_target:<target>,
+// ERR:fn:bad_content_json:<parser message>, ERR:fn:content_not_array) they are
+// ERR:fn:<kind>:<detail>[:<stderr tail>]. For exit, trap, timeout, memory_limit
+// and output_limit the detail holds no ':' and the stderr tail (omitted when
+// empty) is the last Config.StderrTail bytes the module wrote to stderr:
+//
+//	exit:<code>                  the module exited with a non-zero code
+//	trap:<message>               a WebAssembly trap (unreachable, out of bounds, …)
+//	timeout:<limit>              still running at Config.Timeout (e.g. timeout:5s)
+//	memory_limit:<pages>         failed after its memory reached the limit, or
+//	                             declares more initial memory than the limit
+//	output_limit:<bytes>         wrote more than Config.OutputLimit to stdout
+//	canceled                     the caller's context was canceled
+//	digest_mismatch:sha256:<pinned>!=sha256:<current>   the pinned code changed
+//	bad_args:<why>               an argument holds a NUL byte
+//	module_unavailable:<why>, compile:<why>, instantiate:<why>, registry:<why>
+//	                             host-side problems, named
+//
+// One Runner is one wazero runtime with a compilation cache (in memory, and on
+// disk under Config.CacheDir when set); compiled modules are kept by digest, so
+// a module is compiled once per host however many rows and calls use it. A
+// Runner is safe for concurrent calls. It builds for GOOS=js GOARCH=wasm too,
+// where wazero runs its interpreter.
+package fn

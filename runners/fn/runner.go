@@ -1,0 +1,209 @@
+package fn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/modules"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Source is where the runner finds modules; *modules.Registry is one.
+type Source interface {
+	Resolve(ctx context.Context, target string) (modules.Module, error)
+	Bytes(ctx context.Context, m modules.Module) ([]byte, error)
+}
+
+// Config holds the sandbox limits and the cache settings. Zero values take the
+// defaults.
+type Config struct {
+	CacheDir         string           // on-disk compilation cache; "" keeps it in memory only
+	Timeout          time.Duration    // wall-clock limit per call; default 5s
+	MemoryLimitPages uint32           // linear memory limit in 64 KiB pages; default 1024 (64 MiB)
+	OutputLimit      int              // stdout bytes; default 1 MiB
+	StderrTail       int              // bytes of stderr quoted in a failure; default 512
+	MaxCompiled      int              // compiled modules kept in memory; default 64
+	Interpreter      bool             // force wazero's interpreter (what the worker runs)
+	Now              func() time.Time // the guest's wall clock; default time.Now
+}
+
+// The defaults.
+const (
+	DefaultTimeout          = 5 * time.Second
+	DefaultMemoryLimitPages = 1024
+	DefaultOutputLimit      = 1 << 20
+	DefaultStderrTail       = 512
+	DefaultMaxCompiled      = 64
+	DefaultTemplate         = `["$1"]`
+)
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MemoryLimitPages == 0 {
+		c.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	c.MemoryLimitPages = min(c.MemoryLimitPages, 65536)
+	if c.OutputLimit <= 0 {
+		c.OutputLimit = DefaultOutputLimit
+	}
+	if c.StderrTail <= 0 {
+		c.StderrTail = DefaultStderrTail
+	}
+	if c.MaxCompiled <= 0 {
+		c.MaxCompiled = DefaultMaxCompiled
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+var (
+	_ rowcall.Runner   = (*Runner)(nil)
+	_ modules.Compiler = (*Runner)(nil)
+	_ Source           = (*modules.Registry)(nil)
+)
+
+// Runner runs fn rows. Create it with New; it is safe for concurrent use.
+type Runner struct {
+	src   Source
+	cfg   Config
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+	mods  *compiledCache
+	base  wazero.ModuleConfig
+}
+
+// Plan is what shape mode returns: the module that would run and its argv.
+type Plan struct {
+	Module string   `json:"module"`
+	Digest string   `json:"digest"`
+	Argv   []string `json:"argv"`
+}
+
+// New returns a runner over src with one wazero runtime. When src is a
+// *modules.Registry (anything with SetCompiler), New makes the runner its
+// Compiler, so registration compiles and links in this runtime and the host
+// keeps a single one.
+func New(ctx context.Context, src Source, cfg Config) (*Runner, error) {
+	cfg = cfg.withDefaults()
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("fn: compilation cache in %s: %w", cfg.CacheDir, err)
+		}
+		cache = c
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	rc := wazero.NewRuntimeConfig() // the compiler where wazero has one, else the interpreter
+	if cfg.Interpreter {
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	rc = rc.WithCompilationCache(cache).WithCloseOnContextDone(true)
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("fn: instantiate WASI: %w", err)
+	}
+	r := &Runner{src: src, cfg: cfg, rt: rt, cache: cache, mods: newCompiledCache(cfg.MaxCompiled)}
+	r.base = r.baseConfig()
+	if s, ok := src.(interface{ SetCompiler(modules.Compiler) }); ok {
+		s.SetCompiler(r)
+	}
+	return r, nil
+}
+
+// Close releases the runtime and the compiled modules.
+func (r *Runner) Close(ctx context.Context) error {
+	err := r.rt.Close(ctx)
+	if cerr := r.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Digest returns the SHA-256 digest (hex) of the module that target resolves to,
+// for the dispatcher to fold into the row's contract fingerprint.
+func (r *Runner) Digest(ctx context.Context, target string) (string, error) {
+	m, err := r.src.Resolve(ctx, strings.TrimSpace(target))
+	return m.Digest, err
+}
+
+// module resolves target, or trusts the digest the dispatcher already resolved
+// it to (the contract fingerprint covers that digest).
+func (r *Runner) module(ctx context.Context, target, digest string) (modules.Module, error) {
+	if digest != "" {
+		if name, _, err := modules.ParseTarget(target); err == nil {
+			return modules.Module{Name: name, Digest: digest}, nil
+		}
+	}
+	return r.src.Resolve(ctx, target)
+}
+
+// Run calls the module that inv.Row's target names with the arguments its
+// content template renders. In shape mode it resolves and renders, and returns
+// a Plan without running anything.
+func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
+	if inv.Row == nil {
+		return rowcall.Output{Result: "ERR:fn:unknown_target:"}
+	}
+	target := strings.TrimSpace(inv.Row.Target)
+	m, err := r.module(ctx, target, inv.Module)
+	if err != nil {
+		if ctx.Err() != nil {
+			return rowcall.Output{Result: "ERR:fn:canceled"}
+		}
+		return rowcall.Output{Result: resolveFailure(target, err)}
+	}
+	argv, fail := Argv(m.Name, inv)
+	if fail != "" {
+		return rowcall.Output{Result: fail}
+	}
+	if inv.Shape {
+		return rowcall.Output{Plan: Plan{Module: m.Name, Digest: m.Digest, Argv: argv}}
+	}
+	c, err := r.mods.acquire(ctx, m.Digest, func() ([]byte, error) { return r.src.Bytes(ctx, m) }, r.compile)
+	if err != nil {
+		return rowcall.Output{Result: loadFailure(m, err)}
+	}
+	defer r.mods.release(c)
+	return r.exec(ctx, c, argv)
+}
+
+// resolveFailure turns a registry error into the row's result.
+func resolveFailure(target string, err error) string {
+	var re *rowcall.Error
+	errors.As(err, &re)
+	switch rowcall.ErrorCode(err) {
+	case rowcall.ENotFound, modules.CodeBadTarget:
+		return "ERR:fn:unknown_target:" + target
+	case modules.CodeDigestMismatch:
+		return fmt.Sprintf("ERR:fn:digest_mismatch:sha256:%v!=sha256:%v", re.Extra["pinned"], re.Extra["current"])
+	}
+	return "ERR:fn:registry:" + oneLine(err.Error())
+}
+
+func loadFailure(m modules.Module, err error) string {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return "ERR:fn:canceled"
+	}
+	if rowcall.ErrorCode(err) == modules.CodeBlobMissing {
+		return "ERR:fn:module_unavailable:" + oneLine(err.Error())
+	}
+	return "ERR:fn:compile:" + m.Name + " " + oneLine(err.Error())
+}
+
+// oneLine is the first line of an error message.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

