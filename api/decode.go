@@ -18,37 +18,41 @@ import (
 // MaxValue with JSON escaping.
 const MaxBody = 4 << 20
 
-// readObject reads a JSON object body, refusing a wrong content type, an
+// readJSON reads a JSON object body into v, refusing a wrong content type, an
 // oversized body, malformed JSON (saying where) and anything but one object.
-func readObject(r *http.Request) (map[string]json.RawMessage, error) {
+func readJSON(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	if mt != "application/json" && mt != "application/merge-patch+json" {
-		return nil, &rowcall.Error{Code: rowcall.EMediaType, Message: fmt.Sprintf("Content-Type %q is not JSON", ct),
+		return &rowcall.Error{Code: rowcall.EMediaType, Message: fmt.Sprintf("Content-Type %q is not JSON", ct),
 			HowToFix: "send the body as JSON with the header Content-Type: application/json"}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, &rowcall.Error{Code: rowcall.ETooLarge, Message: fmt.Sprintf("the request body is over %d bytes", MaxBody),
+		return &rowcall.Error{Code: rowcall.ETooLarge, Message: fmt.Sprintf("the request body is over %d bytes", MaxBody),
 			HowToFix: fmt.Sprintf("a row and each of its values must fit in %d bytes; keep large payloads out of the row", MaxValue)}
 	}
 	if err != nil {
-		return nil, &rowcall.Error{Code: rowcall.EInvalid, Message: "could not read the request body: " + err.Error()}
+		return &rowcall.Error{Code: rowcall.EInvalid, Message: "could not read the request body: " + err.Error()}
 	}
-	var obj map[string]json.RawMessage
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == 'n' {
+		return &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body must be a JSON object, not null", HowToFix: `send {"key":"…",…}`}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&obj); err != nil {
-		return nil, malformed(body, err)
+	if err := dec.Decode(v); err != nil {
+		return malformed(body, err)
 	}
 	if dec.More() {
-		return nil, malformed(body, fmt.Errorf("unexpected data after the JSON object at byte %d", dec.InputOffset()))
+		return malformed(body, fmt.Errorf("unexpected data after the JSON object at byte %d", dec.InputOffset()))
 	}
-	if obj == nil {
-		return nil, &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body must be a JSON object, not null",
-			HowToFix: `send {"key":"…","type":"…",…}`}
-	}
-	return obj, nil
+	return nil
+}
+
+// readObject reads a JSON object body as its raw fields.
+func readObject(r *http.Request) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	return obj, readJSON(r, &obj)
 }
 
 // malformed explains a JSON decoding error with its line and column.
@@ -60,6 +64,8 @@ func malformed(body []byte, err error) error {
 	switch {
 	case errors.As(err, &syn):
 		off = syn.Offset
+	case errors.As(err, &typ) && typ.Field != "":
+		off, msg = typ.Offset, fmt.Sprintf("%s must be a %s, not %s", typ.Field, typ.Type, typ.Value)
 	case errors.As(err, &typ):
 		off, msg = typ.Offset, "the body must be a JSON object, not "+typ.Value
 	case errors.Is(err, io.EOF):

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -16,18 +15,16 @@ import (
 // starting with ERR:, answered 200; only a call that could not be made at all
 // (unknown key, disabled row, bad request) is an HTTP error.
 func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) {
-	obj, err := readObject(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	var req struct {
 		Key   string `json:"key"`
 		Body  any    `json:"body"`
 		Shape bool   `json:"shape"`
 	}
-	raw, _ := json.Marshal(obj)
-	if err := json.Unmarshal(raw, &req); err != nil || req.Key == "" {
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.Key == "" {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: `a dispatch needs "key" (a string) and optionally "body" and "shape"`,
 			HowToFix: `send {"key":"NOW","body":"arg1|arg2"}`})
 		return

@@ -1,13 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -39,7 +39,7 @@ func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
 	}
 	raw, _ := json.Marshal(obj)
 	var m mintRequest
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		writeError(w, r, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at"))

@@ -56,6 +56,7 @@ func serve(args []string) error {
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.Parse(args)
+	startPprof()
 	policy, err := outbound.Parse(*allow)
 	if err != nil {
 		return err
