@@ -129,13 +129,13 @@ LAST_REPLY_OF: $1
 // Hostile modules each give their clear error, and the host answers the next
 // call normally.
 func TestHostileModules(t *testing.T) {
-	h := startHost(t, []string{"--fn-timeout", "1s"})
+	h := startHost(t, []string{"--fn-timeout", "3s"})
 	hostile := wasmexamples.Hostile()
 	builtin, _ := wasmexamples.ByName("echo")
 	expect(t, putModule(t, h, "echo", builtin.Wasm), 200, nil)
 	createRow(t, h, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": builtin.Content})
 	for _, c := range []struct{ module, want string }{
-		{"loop", `^ERR:fn:timeout:1s$`},
+		{"loop", `^ERR:fn:timeout:3s$`},
 		{"grow", `^ERR:fn:memory_limit:\d+`},
 		{"flood", `^ERR:fn:output_limit:\d+$`},
 		{"trap", `^ERR:fn:trap:.*unreachable`},

@@ -171,3 +171,25 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// `rowcall migrate --db URL` migrates a libSQL server, once: the second run and
+// `migrate list` find everything applied.
+func TestMigrateOnSqld(t *testing.T) {
+	url := startSqld(t)
+	out, err := rowcallCmd(t, "migrate", "--data", t.TempDir(), "--db", url)
+	if err != nil {
+		t.Fatal(out, err)
+	}
+	for _, n := range migrations.Names() {
+		if !strings.Contains(out, "applied "+n) {
+			t.Fatalf("migrate did not apply %s:\n%s", n, out)
+		}
+	}
+	if out, err = rowcallCmd(t, "migrate", "--data", t.TempDir(), "--db", url); err != nil || !strings.Contains(out, "nothing to apply") {
+		t.Fatalf("second migrate: %v\n%s", err, out)
+	}
+	if out, err = rowcallCmd(t, "migrate", "list", "--data", t.TempDir(), "--db", url); err != nil ||
+		strings.Count(out, "applied ") != len(migrations.Names()) || strings.Contains(out, "pending") {
+		t.Fatalf("migrate list: %v\n%s", err, out)
+	}
+}

@@ -4,7 +4,8 @@ package test
 // backends_test.go: the registry and its errors, optimistic concurrency, an
 // http row dispatched to a loopback upstream with its credential injected (and
 // kept out of shape previews and answers), the outbound policy, a flow that
-// fans out, fn modules, and receipts confirmed.
+// fans out, fn modules, receipts confirmed, and tokens, the signed receipt
+// chain, import and search.
 //
 //	go test ./test -run TestHosts            every host
 //	go test ./test -run 'TestHosts/worker'   one host
@@ -47,8 +48,9 @@ func suiteUpstream(t testing.TB) *upstream {
 
 func TestHosts(t *testing.T) {
 	for _, b := range backends {
+		// One host at a time, and not beside the package's parallel tests:
+		// workerd is CPU-heavy, and the fn sandbox tests time their limits.
 		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
 			up := suiteUpstream(t)
 			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret})
 			t.Run("registry", func(t *testing.T) { suiteRegistry(t, tg) })
@@ -56,7 +58,8 @@ func TestHosts(t *testing.T) {
 			t.Run("http", func(t *testing.T) { suiteHTTP(t, tg, up) })
 			t.Run("outbound", func(t *testing.T) { suiteOutbound(t, tg) })
 			t.Run("flow", func(t *testing.T) { suiteFlow(t, tg, up) })
-			t.Run("fn", func(t *testing.T) { suiteFn(t, tg) })
+			t.Run("fn", func(t *testing.T) { suiteFnModules(t, tg) })
+			t.Run("trust", func(t *testing.T) { suiteTrust(t, tg, up) })
 		})
 	}
 }
@@ -303,15 +306,4 @@ func suiteFlow(t *testing.T, tg *target, up *upstream) {
 	if calls := len(up.requests()) - n; calls != 2 {
 		t.Fatalf("the flow made %d calls, want it to stop after the failing step (2)", calls)
 	}
-}
-
-// suiteFn: an fn module registered over HTTP and called from a row.
-func suiteFn(t *testing.T, tg *target) {
-	probe := tg.host.do(t, req{Method: "GET", Path: "/api/modules"})
-	if probe.Status == 404 && probe.JSON["error"] == "not_found" && strings.Contains(fmt.Sprint(probe.JSON["message"]), "not part of the API") {
-		// GAP (issue 4): the module registry has no HTTP API yet, so no host
-		// can register a module over HTTP. Not a pass: marked as a skip.
-		t.Skip("GAP: no /api/modules endpoint on this build (issue 4 has not landed the module API); fn is not covered yet")
-	}
-	suiteFnModules(t, tg)
 }

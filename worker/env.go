@@ -10,11 +10,17 @@ import (
 )
 
 // workerEnv reads credentials from the Worker's environment: its secrets and
-// string vars. Bindings (D1, R2, …) are not strings and are never returned.
+// string vars. Bindings (D1, R2, …) are not strings and are never returned,
+// and neither is the receipt signing key (no row may send it anywhere). The
+// owner key is, as on the host, so rows can call this API (the seed's
+// DIR_PATCH).
 type workerEnv struct{}
 
+// unlisted names no row may read.
+var unlisted = map[string]bool{"ROWCALL_RECEIPT_KEY": true, "ROWCALL_OWNER_KEY_PREVIOUS": true}
+
 func (workerEnv) Lookup(name string) (string, bool) {
-	if name == "" {
+	if name == "" || unlisted[name] {
 		return "", false
 	}
 	v := cloudflare.GetBinding(name)
@@ -24,9 +30,12 @@ func (workerEnv) Lookup(name string) (string, bool) {
 	return v.String(), true
 }
 
+// envString reads a setting (any string var or secret).
 func envString(name string) string {
-	s, _ := workerEnv{}.Lookup(name)
-	return s
+	if v := cloudflare.GetBinding(name); v.Type().String() == "string" {
+		return v.String()
+	}
+	return ""
 }
 
 func envBool(name string) bool {
