@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn"
 	"github.com/rowcall/rowcall/runners/httpcall"
+	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -57,6 +59,10 @@ func serve(args []string) error {
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.Parse(args)
 	startPprof()
+	if os.Getenv("GOGC") == "" {
+		// Per-call garbage is short-lived: collect less often, for less CPU.
+		debug.SetGCPercent(400)
+	}
 	policy, err := outbound.Parse(*allow)
 	if err != nil {
 		return err
@@ -72,6 +78,13 @@ func serve(args []string) error {
 	defer db.Close()
 	for _, n := range applied {
 		slog.Info("migration applied", "name", n)
+	}
+	embedded := *dbURL == ""
+	if embedded {
+		ckpt, stopCkpt := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { sqlite.Checkpointer(ckpt, db, time.Second); close(done) }()
+		defer func() { stopCkpt(); <-done }() // runs before db.Close
 	}
 	created, err := ensureOwnerKey(*dataDir)
 	if err != nil {
@@ -93,6 +106,9 @@ func serve(args []string) error {
 		policy.AllowAddrs = append(policy.AllowAddrs, self)
 	}
 	store := sqlstore.New(db)
+	if embedded {
+		store.MaxParams = sqlite.MaxParams // group commits in few statements
+	}
 	receipts := sqlstore.NewReceiptLog(store, signer)
 	defer receipts.Close()
 	disp := &dispatch.Dispatcher{

@@ -97,3 +97,26 @@ func BenchmarkReceiptLogParallel(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkLastEvent(b *testing.B) {
+	store, _, _ := newLog(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := store.LastEvent(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	store, _, _ := newLog(b)
+	ctx := context.Background()
+	r := rowcall.NewRow("K", rowcall.TypeFn)
+	r.Content = "# WHAT: k"
+	store.Create(ctx, r)
+	for b.Loop() {
+		if _, err := store.Lookup(ctx, "K"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -165,6 +165,16 @@ func TestHostileModules(t *testing.T) {
 		expect(t, h.do(t, req{Method: "GET", Path: "/api/modules/" + c.module}), 404, nil)
 	}
 	expect(t, dispatchCall(t, h, "ECHO", "fine"), 200, map[string]any{"result": "fine"})
+
+	// One call's memory never reaches the next, though the host reuses buffers.
+	for _, m := range []string{"spill", "peek"} {
+		expect(t, putModule(t, h, m, hostile[m]), 200, nil)
+		createRow(t, h, map[string]any{"key": strings.ToUpper(m), "type": "fn", "target": m})
+	}
+	for range 5 {
+		expect(t, dispatchCall(t, h, "SPILL", ""), 200, map[string]any{"ok": true, "result": ""})
+		expect(t, dispatchCall(t, h, "PEEK", ""), 200, map[string]any{"result": strings.Repeat("0", 64)})
+	}
 }
 
 // Changing a module's code changes the contract fingerprint of the rows that

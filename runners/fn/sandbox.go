@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -226,12 +227,29 @@ type linearMemory struct {
 	buf      []byte
 }
 
+// pooled keeps linear memories of small modules between calls: a fresh
+// instance per call would otherwise allocate (and the GC reclaim) its memory
+// every time. A reused buffer is zeroed before a module sees it.
+var pooled = sync.Pool{New: func() any { return new([]byte) }}
+
+// poolMax is the largest memory returned to the pool.
+const poolMax = 1 << 20
+
 func (l *linearMemory) Reallocate(size uint64) []byte {
 	if size > l.owner.limit {
 		l.owner.refused.Store(true)
 		return nil
 	}
 	switch {
+	case l.buf == nil && size <= poolMax:
+		p := pooled.Get().(*[]byte)
+		if uint64(cap(*p)) < size {
+			*p = make([]byte, size, max(size, min(l.capacity, poolMax)))
+		} else {
+			*p = (*p)[:size]
+			clear(*p)
+		}
+		l.buf = *p
 	case l.buf == nil:
 		l.buf = make([]byte, size, max(size, l.capacity))
 	case size <= uint64(cap(l.buf)):
@@ -242,4 +260,10 @@ func (l *linearMemory) Reallocate(size uint64) []byte {
 	return l.buf
 }
 
-func (l *linearMemory) Free() { l.buf = nil }
+func (l *linearMemory) Free() {
+	if cap(l.buf) <= poolMax {
+		b := l.buf[:0]
+		pooled.Put(&b)
+	}
+	l.buf = nil
+}
