@@ -23,6 +23,10 @@ type Hit struct {
 	Score float64     `json:"score"` // bm25: lower is a better match
 }
 
+// candidates is how many of the index's best matches are considered before
+// the directory's filters (enabled, planner_visible, a token's scope) apply.
+const candidates = 200
+
 // bm25 weights, in the index's column order: key, category, what,
 // when_to_use, args, schema_text, doc.
 const bm25 = `bm25(directory_fts, 3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0.4)`
@@ -40,8 +44,11 @@ func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit
 		f.Limit = 10
 	}
 	f.Limit = min(f.Limit, 100)
-	where := []string{"directory_fts MATCH ?"}
-	args := []any{match}
+	// FTS5 ranks its matches alone first (its own ORDER BY rank LIMIT is the
+	// fast path); only the best candidates are joined to the directory and
+	// filtered, so a common word matching half of 100,000 rows costs little.
+	where := []string{"1"}
+	args := []any{match, candidates + f.Limit*10}
 	if !f.All {
 		where = append(where, "COALESCE(d.enabled, 1) = 1", "COALESCE(d.planner_visible, 1) = 1")
 	}
@@ -51,9 +58,10 @@ func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit
 		where = append(where, "(d.key IN (SELECT value FROM json_each(?)) OR d.category IN (SELECT value FROM json_each(?)))")
 		args = append(args, string(keys), string(cats))
 	}
-	q := `SELECT ` + prefixed("d.", columns) + `, ` + bm25 + ` AS score
-		FROM directory_fts JOIN search_keys k ON k.id = directory_fts.rowid JOIN directory d ON d.key = k.key
-		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY score, d.planner_rank, d.key LIMIT ?`
+	q := `SELECT ` + prefixed("d.", columns) + `, c.score
+		FROM (SELECT rowid, ` + bm25 + ` AS score FROM directory_fts WHERE directory_fts MATCH ? ORDER BY score LIMIT ?) c
+		JOIN search_keys k ON k.id = c.rowid JOIN directory d ON d.key = k.key
+		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?`
 	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit)...)
 	if err != nil {
 		return nil, err
@@ -80,26 +88,31 @@ func prefixed(alias, cols string) string {
 }
 
 // MatchExpr turns plain words into an FTS5 query: each word (letters and
-// digits; stop words dropped) becomes a quoted prefix term, widened with its
-// synonyms, all joined by OR. Nothing the caller types can be FTS5 syntax.
+// digits; stop words dropped) becomes a quoted term — a prefix term from four
+// letters on — widened with its synonyms (exact terms), all joined by OR.
+// Nothing the caller types can be FTS5 syntax.
 func MatchExpr(query string) string {
 	var terms []string
 	seen := map[string]bool{}
-	add := func(w string) {
+	add := func(w string, prefix bool) {
 		if len(w) < 2 || stop[w] || seen[w] {
 			return
 		}
 		seen[w] = true
-		terms = append(terms, `"`+w+`"*`)
+		t := `"` + w + `"`
+		if prefix && len(w) >= 4 { // a cut-off word (TEMPERATUR) still finds its row
+			t += "*"
+		}
+		terms = append(terms, t)
 	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		add(w)
+		add(w, true)
 		for _, s := range synonyms[w] {
-			add(s)
+			add(s, false)
 		}
 		if strings.HasSuffix(w, "s") { // a plural's synonyms: dollars → dollar's
 			for _, s := range synonyms[strings.TrimSuffix(w, "s")] {
-				add(s)
+				add(s, false)
 			}
 		}
 	}
