@@ -10,6 +10,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/dispatch"
@@ -80,8 +81,32 @@ func (h *Handler) routes() {
 	})
 }
 
-// ServeHTTP serves one request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP serves one request. A request that may change what calls read
+// (anything but a read, a dispatch or MCP) tells the dispatcher before its
+// answer goes out, so the caller's next call sees the change.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == "/api/dispatch" || strings.HasPrefix(r.URL.Path, "/mcp") {
+		h.mux.ServeHTTP(w, r)
+		return
+	}
+	h.mux.ServeHTTP(touching{ResponseWriter: w, touch: h.disp.Touch}, r)
+}
+
+// touching calls touch before the response's header is written.
+type touching struct {
+	http.ResponseWriter
+	touch func()
+}
+
+func (t touching) WriteHeader(code int) {
+	t.touch()
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t touching) Write(b []byte) (int, error) {
+	t.touch()
+	return t.ResponseWriter.Write(b)
+}
 
 // Close ends open MCP sessions, whose notification streams would otherwise
 // hold a graceful shutdown open (http.Server.RegisterOnShutdown(h.Close)).

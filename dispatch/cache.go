@@ -61,11 +61,10 @@ func (c *cache) put(event int64, key string, e entry) {
 	c.rows[key] = e
 }
 
-// look reads a row, its contract, its module and its breaker: with one query
-// (the newest event id) when the cache holds them, and from the tables when
-// it does not.
+// look reads a row, its contract, its module and its breaker: from the cache
+// when it is valid for the newest event id, and from the tables when not.
 func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looked, error) {
-	event, err := d.Store.LastEvent(ctx)
+	event, err := d.lastEvent(ctx, now)
 	if err != nil {
 		return looked{}, err
 	}
@@ -85,4 +84,42 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 	}
 	open := !e.opened.IsZero() && now.Sub(e.opened) < sqlstore.BreakerCooldown
 	return looked{row: e.row, contract: e.contract, module: e.module, failures: e.failures, open: open}, nil
+}
+
+// freshness remembers the last event-log check, so calls within Fresh of it
+// (and with no Touch since) skip the query.
+type freshness struct {
+	mu      sync.Mutex
+	event   int64
+	checked time.Time
+	touched bool
+}
+
+// Touch says this process just changed something a call reads (a row, a
+// module, a breaker): the next call checks the event log whatever Fresh says.
+func (d *Dispatcher) Touch() {
+	d.fresh.mu.Lock()
+	d.fresh.touched = true
+	d.fresh.mu.Unlock()
+}
+
+func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error) {
+	f := &d.fresh
+	f.mu.Lock()
+	if d.Fresh > 0 && !f.touched && now.Sub(f.checked) < d.Fresh {
+		event := f.event
+		f.mu.Unlock()
+		return event, nil
+	}
+	f.touched = false
+	f.mu.Unlock()
+	event, err := d.Store.LastEvent(ctx)
+	if err == nil {
+		f.mu.Lock()
+		if event >= f.event {
+			f.event, f.checked = event, now
+		}
+		f.mu.Unlock()
+	}
+	return event, err
 }

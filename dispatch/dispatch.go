@@ -38,7 +38,13 @@ type Dispatcher struct {
 	Audience string               // this host's audience; tokens minted for another are refused
 	Now      func() time.Time     // the clock; time.Now when nil
 
-	cache cache // rows and contracts, valid while the event log does not move
+	// Fresh is how long one look at the event log stays good for other calls
+	// (0: every call looks). Writes through this process (Touch) end it at
+	// once; a write by another process or host is seen within Fresh.
+	Fresh time.Duration
+
+	cache cache     // rows and contracts, valid while the event log does not move
+	fresh freshness // the last look at the event log
 }
 
 // Request is one top-level call.
@@ -228,6 +234,7 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l loo
 	// Only an auth failure, or the first answer after one, writes breaker state.
 	if failed := out.Status == 401 || out.Status == 403; !inv.Shape && out.Status != 0 && (failed || l.failures > 0) {
 		d.Store.RecordAuth(context.WithoutCancel(ctx), row.Key, failed, d.now())
+		d.Touch()
 	}
 	return out, true
 }

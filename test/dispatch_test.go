@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var allowLoopback = []string{"--allow-outbound", "127.0.0.1/32"}
@@ -199,4 +200,26 @@ func TestCircuitBreaker(t *testing.T) {
 	if n := len(up.requests()); n != 9 {
 		t.Fatalf("upstream saw %d calls, want 9", n)
 	}
+}
+
+// The dispatcher caches rows, but an edit is live on the next call: at once
+// when made through the API, within a millisecond when made by another
+// process straight in the database (both move the event log).
+func TestEditsAreLiveOnTheNextCall(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) })
+	h := startHost(t, allowLoopback)
+	createRow(t, h, map[string]any{"key": "WHERE", "type": "http", "target": "GET " + up.URL + "/one"})
+	for range 3 { // warm the cache
+		expect(t, dispatchCall(t, h, "WHERE", ""), 200, map[string]any{"result": "HTTP 200:/one"})
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/WHERE", Body: map[string]any{"target": "GET " + up.URL + "/two"}}), 200, nil)
+	expect(t, dispatchCall(t, h, "WHERE", ""), 200, map[string]any{"result": "HTTP 200:/two"})
+	if _, err := h.db(t).Exec(`UPDATE directory SET target = ?, version = version + 1 WHERE key = 'WHERE'`, "GET "+up.URL+"/three"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	expect(t, dispatchCall(t, h, "WHERE", ""), 200, map[string]any{"result": "HTTP 200:/three"})
+	// A new row is live at once, too.
+	createRow(t, h, map[string]any{"key": "WHERE_NEW", "type": "http", "target": "GET " + up.URL + "/new"})
+	expect(t, dispatchCall(t, h, "WHERE_NEW", ""), 200, map[string]any{"result": "HTTP 200:/new"})
 }
