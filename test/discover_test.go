@@ -54,6 +54,12 @@ func TestAskRanksAmongTenThousand(t *testing.T) {
 		rows = append(rows, target.Row)
 	}
 	importRows(t, h, rows)
+	reg := h.do(t, req{Method: "GET", Path: "/api/dispatch?registry=1"})
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write(reg.Raw)
+	zw.Close()
+	t.Logf("registry document for %d rows: %d bytes, %d gzipped", len(rows), len(reg.Raw), zipped.Len())
 	misses := 0
 	total := 0
 	for _, target := range rowgen.Targets() {
