@@ -3,8 +3,8 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,31 +117,26 @@ func TestAgentOneShot(t *testing.T) {
 	}
 }
 
-// A two-round loop: the model calls an http row by native tool call and a
-// second http row by tag; both run through the dispatcher with their own
-// receipts in the agent's trace; the results go back; the model replies.
+// A two-round loop: the model calls an http row by native tool call and an fn
+// row (a WebAssembly module) by tag; both run through the dispatcher with their
+// own receipts in the agent's trace; the results go back; the model replies.
 func TestAgentToolLoop(t *testing.T) {
-	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/notes" {
-			w.WriteHeader(201)
-			fmt.Fprint(w, `{"saved":true}`)
-			return
-		}
-		openMeteo(w, r)
-	})
+	up := newUpstream(t, openMeteo)
 	ms := modelserver.Start(t)
 	ms.Key = grokKey
 	h := startAgentHost(t, ms)
 	temp := temperatureRow(up.URL)
 	temp["input_schema"] = `{"type":"object","properties":{"latitude":{"type":"number"},"longitude":{"type":"number"}},"required":["latitude","longitude"]}`
 	createRow(t, h, temp)
-	createRow(t, h, map[string]any{"key": "NOTE_SAVE", "type": "http", "category": "tools", "target": "POST " + up.URL + "/notes",
-		"content": "# WHAT: Save a note for the user.\n# ARGS: $1=text\n{\"text\":\"$1\"}"})
+	upper, _ := wasmexamples.ByName("upper")
+	expect(t, putModule(t, h, "upper", upper.Wasm), 200, nil)
+	createRow(t, h, map[string]any{"key": "SHOUT", "type": "fn", "category": "tools", "target": "upper",
+		"content": "# WHAT: The text in capitals, for a headline.\n# ARGS: $1+=text\n[\"$1+\"]"})
 	createRow(t, h, agentRowSpec("CONCIERGE", "You answer weather questions. Call tools, then end with [REPLY]…[/REPLY].", "tools"))
 
 	ms.Script(
 		modelserver.Reply{
-			Content:   "Let me look that up. [NOTE_SAVE]asked about SF weather[/NOTE_SAVE]",
+			Content:   "Let me look that up. [SHOUT]sf weather[/SHOUT]",
 			ToolCalls: []modelserver.ToolCall{{Name: "ZZ_TEST_TEMPERATURE", Arguments: `{"latitude":37.77,"longitude":-122.42}`}},
 			Usage:     &modelserver.Usage{PromptTokens: 900, CompletionTokens: 60},
 		},
@@ -150,10 +145,9 @@ func TestAgentToolLoop(t *testing.T) {
 	got := dispatchCall(t, h, "CONCIERGE", "how warm is it in SF?")
 	expect(t, got, 200, map[string]any{"ok": true, "ran": true, "result": "[REPLY]It's 15.7°C in San Francisco right now.[/REPLY]"})
 
-	// The upstream saw both calls, argument strings rendered as for any caller.
+	// The upstream saw the http call, its arguments rendered as for any caller.
 	seen := up.requests()
-	if len(seen) != 2 || seen[0].Query != "latitude=37.77&longitude=-122.42&current=temperature_2m" ||
-		seen[1].Path != "/notes" || seen[1].Body != `{"text":"asked about SF weather"}` {
+	if len(seen) != 1 || seen[0].Query != "latitude=37.77&longitude=-122.42&current=temperature_2m" {
 		t.Fatalf("upstream saw %+v", seen)
 	}
 	reqs := ms.Requests()
@@ -165,7 +159,7 @@ func TestAgentToolLoop(t *testing.T) {
 	for _, tl := range reqs[0].Chat.Tools {
 		tools[tl.Function.Name] = string(tl.Function.Parameters)
 	}
-	if tools["ZZ_TEST_TEMPERATURE"] != temp["input_schema"] || !strings.Contains(tools["NOTE_SAVE"], `"args"`) || len(tools) != 2 {
+	if tools["ZZ_TEST_TEMPERATURE"] != temp["input_schema"] || !strings.Contains(tools["SHOUT"], `"args"`) || len(tools) != 2 {
 		t.Fatalf("tools %v", tools)
 	}
 	// Round 2 carried the tool result as a tool message and the tag result as a user message.
@@ -177,7 +171,7 @@ func TestAgentToolLoop(t *testing.T) {
 	if !strings.HasPrefix(msgs[3].Text(), `HTTP 200:{"current":`) || !strings.Contains(msgs[3].Text(), `"temperature_2m":15.7`) {
 		t.Fatalf("tool message %q", msgs[3].Text())
 	}
-	if want := "Results of the calls you made, in order:\n[RESULT NOTE_SAVE]\nHTTP 201:{\"saved\":true}\n[/RESULT NOTE_SAVE]"; msgs[4].Text() != want {
+	if want := "Results of the calls you made, in order:\n[RESULT SHOUT]\nSF WEATHER\n[/RESULT SHOUT]"; msgs[4].Text() != want {
 		t.Fatalf("fed back %q", msgs[4].Text())
 	}
 
@@ -196,7 +190,7 @@ func TestAgentToolLoop(t *testing.T) {
 		}
 	}
 	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"CONCIERGE", "NOTE_SAVE", "ZZ_TEST_TEMPERATURE"}) {
+	if !slices.Equal(keys, []string{"CONCIERGE", "SHOUT", "ZZ_TEST_TEMPERATURE"}) {
 		t.Fatalf("receipts for %v", keys)
 	}
 	if math.Abs(rc["cost_usd"].(float64)-grokCost(2300, 100)) > 1e-12 || rc["parent"] != nil {
