@@ -255,7 +255,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c Caller) {
 			HowToFix: "check the key; GET /api/directory lists rows"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"key": key, "events": ev})
+	writeJSON(w, http.StatusOK, ordered{{"key", key}, {"events", ev}})
 }
 
 // preWrite validates the path key and reads If-Match.
