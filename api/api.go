@@ -41,7 +41,7 @@ type Handler struct {
 // New returns the API handler over store, invoking rows through disp.
 func New(cfg Config, store *sqlstore.Store, disp *dispatch.Dispatcher) *Handler {
 	h := &Handler{cfg: cfg, store: store, disp: disp, mux: http.NewServeMux()}
-	h.mcp = mcp.New(mcp.Config{Store: store, Dispatcher: disp, ReceiptURL: h.receiptURL,
+	h.mcp = mcp.New(mcp.Config{Store: store, Dispatcher: disp, ReceiptURL: h.receiptURL, Unauthorized: unauthorized, Fail: writeError,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
 			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))

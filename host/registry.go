@@ -124,15 +124,11 @@ func (r *report) add(o report, offset int) {
 // eachBatch streams the rows of an export file ({"rows":[…]} or a bare array)
 // and calls fn with batches of at most n rows (and under 3 MB each).
 func eachBatch(file string, n int, fn func(rows []json.RawMessage, done int) error) error {
-	var in io.Reader = os.Stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
+	in, err := openInput(file)
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	dec := json.NewDecoder(bufio.NewReaderSize(in, 1<<20))
 	if err := toRows(dec); err != nil {
 		return fmt.Errorf("%s: %w", file, err)

@@ -108,15 +108,11 @@ func readReceipts(file string) ([]rowcall.Receipt, error) {
 }
 
 func readJSON(file string, v any) error {
-	var r io.Reader = os.Stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r = f
+	r, err := openInput(file)
+	if err != nil {
+		return err
 	}
+	defer r.Close()
 	if err := json.NewDecoder(r).Decode(v); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -170,4 +166,12 @@ func fetchKeys(args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// openInput opens file, or standard input for "-".
+func openInput(file string) (io.ReadCloser, error) {
+	if file == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	return os.Open(file)
 }

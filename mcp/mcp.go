@@ -47,8 +47,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"runtime"
 	"sync"
@@ -94,6 +94,10 @@ type Config struct {
 	Caller func(r *http.Request) (c Caller, ok bool)
 	// ReceiptURL is the public address of receipt id for a request made as r.
 	ReceiptURL func(r *http.Request, id string) string
+	// Unauthorized and Fail answer a refused request the way the API does
+	// (the same literal 401 body; {"error":code,…} for the rest).
+	Unauthorized func(w http.ResponseWriter, r *http.Request)
+	Fail         func(w http.ResponseWriter, r *http.Request, err error)
 	// MaxTools caps the rows listed as tools (beyond the two meta-tools):
 	// DefaultMaxTools when 0, none when negative.
 	MaxTools int
@@ -159,7 +163,7 @@ type pending struct{ st *session }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c, ok := h.cfg.Caller(r)
 	if !ok {
-		unauthorized(w)
+		h.cfg.Unauthorized(w, r)
 		return
 	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.cfg.Stateless {
@@ -168,8 +172,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 		if st != nil {
 			if st.identity != c.identity() {
-				writeJSON(w, http.StatusForbidden, map[string]string{"error": "forbidden",
-					"message": "this MCP session belongs to another credential", "how_to_fix": "initialize a new session with your own credential"})
+				h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "this MCP session belongs to another credential",
+					HowToFix: "initialize a new session with your own credential"})
 				return
 			}
 			st.touch(c, r)
@@ -187,9 +191,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
 		st, err := h.newSession(r.Context(), c, r)
 		if err != nil {
-			slog.Error("mcp: building a session", "err", err)
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": string(rowcall.EInternal),
-				"message": "the server failed; the log has the cause"})
+			h.cfg.Fail(w, r, fmt.Errorf("mcp: building a session: %w", err))
 			return
 		}
 		p.st = st
@@ -305,17 +307,4 @@ func (h *Handler) Close() {
 			ss.Close()
 		}
 	}
-}
-
-func unauthorized(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
-	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
 }
