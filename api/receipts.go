@@ -7,9 +7,19 @@ import (
 )
 
 // exportReceipts handles GET /api/receipts?after=SEQ&limit=N: the signed chain
-// in order, for `rowcall receipt verify` to check offline.
+// in order, for `rowcall receipt verify` to check offline; and
+// GET /api/receipts?trace=t_…: every receipt of one call and its nested calls.
 func (h *Handler) exportReceipts(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
+	if trace := q.Get("trace"); trace != "" {
+		list, err := h.store.Trace(r.Context(), trace)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, ordered{{"trace", trace}, {"receipts", list}})
+		return
+	}
 	after, err := queryInt(q.Get("after"), "after", 0, 0, 1<<62)
 	if err != nil {
 		writeError(w, r, err)

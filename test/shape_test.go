@@ -91,6 +91,10 @@ func TestFlowRuns(t *testing.T) {
 	if steps != 5 || nested != 4 {
 		t.Fatalf("%d receipts (%d nested) for the flow's trace, want 5 and 4", steps, nested)
 	}
+	byTrace := h.do(t, req{Method: "GET", Path: "/api/receipts?trace=" + trace})
+	if list, _ := byTrace.JSON["receipts"].([]any); len(list) != 5 {
+		t.Fatalf("GET /api/receipts?trace=: %s", byTrace.Raw)
+	}
 
 	n := len(up.requests())
 	expect(t, dispatchCall(t, h, "STOPS", ""), 200, map[string]any{"ok": false, "result": "ERR:http:500:boom"})
