@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load test of the local host: receipted fn dispatches over HTTP keep-alive.
 #
-#   bench/load.sh [RATE] [SECONDS]      default: 10000 calls/s for 10 s, then flat out
+#   bench/load.sh [RATE] [SECONDS] [CONNECTIONS]   default: 10000 calls/s for 10 s over 50, then flat out
 #
 # Starts `rowcall serve` on a fresh data directory, registers the WAT echo
 # module as the row ECHO, and drives POST /api/dispatch with hey (Debian's
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-10000}
 secs=${2:-10}
-conns=50
+conns=${3:-50}
 
 command -v hey >/dev/null || { apt-get update -qq && apt-get install -y -qq hey >/dev/null; }
 go build -o bin/rowcall ./host
