@@ -54,8 +54,12 @@ func newHandler(t *testing.T, cfg Config) (*httptest.Server, *sqlstore.Store) {
 		return Caller{Owner: true, Actor: "owner:terminal-key"}, r.Header.Get("X-Terminal-Key") == "owner"
 	}
 	cfg.ReceiptURL = func(r *http.Request, id string) string { return "http://" + r.Host + "/receipt/" + id }
-	cfg.Unauthorized = func(w http.ResponseWriter, r *http.Request) { http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized) }
-	cfg.Fail = func(w http.ResponseWriter, r *http.Request, err error) { http.Error(w, err.Error(), http.StatusForbidden) }
+	cfg.Unauthorized = func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+	}
+	cfg.Fail = func(w http.ResponseWriter, r *http.Request, err error) {
+		http.Error(w, err.Error(), http.StatusForbidden)
+	}
 	h := New(cfg)
 	t.Cleanup(h.Close)
 	srv := httptest.NewServer(h)

@@ -46,8 +46,8 @@ func (d1Conn) Prepare(q string) (driver.Stmt, error) { return d1Stmt{q: q}, nil 
 func (d1Conn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) {
 	return d1Stmt{q: q}, nil
 }
-func (d1Conn) Close() error                                            { return nil }
-func (d1Conn) Begin() (driver.Tx, error)                               { return nil, errNoTx }
+func (d1Conn) Close() error                                                 { return nil }
+func (d1Conn) Begin() (driver.Tx, error)                                    { return nil, errNoTx }
 func (d1Conn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error) { return nil, errNoTx }
 
 func (d1Conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
