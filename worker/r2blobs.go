@@ -12,57 +12,6 @@ import (
 	"github.com/syumai/workers/cloudflare/r2"
 )
 
-// moduleBlobs is the worker's modules.BlobStore: the R2 bucket bound as
-// MODULES, looked up for each call on the binding of the request making it,
-// or, when the Worker has no such binding, D1's module_blobs table.
-type moduleBlobs struct{ sql *modules.SQLBlobs }
-
-var _ modules.BlobStore = moduleBlobs{}
-
-// store returns the blob store for ctx's request.
-func (b moduleBlobs) store(ctx context.Context) (modules.BlobStore, error) {
-	h, err := handleFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if bucket := h.bucket(); bucket != nil {
-		return r2Blobs{bucket: bucket}, nil
-	}
-	return b.sql, nil
-}
-
-func (b moduleBlobs) Put(ctx context.Context, digest string, data []byte) error {
-	s, err := b.store(ctx)
-	if err != nil {
-		return err
-	}
-	return s.Put(ctx, digest, data)
-}
-
-func (b moduleBlobs) Get(ctx context.Context, digest string) ([]byte, error) {
-	s, err := b.store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, digest)
-}
-
-func (b moduleBlobs) Has(ctx context.Context, digest string) (bool, error) {
-	s, err := b.store(ctx)
-	if err != nil {
-		return false, err
-	}
-	return s.Has(ctx, digest)
-}
-
-func (b moduleBlobs) Delete(ctx context.Context, digest string) error {
-	s, err := b.store(ctx)
-	if err != nil {
-		return err
-	}
-	return s.Delete(ctx, digest)
-}
-
 // r2Blobs is a modules.BlobStore in an R2 bucket: one object per module, named
 // modules/<sha256>.wasm. R2 writes are atomic per object, so a reader never
 // sees part of one; the registry verifies the digest of what it reads back.
