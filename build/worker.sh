@@ -2,9 +2,12 @@
 # build/worker.sh — build rowcall's Cloudflare worker into build/out/worker/
 # (ignored by git), which wrangler.toml's main points at:
 #
-#   worker.mjs, runtime.mjs, wasm_exec.js   syumai/workers' JavaScript glue
-#                                           (go run …/workers-assets-gen -mode=go)
-#   app.wasm                                the Go worker (GOOS=js GOARCH=wasm ./worker)
+#   worker.mjs     rowcall's entry (build/shim/worker.mjs): one Go instance per
+#                  isolate, started on the first request and handed every
+#                  request after it, each with its own env and ctx
+#   wasm_exec.js   Go's JavaScript support with syumai/workers' "context" global
+#                  (from go run …/workers-assets-gen -mode=go)
+#   app.wasm       the Go worker (GOOS=js GOARCH=wasm ./worker)
 #
 # and print the .wasm size, raw and gzipped (Cloudflare's script size limit is
 # on the compressed size: 3 MB on the Workers Free plan, 10 MB on Paid).
@@ -17,9 +20,23 @@ cd "$root"
 quiet=0
 [ "${1:-}" = --quiet ] && quiet=1
 started=$(date +%s)
-# The generator empties its output directory: give it one of its own.
-go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$out"
-GOOS=js GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/app.wasm" ./worker
+# Everything is built in a scratch directory and moved into place file by file
+# (app.wasm first, worker.mjs last), so a running `wrangler dev`, which watches
+# build/out/worker/, never bundles a half-built worker. The generator empties
+# its output directory: it gets one of its own. Of what it writes, rowcall
+# keeps wasm_exec.js; syumai's worker.mjs (a Go runtime per request) and
+# runtime.mjs give way to the shim.
+mkdir -p "$root/build/out"
+tmp=$(mktemp -d "$root/build/out/.worker.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$tmp/gen"
+GOOS=js GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/app.wasm" ./worker
+mkdir -p "$out"
+mv -f "$tmp/app.wasm" "$out/app.wasm"
+mv -f "$tmp/gen/wasm_exec.js" "$out/wasm_exec.js"
+cp build/shim/worker.mjs "$tmp/worker.mjs"
+mv -f "$tmp/worker.mjs" "$out/worker.mjs"
+rm -f "$out/runtime.mjs"
 raw=$(stat -c %s "$out/app.wasm")
 gz=$(gzip -9c "$out/app.wasm" | wc -c)
 if [ $quiet = 0 ]; then

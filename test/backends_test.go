@@ -73,6 +73,7 @@ type target struct {
 	Persist string        // worker: wrangler's local state (its D1 database)
 	Ready   time.Duration // worker: from starting wrangler dev to its first answer
 	Cold    string        // worker: the cold start, in words
+	Output  func() string // worker: what wrangler dev has printed so far (the worker's console too)
 }
 
 // backend starts one kind of host with the given credentials in its
@@ -319,5 +320,5 @@ func startWorker(t testing.TB, env []string) *target {
 		w.Listening.Round(time.Millisecond), w.FirstAnswer.Round(time.Millisecond), w.Ready.Round(time.Millisecond))
 	t.Logf("worker at %s: %s", w.URL, cold)
 	return &target{host: &host{URL: w.URL, Key: key, out: &bytes.Buffer{}}, Name: "worker",
-		DB: func(t testing.TB) *sql.DB { return openD1(t, persist) }, Persist: persist, Ready: w.Ready, Cold: cold}
+		DB: func(t testing.TB) *sql.DB { return openD1(t, persist) }, Persist: persist, Ready: w.Ready, Cold: cold, Output: w.proc.out.String}
 }

@@ -3,47 +3,70 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
-	"github.com/syumai/workers/cloudflare"
+	"github.com/rowcall/rowcall"
 )
 
-// workerEnv reads credentials from the Worker's environment: its secrets and
-// string vars. Bindings (D1, R2, …) are not strings and are never returned,
-// and neither is the receipt signing key (no row may send it anywhere). The
-// owner key is, as on the host, so rows can call this API (the seed's
-// DIR_PATCH).
-type workerEnv struct{}
+// Credentials: a request's handle is the rowcall.Env its rows read, from that
+// request's env: its secrets and string vars. Bindings (D1, R2, …) are not
+// strings and are never returned, and neither is the receipt signing key (no
+// row may send it anywhere). The owner key is, as on the host, so rows can
+// call this API (the seed's DIR_PATCH).
 
 // unlisted names no row may read.
 var unlisted = map[string]bool{"ROWCALL_RECEIPT_KEY": true, "ROWCALL_OWNER_KEY_PREVIOUS": true}
 
-func (workerEnv) Lookup(name string) (string, bool) {
+// Lookup implements rowcall.Env.
+func (h *reqHandle) Lookup(name string) (string, bool) {
 	if name == "" || unlisted[name] {
 		return "", false
 	}
-	v := cloudflare.GetBinding(name)
+	return h.str(name)
+}
+
+// str returns a string var or secret of the request's env.
+func (h *reqHandle) str(name string) (string, bool) {
+	v := h.env.Get(name)
 	if v.Type().String() != "string" {
 		return "", false
 	}
 	return v.String(), true
 }
 
-// envString reads a setting (any string var or secret).
-func envString(name string) string {
-	if v := cloudflare.GetBinding(name); v.Type().String() == "string" {
-		return v.String()
-	}
-	return ""
+// setting returns a setting (any string var or secret), "" when unset.
+func (h *reqHandle) setting(name string) string {
+	s, _ := h.str(name)
+	return s
 }
 
-func envBool(name string) bool {
-	switch strings.ToLower(strings.TrimSpace(envString(name))) {
+func (h *reqHandle) settingBool(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(h.setting(name))) {
 	case "1", "true", "yes", "on":
 		return true
 	}
 	return false
+}
+
+// noEnv is the Env outside any request: it has nothing.
+type noEnv struct{}
+
+func (noEnv) Lookup(string) (string, bool) { return "", false }
+
+// requestEnv makes every runner read credentials from the env of the request
+// its call belongs to: the dispatcher is shared by every request the Go
+// instance serves, so its own Env (noEnv) is replaced per call here.
+type requestEnv struct{ next rowcall.Runner }
+
+func (r requestEnv) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
+	if h, ok := ctx.Value(handleKey{}).(*reqHandle); ok {
+		inv.Env = h
+	} else {
+		inv.Env = noEnv{}
+	}
+	return r.next.Run(ctx, inv)
 }
 
 // jsonObject encodes alternating keys and string values as one JSON object,

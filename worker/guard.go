@@ -74,33 +74,14 @@ func (g guard) check(u *url.URL) error {
 	return g.policy.Check(netip.AddrPortFrom(ip, port))
 }
 
-// RoundTrip refuses what the policy refuses, and otherwise fetches, giving up
-// when the request's context ends (syumai's fetch transport does not watch the
-// context, so the call's timeout is enforced here).
+// RoundTrip refuses what the policy refuses, and otherwise fetches (the
+// worker's transport, fetchTransport, gives up when the request's context
+// ends).
 func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := g.check(req.URL); err != nil {
 		return nil, err
 	}
-	type answer struct {
-		res *http.Response
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := g.next.RoundTrip(req)
-		done <- answer{res, err}
-	}()
-	select {
-	case a := <-done:
-		return a.res, a.err
-	case <-req.Context().Done():
-		go func() { // close whatever arrives later
-			if a := <-done; a.res != nil {
-				a.res.Body.Close()
-			}
-		}()
-		return nil, req.Context().Err()
-	}
+	return g.next.RoundTrip(req)
 }
 
 // client returns the http.Client http rows use: guard over next, following at

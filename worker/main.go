@@ -1,14 +1,27 @@
 //go:build js && wasm
 
 // Command worker is rowcall on Cloudflare Workers: the same api.Handler as the
-// local host, compiled to GOOS=js GOARCH=wasm with github.com/syumai/workers.
+// local host, compiled to GOOS=js GOARCH=wasm, with syumai/workers' D1, R2 and
+// fetch packages for the platform.
+//
+// One Go instance per isolate. rowcall's own JavaScript entry
+// (build/shim/worker.mjs, copied to build/out/worker/worker.mjs by
+// build/worker.sh) starts this program on the isolate's first request and
+// hands it every request after that; main registers serve (serve.go) and
+// never returns. If the program dies, the shim starts a fresh one on the next
+// request. So everything built here — the *sql.DB, the dispatcher with its row
+// cache, the receipt log, the fn runner with its compiled modules — lives as
+// long as the isolate, and nothing in it holds a platform object: each request
+// brings its own env and ExecutionContext (request.go), and every binding is
+// looked up through the handle of the request that uses it.
 //
 // Platform pieces, all taken from the Worker's environment (wrangler.toml):
 //
 //	DB                       D1 binding: the directory, event log and receipts, through
-//	                         syumai's database/sql driver (single statements; D1 has no
-//	                         interactive transactions, and rowcall needs none). The schema
-//	                         is applied by `wrangler d1 migrations apply DB` from migrations/.
+//	                         syumai's d1 driver on each request's binding (d1.go; single
+//	                         statements: D1 has no interactive transactions, and rowcall
+//	                         needs none). The schema is applied by
+//	                         `wrangler d1 migrations apply DB` from migrations/.
 //	MODULES                  R2 binding: fn module bytes, addressed by SHA-256 (optional:
 //	                         without it the bytes go to D1's module_blobs table).
 //	ROWCALL_OWNER_KEY        secret: the owner key (wrangler secret put ROWCALL_OWNER_KEY);
@@ -20,22 +33,28 @@
 //	ROWCALL_PUBLIC_URL       var: base URL of public receipt links (default: the request's).
 //	ROWCALL_ALLOW_OUTBOUND   var: CIDRs and host names http rows may reach although they are
 //	                         loopback or private literals (see guard.go).
+//	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash (tests only; see stats.go).
 //	any other secret or var  a credential that rows name in their auth column.
 //
-// Outbound HTTP goes through fetch() bound to the real globalThis (calling it
-// through syumai's default binding, a proxy of the global, throws "Illegal
-// invocation"), behind guard. syumai's worker.mjs starts a fresh Go runtime for
-// every request, so main runs once per request: everything here is cheap.
+// The settings are read from every request's env and compared with those the
+// current handler was built from (a cheap string comparison); a change builds
+// a new handler for the requests that see it.
+//
+// Outbound HTTP goes through the Worker's fetch() (fetch.go), behind guard.
 package main
 
 import (
 	"cmp"
-	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"database/sql"
 	"encoding/base64"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall/js"
+	"time"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
@@ -45,76 +64,184 @@ import (
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/httpcall"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/syumai/workers"
-	"github.com/syumai/workers/cloudflare/d1"
-	"github.com/syumai/workers/cloudflare/fetch"
 )
 
 func main() {
-	h, err := build(context.Background())
-	if err != nil {
-		workers.Serve(failing(err))
-		return
-	}
-	workers.Serve(h)
+	inst := newInstance()
+	registerServe(inst)
+	select {} // serve answers from callbacks; main must never return
 }
 
-// build wires the worker's handler from its environment.
-func build(ctx context.Context) (http.Handler, error) {
-	keys := ownerKeys()
+// instance is what one Go instance keeps between requests.
+type instance struct {
+	number   int // the isolate's nth Go instance (from the shim): 1 unless one died
+	started  time.Time
+	requests atomic.Int64
+
+	db      *sql.DB
+	fn      *lazyFn
+	fetcher http.RoundTripper
+
+	mu  sync.Mutex
+	app *app     // built from the settings the latest requests carried
+	env js.Value // the env object app's settings were read from (compared, never used)
+
+	settingsReads atomic.Int64
+}
+
+func newInstance() *instance {
+	db := openD1()
+	inst := &instance{started: time.Now(), db: db, fn: newLazyFn(db), fetcher: fetchTransport{}}
+	if n := runtimeContext.Get("instance"); n.Type() == js.TypeNumber {
+		inst.number = n.Int()
+	}
+	return inst
+}
+
+// ServeHTTP serves one request: the worker's own /_worker/ endpoints, or the API.
+func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	inst.requests.Add(1)
+	h, _ := handleFrom(r.Context())
+	a := inst.appFor(h)
+	if strings.HasPrefix(r.URL.Path, "/_worker/") {
+		inst.serveWorker(a, w, r)
+		return
+	}
+	a.handler.ServeHTTP(w, r)
+}
+
+// settings are the Worker's vars and secrets that shape the handler.
+type settings struct {
+	ownerKeys     []string
+	receiptKey    string
+	audience      string
+	publicReads   bool
+	publicURL     string
+	allowOutbound string
+	debug         bool
+	hasDB         bool
+}
+
+func readSettings(h *reqHandle) settings {
+	s := settings{
+		receiptKey:    strings.TrimSpace(h.setting("ROWCALL_RECEIPT_KEY")),
+		audience:      cmp.Or(h.setting("ROWCALL_AUDIENCE"), "rowcall"),
+		publicReads:   h.settingBool("ROWCALL_PUBLIC_READS"),
+		publicURL:     h.setting("ROWCALL_PUBLIC_URL"),
+		allowOutbound: h.setting("ROWCALL_ALLOW_OUTBOUND"),
+		debug:         h.setting("ROWCALL_WORKER_DEBUG") == "1",
+		hasDB:         h.hasBinding("DB"),
+	}
+	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
+		if k := strings.TrimSpace(h.setting(name)); k != "" {
+			s.ownerKeys = append(s.ownerKeys, k)
+		}
+	}
+	return s
+}
+
+func (s settings) equal(o settings) bool {
+	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
+		s.audience == o.audience && s.publicReads == o.publicReads && s.publicURL == o.publicURL &&
+		s.allowOutbound == o.allowOutbound && s.debug == o.debug && s.hasDB == o.hasDB
+}
+
+// app is the handler built from one set of settings.
+type app struct {
+	settings settings
+	handler  http.Handler
+}
+
+// appFor returns the handler for the settings in h's env: the current one, or
+// a new one when they changed. A request whose env is the very object the
+// current settings were read from (workerd hands every request in an isolate
+// the same env) is not read again: a Worker's vars and secrets cannot change
+// under a live isolate.
+func (inst *instance) appFor(h *reqHandle) *app {
+	inst.mu.Lock()
+	a, env := inst.app, inst.env
+	inst.mu.Unlock()
+	if a != nil && h.env.Equal(env) {
+		return a
+	}
+	s := readSettings(h)
+	inst.settingsReads.Add(1)
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.app == nil || !inst.app.settings.equal(s) {
+		a := &app{settings: s}
+		handler, err := inst.build(s)
+		if err != nil {
+			handler = failing(err)
+		}
+		a.handler = handler
+		inst.app = a
+	}
+	inst.env = h.env
+	return inst.app
+}
+
+// isOwner reports whether r presents one of a's owner keys (as the API
+// accepts them: x-terminal-key or Authorization: Bearer), in constant time.
+func (a *app) isOwner(r *http.Request) bool {
+	secret := r.Header.Get("X-Terminal-Key")
+	if h := r.Header.Get("Authorization"); secret == "" && len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		secret = strings.TrimSpace(h[7:])
+	}
+	if secret == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(secret))
+	ok := 0
+	for _, k := range a.settings.ownerKeys {
+		ks := sha256.Sum256([]byte(k))
+		ok |= subtle.ConstantTimeCompare(sum[:], ks[:])
+	}
+	return ok == 1
+}
+
+// build wires the API handler for s over the instance's database, fetch
+// client and fn runner.
+func (inst *instance) build(s settings) (http.Handler, error) {
+	keys := s.ownerKeys
 	if len(keys) == 0 {
 		return nil, &rowcall.Error{Code: rowcall.EInternal,
 			Message:  "the worker has no owner key: the secret ROWCALL_OWNER_KEY is not set",
 			HowToFix: "run `npx wrangler secret put ROWCALL_OWNER_KEY` (or, with wrangler dev, --var ROWCALL_OWNER_KEY:<key> or a .dev.vars file)"}
 	}
-	signer, err := receiptSigner()
+	signer, err := receiptSigner(s.receiptKey)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := d1.OpenConnector("DB")
-	if err != nil {
+	if !s.hasDB {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
 			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see README.md)"}
 	}
-	db := sql.OpenDB(conn)
-	policy, err := outbound.Parse(envString("ROWCALL_ALLOW_OUTBOUND"))
+	policy, err := outbound.Parse(s.allowOutbound)
 	if err != nil {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ALLOW_OUTBOUND: " + err.Error(),
 			HowToFix: "list CIDRs, IPs or host names separated by commas, e.g. 127.0.0.1/32"}
 	}
-	fetcher := fetch.NewClient(fetch.WithBinding(js.Global().Get("globalThis"))).HTTPClient(fetch.RedirectModeManual)
-	store := sqlstore.New(db)
+	store := sqlstore.New(inst.db)
 	disp := &dispatch.Dispatcher{
 		Store:    store,
-		Env:      workerEnv{},
+		Env:      noEnv{}, // each call reads its own request's env (requestEnv)
 		Receipts: sqlstore.NewReceiptLog(store, signer),
-		Audience: cmp.Or(envString("ROWCALL_AUDIENCE"), "rowcall"),
+		Audience: s.audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: client(policy, fetcher.Transport)}),
-			rowcall.TypeFlow: flow.Runner{},
+			rowcall.TypeHTTP: requestEnv{httpcall.New(httpcall.Config{Client: client(policy, inst.fetcher)})},
+			rowcall.TypeFlow: requestEnv{flow.Runner{}},
+			rowcall.TypeFn:   requestEnv{inst.fn},
 		},
+		Modules: inst.fn,
 	}
-	fnr := newLazyFn(ctx, db)
-	disp.Runners[rowcall.TypeFn], disp.Modules = fnr, fnr
-	return fnr.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		PublicReads: envBool("ROWCALL_PUBLIC_READS"), PublicURL: envString("ROWCALL_PUBLIC_URL"), Modules: fnr.reg}, store, disp)), nil
+	return inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
+		PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry()}, store, disp)), nil
 }
 
-// ownerKeys returns the configured owner keys.
-func ownerKeys() []string {
-	var keys []string
-	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
-		if k := strings.TrimSpace(envString(name)); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
-// receiptSigner reads the receipt signing key from the secret ROWCALL_RECEIPT_KEY.
+// receiptSigner reads the receipt signing key (the secret ROWCALL_RECEIPT_KEY).
 // A worker cannot keep a generated key (it has no disk), so the key is required.
-func receiptSigner() (*ledger.Signer, error) {
-	enc := strings.TrimSpace(envString("ROWCALL_RECEIPT_KEY"))
+func receiptSigner(enc string) (*ledger.Signer, error) {
 	fix := "run `openssl rand -base64 32 | npx wrangler secret put ROWCALL_RECEIPT_KEY` (or, with wrangler dev, --var ROWCALL_RECEIPT_KEY:<base64 seed>)"
 	if enc == "" {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no receipt signing key: the secret ROWCALL_RECEIPT_KEY is not set", HowToFix: fix}

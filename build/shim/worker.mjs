@@ -1,0 +1,400 @@
+// rowcall's Cloudflare Worker entry: one Go instance per isolate.
+//
+// build/worker.sh copies this file to build/out/worker/worker.mjs, beside
+// syumai/workers' wasm_exec.js (Go's wasm_exec.js with syumai's "context"
+// global) and app.wasm (GOOS=js GOARCH=wasm ./worker). It replaces syumai's
+// worker.mjs, which starts a fresh Go runtime for every request: here the Go
+// program starts on the isolate's first request and serves every request
+// after it, so the Go runtime, the handler, its caches and the fn runner's
+// compiled modules outlive the request that built them.
+//
+// Per request, Go gets the request's own env and ExecutionContext (never a
+// global copy): binding.serve(head, body, env, ctx, respond); see
+// worker/serve.go. Go reaches the platform only through the three helpers
+// below — d1, fetch and r2 — always with a binding taken from the env of the
+// request it works for, and each answers through one call of
+// binding.complete (worker/ops.go).
+//
+// Lifecycle: the instance starts lazily (workerd allows no I/O, timers or
+// randomness at module scope, and the first request pays the start); Go's main
+// never returns. If the program exits or traps, every request it was serving
+// fails with a 503, and the next request starts a fresh instance.
+//
+// Request contexts. One isolate serves concurrent requests, and Go runs every
+// goroutine that is ready whenever JavaScript calls into it: so while workerd
+// runs request A's callback, Go may start I/O for request B, which workerd
+// accounts to A's context; and B may wait on work running in A's context (a
+// lock, the receipt log's group commit) with nothing pending in its own.
+// workerd resolves a promise across request contexts (the continuation runs in
+// the context that created it), but it cancels a request whose context has
+// nothing left to wait on ("your Worker's code had hung"), and a finished
+// request's context takes its pending I/O with it. So the shim
+//   - knows, every time it calls into Go, whose context it is running in
+//     (serve: that request's; an operation's answer: the context that started
+//     the operation; a Go timer: the context that set it), and counts each
+//     operation Go starts against that context;
+//   - keeps a finished request's context alive (ctx.waitUntil) until the
+//     operations counted against it are done;
+//   - keeps a timer pending in a request's own context while it waits for Go,
+//     as workerd's own cross-context tests do, so it is not taken for hung.
+import "./wasm_exec.js";
+import app from "./app.wasm";
+
+let live = null; // the instance serving this isolate
+let started = 0; // instances this isolate has started
+
+// A request context as the shim tracks it.
+class Context {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.ops = 0; // operations in flight in this context
+    this.ended = false;
+    this.release = null; // resolves the waitUntil holding the context open
+  }
+  end() {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.ops > 0) this.ctx.waitUntil(new Promise((resolve) => (this.release = resolve)));
+  }
+  done() {
+    this.ops--;
+    if (this.ops === 0 && this.release !== null) {
+      this.release();
+      this.release = null;
+    }
+  }
+}
+
+class Instance {
+  constructor() {
+    this.number = ++started;
+    this.current = null; // the Context Go is running in, while it runs
+    this.failures = new Set(); // reject functions of what Go still owes an answer
+    this.contexts = new Set(); // contexts holding operations
+    this.dead = null;
+    const t0 = Date.now();
+    const go = new Go();
+    this.go = go;
+    go.exit = (code) => this.die(new Error(`the Go program exited with code ${code}`));
+    const resume = go._resume.bind(go);
+    go._resume = () => {
+      if (this.dead) throw this.dead;
+      try {
+        resume();
+      } catch (e) {
+        this.die(e); // a trap leaves the Go runtime unusable
+        throw e;
+      }
+    };
+    // Go's timers: the callback runs in the context that set it.
+    const schedule = go.importObject.gojs["runtime.scheduleTimeoutEvent"];
+    go.importObject.gojs["runtime.scheduleTimeoutEvent"] = (sp) => {
+      const context = this.current;
+      const realSetTimeout = globalThis.setTimeout;
+      globalThis.setTimeout = (fn, ms) => realSetTimeout(() => this.enter(context, fn), ms);
+      try {
+        schedule(sp);
+      } finally {
+        globalThis.setTimeout = realSetTimeout;
+      }
+    };
+    // syumai's runtime context (its wasm_exec.js serves it as the global
+    // "context"): rowcall's helpers, and binding, where Go registers serve
+    // and complete.
+    const binding = {};
+    this.binding = binding;
+    const context = {
+      binding,
+      instance: this.number,
+      d1: (id, db, op, sql, params) => this.op(id, () => d1(db, op, sql, params)),
+      fetch: (id, head, body, max) => this.op(id, () => fetchFor(head, body, max)),
+      r2: (id, bucket, op, key, body) => this.op(id, () => r2(bucket, op, key, body)),
+    };
+    const wasm = new WebAssembly.Instance(app, { ...go.importObject, workers: { ready() {} } });
+    // run executes main synchronously until it waits: serve is registered then.
+    go.run(wasm, context).catch((e) => this.die(e));
+    if (this.dead) throw this.dead;
+    if (typeof binding.serve !== "function" || typeof binding.complete !== "function") {
+      this.die(new Error("the Go program did not register serve and complete"));
+      throw this.dead;
+    }
+    console.log(`rowcall: Go instance ${this.number} started in ${Date.now() - t0} ms`);
+  }
+
+  // enter runs fn (which calls into Go) as context.
+  enter(context, fn) {
+    const prev = this.current;
+    this.current = context;
+    try {
+      return fn();
+    } finally {
+      this.current = prev;
+    }
+  }
+
+  // op starts an operation for Go in the current context and answers
+  // complete(id, ok, text, body, more) in that same context.
+  op(id, start) {
+    const context = this.current;
+    if (context !== null) {
+      context.ops++;
+      this.contexts.add(context);
+    } else {
+      console.warn("rowcall: Go started an operation outside any request context");
+    }
+    Promise.resolve()
+      .then(start)
+      .then(
+        ([text, body, more]) => [true, text, body, more],
+        (e) => [false, String((e && e.message) || e), null, false],
+      )
+      .then(([ok, text, body, more]) => {
+        try {
+          if (!this.dead) {
+            const complete = this.binding.complete;
+            this.enter(context, () => (body === undefined || body === null ? complete(id, ok, text) : complete(id, ok, text, body, more)));
+          }
+        } finally {
+          if (context !== null) {
+            context.done();
+            if (context.ops === 0) this.contexts.delete(context);
+          }
+        }
+      });
+  }
+
+  die(err) {
+    if (this.dead) return;
+    this.dead = err instanceof Error ? err : new Error(String(err));
+    if (live === this) live = null;
+    console.error(`rowcall: Go instance ${this.number} stopped: ${this.dead.stack || this.dead}`);
+    const failures = [...this.failures];
+    this.failures.clear();
+    for (const fail of failures) fail(this.dead);
+    for (const context of this.contexts) {
+      context.ops = 1;
+      context.done();
+    }
+    this.contexts.clear();
+  }
+
+  // call runs fn(resolve, reject) in Go, in context; the promise also fails
+  // if the instance dies first. While it waits, a timer stays pending in the
+  // caller's context (see the top of the file).
+  call(context, fn) {
+    let reject;
+    const waiting = setInterval(() => {}, 1000);
+    return new Promise((res, rej) => {
+      reject = rej;
+      this.failures.add(rej);
+      if (this.dead) throw this.dead;
+      this.enter(context, () => fn(res, rej));
+    }).finally(() => {
+      clearInterval(waiting);
+      this.failures.delete(reject);
+    });
+  }
+
+  async serve(request, env, ctx) {
+    const body = request.body === null ? null : new Uint8Array(await request.arrayBuffer());
+    let head = request.method + " " + request.url;
+    for (const [name, value] of request.headers) head += "\n" + name + ":" + value;
+    const context = new Context(ctx);
+    let res;
+    try {
+      res = await this.call(context, (resolve, reject) =>
+        this.binding.serve(head, body, env, ctx, (status, text, body, cancel) =>
+          status === 0 ? reject(new Error(text)) : resolve({ status, text, body, cancel }),
+        ),
+      );
+    } catch (e) {
+      context.end();
+      throw e;
+    }
+    const lines = res.text.split("\n");
+    const headers = new Headers();
+    for (let i = 1; i < lines.length; i++) {
+      const c = lines[i].indexOf(":");
+      if (c > 0) headers.append(lines[i].slice(0, c), lines[i].slice(c + 1));
+    }
+    const init = { status: res.status, statusText: lines[0], headers };
+    // Go's handler wrote the body already encoded (e.g. gzip): send it as is.
+    if (headers.has("content-encoding")) init.encodeBody = "manual";
+    const nullBody = [101, 204, 205, 304].includes(res.status);
+    if (typeof res.body !== "function") {
+      context.end();
+      return new Response(nullBody ? null : res.body, init);
+    }
+    // A streamed body: each pull asks Go for the next chunk.
+    const read = res.body;
+    const stream = new ReadableStream({
+      pull: async (controller) => {
+        let chunk;
+        try {
+          chunk = await this.call(context, (resolve, reject) => read(resolve, reject));
+        } catch (e) {
+          context.end();
+          throw e;
+        }
+        if (chunk === null) {
+          context.end();
+          controller.close();
+        } else {
+          controller.enqueue(chunk);
+        }
+      },
+      cancel: () => {
+        if (!this.dead) this.enter(context, () => res.cancel());
+        context.end();
+      },
+    });
+    return new Response(nullBody ? null : stream, init);
+  }
+}
+
+// d1 runs one statement on the D1 binding db: op 0 answers the rows of
+// raw({columnNames: true}) as JSON, op 1 (run) [changes, last_row_id]. params
+// is a JSON array ("" for none) in which {"$b": base64} is a BLOB; BLOBs come
+// back the same way.
+async function d1(db, op, sql, params) {
+  let stmt = db.prepare(sql);
+  if (params !== "") stmt = stmt.bind(...JSON.parse(params, unblob));
+  if (op === 0) return [encodeRows(await stmt.raw({ columnNames: true }))];
+  const r = await stmt.run();
+  return [JSON.stringify([r.meta?.changes ?? 0, r.meta?.last_row_id ?? 0])];
+}
+
+// fetchFor runs one fetch(): head is "METHOD URL" and one "name:value" line per
+// header, body a Uint8Array or null. It answers "STATUS TEXT" and one
+// "name:value" line per header, at most max bytes of the body, and whether
+// the body went on.
+async function fetchFor(head, body, max) {
+  const lines = head.split("\n");
+  const sp = lines[0].indexOf(" ");
+  const headers = new Headers();
+  for (let i = 1; i < lines.length; i++) {
+    const c = lines[i].indexOf(":");
+    if (c > 0) headers.append(lines[i].slice(0, c), lines[i].slice(c + 1));
+  }
+  const res = await fetch(lines[0].slice(sp + 1), { method: lines[0].slice(0, sp), headers, body, redirect: "manual" });
+  let text = res.status + " " + res.statusText;
+  for (const [name, value] of res.headers) text += "\n" + name + ":" + value;
+  const [bytes, more] = await readAtMost(res.body, max);
+  return [text, bytes, more];
+}
+
+// r2 runs one operation on the R2 bucket binding: "head" and "get" answer
+// "found" (get with the object's bytes) or "missing"; "put" and "delete" "ok".
+async function r2(bucket, op, key, body) {
+  switch (op) {
+    case "head":
+      return [(await bucket.head(key)) === null ? "missing" : "found"];
+    case "get": {
+      const obj = await bucket.get(key);
+      if (obj === null) return ["missing"];
+      return ["found", new Uint8Array(await obj.arrayBuffer()), false];
+    }
+    case "put":
+      await bucket.put(key, body);
+      return ["ok"];
+    case "delete":
+      await bucket.delete(key);
+      return ["ok"];
+  }
+  throw new Error(`r2: unknown operation ${op}`);
+}
+
+// readAtMost reads up to max bytes of a body stream: [bytes, whether more followed].
+async function readAtMost(stream, max) {
+  if (stream === null) return [new Uint8Array(0), false];
+  const reader = stream.getReader();
+  const chunks = [];
+  let n = 0;
+  let more = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (n + value.byteLength > max) {
+      chunks.push(value.subarray(0, max - n));
+      n = max;
+      more = true;
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+    n += value.byteLength;
+  }
+  if (chunks.length === 1) return [chunks[0], more];
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return [out, more];
+}
+
+// BLOBs travel between Go and the d1 helper as {"$b": base64}.
+function unblob(key, value) {
+  if (value !== null && typeof value === "object" && !Array.isArray(value) && typeof value.$b === "string") {
+    const bin = atob(value.$b);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return bytes;
+  }
+  return value;
+}
+
+function encodeRows(rows) {
+  for (let r = 1; r < rows.length; r++) {
+    const row = rows[r];
+    for (let i = 0; i < row.length; i++) {
+      const v = row[i];
+      if (v !== null && typeof v === "object") row[i] = { $b: base64(v) };
+    }
+  }
+  return JSON.stringify(rows);
+}
+
+function base64(v) {
+  const bytes =
+    v instanceof ArrayBuffer
+      ? new Uint8Array(v)
+      : ArrayBuffer.isView(v)
+        ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+        : Uint8Array.from(v);
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+function unavailable(inst, err) {
+  const why = err && err.message ? err.message : String(err);
+  const stopped = inst === null || inst.dead;
+  const body = stopped
+    ? {
+        error: "internal",
+        message: `the worker's Go instance stopped: ${why}`,
+        how_to_fix: "retry: the next request starts a fresh instance (`wrangler tail`, or wrangler dev's output, shows the cause)",
+      }
+    : { error: "internal", message: `the request failed: ${why}` };
+  return Response.json(body, { status: stopped ? 503 : 500 });
+}
+
+export default {
+  async fetch(request, env, ctx) {
+    let inst;
+    try {
+      if (live === null || live.dead) live = new Instance();
+      inst = live;
+    } catch (e) {
+      live = null;
+      return unavailable(null, e);
+    }
+    try {
+      return await inst.serve(request, env, ctx);
+    } catch (e) {
+      return unavailable(inst, e);
+    }
+  },
+};

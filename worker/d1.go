@@ -1,0 +1,163 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// openD1 returns the worker's *sql.DB: one pool for the life of the Go
+// instance, whose statements run on the D1 binding of the request that runs
+// them. A connection and a prepared statement hold nothing but SQL text: each
+// execution takes the DB binding from its context's request handle (see
+// handleFrom). So the stores above may cache *sql.Stmt values across requests
+// (sqlstore and the receipt log do) without one request's binding serving
+// another.
+//
+// A statement crosses from Go to JavaScript once and back once (ops.go): the
+// shim's d1 helper (build/shim/worker.mjs) takes the binding, the SQL and the
+// parameters as JSON, runs prepare().bind().raw() (or run()), and answers
+// with the rows as JSON. syumai's d1 driver, which this replaces, takes its
+// binding from a process-wide runtime context, awaits D1 through promise
+// callbacks of its own, and reads a result cell by cell through syscall/js
+// (several calls into JavaScript per column, each JavaScript value tracked by
+// a Go finalizer); on a directory row that was most of the worker's time per
+// request.
+func openD1() *sql.DB {
+	db := sql.OpenDB(d1Connector{})
+	db.SetMaxIdleConns(64) // connections are free: do not churn them
+	return db
+}
+
+var errNoTx = errors.New("d1: transactions are not supported (D1 has no interactive transactions; rowcall needs none)")
+
+type d1Connector struct{}
+
+func (d1Connector) Connect(context.Context) (driver.Conn, error) { return d1Conn{}, nil }
+func (d1Connector) Driver() driver.Driver                        { return d1Driver{} }
+
+type d1Driver struct{}
+
+func (d1Driver) Open(string) (driver.Conn, error) { return d1Conn{}, nil }
+
+type d1Conn struct{}
+
+var (
+	_ driver.ConnPrepareContext = d1Conn{}
+	_ driver.QueryerContext     = d1Conn{}
+	_ driver.ExecerContext      = d1Conn{}
+	_ driver.ConnBeginTx        = d1Conn{}
+	_ driver.NamedValueChecker  = d1Conn{}
+)
+
+func (d1Conn) Prepare(q string) (driver.Stmt, error) { return d1Stmt{q: q}, nil }
+func (d1Conn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) {
+	return d1Stmt{q: q}, nil
+}
+func (d1Conn) Close() error                                                 { return nil }
+func (d1Conn) Begin() (driver.Tx, error)                                    { return nil, errNoTx }
+func (d1Conn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error) { return nil, errNoTx }
+
+// CheckNamedValue accepts what D1 can bind, after database/sql's default
+// conversion (so int becomes int64, and a driver.Valuer its value).
+func (d1Conn) CheckNamedValue(nv *driver.NamedValue) error {
+	v, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
+	if err != nil {
+		return err
+	}
+	if t, ok := v.(time.Time); ok {
+		v = t.UTC().Format(time.RFC3339Nano)
+	}
+	nv.Value = v
+	return nil
+}
+
+func (d1Conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return d1Stmt{q: q}.QueryContext(ctx, args)
+}
+
+func (d1Conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return d1Stmt{q: q}.ExecContext(ctx, args)
+}
+
+// d1Stmt is a statement's text, bound to a D1 binding only when it runs.
+type d1Stmt struct{ q string }
+
+var (
+	_ driver.StmtQueryContext = d1Stmt{}
+	_ driver.StmtExecContext  = d1Stmt{}
+)
+
+func (d1Stmt) Close() error  { return nil }
+func (d1Stmt) NumInput() int { return -1 }
+func (d1Stmt) Exec([]driver.Value) (driver.Result, error) {
+	return nil, errors.New("d1: Exec without a context is not supported")
+}
+func (d1Stmt) Query([]driver.Value) (driver.Rows, error) {
+	return nil, errors.New("d1: Query without a context is not supported")
+}
+
+func (s d1Stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	out, err := d1Call(ctx, d1Query, s.q, args)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRows(out)
+}
+
+func (s d1Stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	out, err := d1Call(ctx, d1Run, s.q, args)
+	if err != nil {
+		return nil, err
+	}
+	// [changes, last_row_id]
+	changes, lastID, ok := strings.Cut(strings.Trim(out, "[]"), ",")
+	c, err1 := strconv.ParseFloat(changes, 64)
+	l, err2 := strconv.ParseFloat(lastID, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("d1: result meta %q", out)
+	}
+	return d1Result{changes: int64(c), lastID: int64(l)}, nil
+}
+
+type d1Result struct{ changes, lastID int64 }
+
+func (r d1Result) LastInsertId() (int64, error) { return r.lastID, nil }
+func (r d1Result) RowsAffected() (int64, error) { return r.changes, nil }
+
+// The shim's d1 operations.
+const (
+	d1Query = 0 // raw({columnNames: true}): [[names…], [values…], …], [] when no rows
+	d1Run   = 1 // run(): [meta.changes, meta.last_row_id]
+)
+
+// d1Call runs one statement on the D1 binding of ctx's request and returns
+// the shim's JSON answer.
+func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (string, error) {
+	h, err := handleFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	db, err := h.d1()
+	if err != nil {
+		return "", err
+	}
+	params, err := encodeParams(args)
+	if err != nil {
+		return "", err
+	}
+	r, err := shimOp(ctx, shimD1, db, op, q, params)
+	if err != nil {
+		return "", fmt.Errorf("d1: %w", err)
+	}
+	return r.text, nil
+}
+
+var shimD1 = runtimeContext.Get("d1")

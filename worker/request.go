@@ -1,0 +1,145 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+)
+
+// reqHandle is one request's view of the Worker platform: the env (bindings,
+// vars and secrets) and the ExecutionContext the shim (build/shim/worker.mjs)
+// received with that request. It travels in the request's context.Context;
+// every binding rowcall touches (D1, R2, settings, credentials) is looked up
+// through the handle of the request that needs it, so one Go instance can
+// serve many requests at once without one request's platform objects ever
+// serving another.
+type reqHandle struct {
+	id   uint64
+	env  js.Value // the request's env
+	exec js.Value // the request's ExecutionContext
+
+	cancel context.CancelFunc // ends the request's context
+
+	db js.Value // the request's DB binding (undefined without one)
+}
+
+type handleKey struct{}
+
+// withHandle returns ctx carrying h.
+func withHandle(ctx context.Context, h *reqHandle) context.Context {
+	return context.WithValue(ctx, handleKey{}, h)
+}
+
+// errNoRequest is the error of a platform lookup made outside any request.
+var errNoRequest = errors.New("worker: no request in flight to take the Worker's bindings from")
+
+// handleFrom returns the handle of the request ctx belongs to. Work that runs
+// on a context of its own (the receipt log's group-commit writer uses
+// context.Background) takes the oldest request in flight: that work runs only
+// on behalf of requests that wait for it, and every request in one isolate
+// has the same bindings.
+func handleFrom(ctx context.Context) (*reqHandle, error) {
+	if h, ok := ctx.Value(handleKey{}).(*reqHandle); ok {
+		return h, nil
+	}
+	if h := inflight.oldest(); h != nil {
+		return h, nil
+	}
+	return nil, errNoRequest
+}
+
+// inflight is the set of requests being served.
+var inflight = &requests{m: map[uint64]*reqHandle{}}
+
+type requests struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]*reqHandle
+}
+
+// begin registers a request and returns its handle; end removes it.
+func (r *requests) begin(env, exec js.Value) *reqHandle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.next++
+	h := &reqHandle{id: r.next, env: env, exec: exec, db: env.Get("DB")}
+	r.m[h.id] = h
+	return h
+}
+
+func (r *requests) end(h *reqHandle) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, h.id)
+}
+
+func (r *requests) oldest() *reqHandle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var o *reqHandle
+	for _, h := range r.m {
+		if o == nil || h.id < o.id {
+			o = h
+		}
+	}
+	return o
+}
+
+// runtimeContext is the object the shim hands to Go's run, which syumai's
+// wasm_exec.js serves as the global "context": the shim's platform helpers
+// (d1, fetch, r2) and binding, where Go registers serve and complete. It holds
+// no env: every binding comes from the handle of the request that uses it.
+var runtimeContext = js.Global().Get("context")
+
+// d1 returns the request's D1 binding (DB).
+func (h *reqHandle) d1() (js.Value, error) {
+	if h.db.IsUndefined() || h.db.IsNull() {
+		return js.Undefined(), errNoDB
+	}
+	return h.db, nil
+}
+
+var errNoDB = errors.New("the worker has no D1 binding named DB")
+
+// hasBinding reports whether the request's env has name (of any type).
+func (h *reqHandle) hasBinding(name string) bool {
+	v := h.env.Get(name)
+	return !v.IsUndefined() && !v.IsNull()
+}
+
+// workers runs functions on long-lived goroutines. A request's handler goes
+// deep (router, API, dispatcher, runner, database/sql), and a fresh
+// goroutine's stack grows to that depth by copying itself several times, on
+// every request; a goroutine from the pool has grown already.
+var workers = &pool{work: make(chan func()), max: 64}
+
+type pool struct {
+	work chan func()
+	max  int32
+	n    atomic.Int32
+}
+
+// do runs f on an idle pool goroutine, or on a new one.
+func (p *pool) do(f func()) {
+	select {
+	case p.work <- f:
+	default:
+		p.n.Add(1)
+		go p.loop(f)
+	}
+}
+
+func (p *pool) loop(f func()) {
+	for {
+		f()
+		if p.n.Load() > p.max {
+			p.n.Add(-1)
+			return
+		}
+		f = <-p.work
+	}
+}

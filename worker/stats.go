@@ -1,0 +1,49 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"runtime"
+	"time"
+)
+
+// The worker's own endpoints, beside the API, for the owner:
+//
+//	GET  /_worker/stats   this Go instance: which one the isolate is on (1 unless
+//	                      one died), when it started, how many requests it has
+//	                      served, and the fn runner's module loads by digest
+//	                      (a load is a compile: see countingSource).
+//	POST /_worker/crash   only with ROWCALL_WORKER_DEBUG=1: kill this Go
+//	                      instance (a panic outside any handler), so tests can
+//	                      watch the shim start a fresh one on the next request.
+func (inst *instance) serveWorker(a *app, w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if !a.isOwner(r) {
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write(jsonObject("error", "unauthorized"))
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/_worker/stats":
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		json.NewEncoder(w).Encode(map[string]any{
+			"instance":        inst.number,
+			"started":         inst.started.UTC().Format(time.RFC3339Nano),
+			"requests":        inst.requests.Load(),
+			"settings_reads":  inst.settingsReads.Load(),
+			"fn_runner":       inst.fn.started.Load(),
+			"fn_module_loads": inst.fn.src.counts(),
+			"go": map[string]any{"heap_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": ms.NumGC,
+				"gc_pause_ms": float64(ms.PauseTotalNs) / 1e6, "goroutines": runtime.NumGoroutine()},
+		})
+	case r.Method == http.MethodPost && r.URL.Path == "/_worker/crash" && a.settings.debug:
+		go func() { panic("rowcall: POST /_worker/crash (ROWCALL_WORKER_DEBUG=1)") }()
+		select {} // the program ends before this request can be answered
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		w.Write(jsonObject("error", "not_found", "message", r.Method+" "+r.URL.Path+" is not a worker endpoint"))
+	}
+}
