@@ -14,12 +14,14 @@ import (
 
 // fetchTransport sends an http.Request with the Worker's fetch(), through the
 // shim's fetch helper (ops.go): one call into JavaScript with the request's
-// head and body, one answer with the response's head and whole body (redirect: "manual", so http.Client follows redirects itself and guard
+// head and body, one answer with the response's head and whole body
+// (redirect: "manual", so http.Client follows redirects itself and guard
 // checks every hop). syumai's fetch client, which this replaces, converts the
 // request and the response header by header and reads the body chunk by
-// chunk through syscall/js, each chunk a round trip between Go and
-// JavaScript. The context is watched: a call whose context ends returns at
-// once (what fetch() answers later is dropped).
+// chunk through syscall/js, each chunk a promise callback into Go that the
+// shim could not account to a request context. The context is watched: a
+// call whose context ends returns at once (what fetch() answers later is
+// dropped).
 type fetchTransport struct{}
 
 // fetchMax caps a response body read through fetchTransport; the body of a

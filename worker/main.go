@@ -1,26 +1,27 @@
 //go:build js && wasm
 
 // Command worker is rowcall on Cloudflare Workers: the same api.Handler as the
-// local host, compiled to GOOS=js GOARCH=wasm, with syumai/workers' D1, R2 and
-// fetch packages for the platform.
+// local host, compiled to GOOS=js GOARCH=wasm.
 //
 // One Go instance per isolate. rowcall's own JavaScript entry
 // (build/shim/worker.mjs, copied to build/out/worker/worker.mjs by
-// build/worker.sh) starts this program on the isolate's first request and
-// hands it every request after that; main registers serve (serve.go) and
-// never returns. If the program dies, the shim starts a fresh one on the next
-// request. So everything built here — the *sql.DB, the dispatcher with its row
-// cache, the receipt log, the fn runner with its compiled modules — lives as
-// long as the isolate, and nothing in it holds a platform object: each request
-// brings its own env and ExecutionContext (request.go), and every binding is
-// looked up through the handle of the request that uses it.
+// build/worker.sh, beside syumai/workers' wasm_exec.js) starts this program on
+// the isolate's first request and hands it every request after that; main
+// registers serve (serve.go) and never returns. If the program dies, the shim
+// starts a fresh one on the next request. So everything built here — the
+// *sql.DB, the dispatcher with its row cache, the receipt log, the fn runner
+// with its compiled modules — lives as long as the isolate, and nothing in it
+// holds a platform object: each request brings its own env and
+// ExecutionContext (request.go), every binding is looked up through the handle
+// of the request that uses it, and the platform is reached only through the
+// shim's d1, fetch and r2 helpers (ops.go), which account every operation to
+// the request context it runs in.
 //
-// Platform pieces, all taken from the Worker's environment (wrangler.toml):
+// Platform pieces, all taken from each request's env (wrangler.toml):
 //
-//	DB                       D1 binding: the directory, event log and receipts, through
-//	                         syumai's d1 driver on each request's binding (d1.go; single
-//	                         statements: D1 has no interactive transactions, and rowcall
-//	                         needs none). The schema is applied by
+//	DB                       D1 binding: the directory, event log and receipts (d1.go;
+//	                         single statements: D1 has no interactive transactions, and
+//	                         rowcall needs none). The schema is applied by
 //	                         `wrangler d1 migrations apply DB` from migrations/.
 //	MODULES                  R2 binding: fn module bytes, addressed by SHA-256 (optional:
 //	                         without it the bytes go to D1's module_blobs table).
@@ -36,9 +37,10 @@
 //	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash (tests only; see stats.go).
 //	any other secret or var  a credential that rows name in their auth column.
 //
-// The settings are read from every request's env and compared with those the
-// current handler was built from (a cheap string comparison); a change builds
-// a new handler for the requests that see it.
+// The settings are read from a request's env when it is not the env object the
+// current handler's settings were read from (workerd hands every request of
+// an isolate the same one), and compared with those; a change builds a new
+// handler for the requests that carry it.
 //
 // Outbound HTTP goes through the Worker's fetch() (fetch.go), behind guard.
 package main

@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"syscall/js"
+	"time"
 )
 
 // Platform operations. Go reaches D1, fetch() and R2 only through the shim's
@@ -17,11 +19,21 @@ import (
 // started the operation, and counts the operation against that context (so a
 // context is kept until what Go started in it is done).
 
-// shimOp calls the helper fn(id, args…) and waits for its answer, or for ctx
-// to end (the answer, when it comes, is dropped).
+// opLimit bounds the wait for one operation. An operation whose request
+// context workerd cancels never answers; without a bound, the goroutine
+// waiting for it — it may be the receipt log's writer, which every dispatch
+// waits on — would wait forever. (D1 ends a query after 30 seconds.)
+const opLimit = 2 * time.Minute
+
+var errOpLimit = fmt.Errorf("no answer within %s (the request context that ran it may have ended)", opLimit)
+
+// shimOp calls the helper fn(id, args…) and waits for its answer, for ctx to
+// end, or for opLimit (an answer that comes later is dropped).
 func shimOp(ctx context.Context, fn js.Value, args ...any) (opResult, error) {
 	id, ch := completions.add()
 	fn.Invoke(append([]any{id}, args...)...)
+	limit := time.NewTimer(opLimit)
+	defer limit.Stop()
 	select {
 	case r := <-ch:
 		if !r.ok {
@@ -31,6 +43,9 @@ func shimOp(ctx context.Context, fn js.Value, args ...any) (opResult, error) {
 	case <-ctx.Done():
 		completions.drop(id)
 		return opResult{}, ctx.Err()
+	case <-limit.C:
+		completions.drop(id)
+		return opResult{}, errOpLimit
 	}
 }
 

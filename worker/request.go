@@ -20,7 +20,7 @@ import (
 type reqHandle struct {
 	id   uint64
 	env  js.Value // the request's env
-	exec js.Value // the request's ExecutionContext
+	exec js.Value // the request's ExecutionContext (the shim itself holds the context open, with waitUntil, for Go's operations in it)
 
 	cancel context.CancelFunc // ends the request's context
 

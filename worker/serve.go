@@ -20,9 +20,10 @@ import (
 //
 // The shim calls binding.serve(head, body, env, ctx, respond) once per
 // request: head is "METHOD URL" and then one "name:value" line per header,
-// body a Uint8Array (or null), env and ctx the request's own. serve converts
-// the request synchronously, inside that call, and answers later, from the
-// goroutine that runs the handler, with one call:
+// body a Uint8Array (or null), env and ctx the request's own. serve registers
+// the request (its handle, request.go) and hands it to a goroutine of the
+// pool, which builds the *http.Request, runs the handler, and answers with
+// one call:
 //
 //	respond(status, head, body)          the whole response; body a Uint8Array
 //	respond(status, head, read, cancel)  a streamed one (the handler flushed,

@@ -33,8 +33,8 @@
 //     (serve: that request's; an operation's answer: the context that started
 //     the operation; a Go timer: the context that set it), and counts each
 //     operation Go starts against that context;
-//   - keeps a finished request's context alive (ctx.waitUntil) until the
-//     operations counted against it are done;
+//   - keeps a request's context alive (ctx.waitUntil) until its response is
+//     done and the operations counted against it have answered;
 //   - keeps a timer pending in a request's own context while it waits for Go,
 //     as workerd's own cross-context tests do, so it is not taken for hung.
 import "./wasm_exec.js";
@@ -43,22 +43,27 @@ import app from "./app.wasm";
 let live = null; // the instance serving this isolate
 let started = 0; // instances this isolate has started
 
-// A request context as the shim tracks it.
+// A request context as the shim tracks it. From its start it holds the
+// request's context open (ctx.waitUntil) until the response is done and every
+// operation Go started in it has answered: operations survive a client that
+// goes away, and the context closes as soon as nothing is left in it.
 class Context {
   constructor(ctx) {
-    this.ctx = ctx;
     this.ops = 0; // operations in flight in this context
     this.ended = false;
-    this.release = null; // resolves the waitUntil holding the context open
+    this.release = null;
+    ctx.waitUntil(new Promise((resolve) => (this.release = resolve)));
   }
   end() {
-    if (this.ended) return;
     this.ended = true;
-    if (this.ops > 0) this.ctx.waitUntil(new Promise((resolve) => (this.release = resolve)));
+    this.check();
   }
   done() {
     this.ops--;
-    if (this.ops === 0 && this.release !== null) {
+    this.check();
+  }
+  check() {
+    if (this.ended && this.ops === 0 && this.release !== null) {
       this.release();
       this.release = null;
     }
@@ -110,7 +115,7 @@ class Instance {
       fetch: (id, head, body, max) => this.op(id, () => fetchFor(head, body, max)),
       r2: (id, bucket, op, key, body) => this.op(id, () => r2(bucket, op, key, body)),
     };
-    const wasm = new WebAssembly.Instance(app, { ...go.importObject, workers: { ready() {} } });
+    const wasm = new WebAssembly.Instance(app, go.importObject);
     // run executes main synchronously until it waits: serve is registered then.
     go.run(wasm, context).catch((e) => this.die(e));
     if (this.dead) throw this.dead;
@@ -154,6 +159,8 @@ class Instance {
             const complete = this.binding.complete;
             this.enter(context, () => (body === undefined || body === null ? complete(id, ok, text) : complete(id, ok, text, body, more)));
           }
+        } catch {
+          // Go trapped or exited in the answer: die() has failed what it owed.
         } finally {
           if (context !== null) {
             context.done();
