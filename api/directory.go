@@ -138,13 +138,7 @@ func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
 // replaceRow handles PUT /api/directory/{key}: a full replace, refused when the
 // result is non-compliant.
 func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
-	key := r.PathValue("key")
-	ver, err := h.preWrite(r, key)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj, err := readObject(r)
+	key, ver, obj, err := h.writeRequest(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -162,13 +156,7 @@ func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
 // merged into the row. The hygiene gate refuses only a patch that makes the row
 // violate a rule it did not already violate, so old rows stay editable.
 func (h *Handler) patchRow(w http.ResponseWriter, r *http.Request, c Caller) {
-	key := r.PathValue("key")
-	ver, err := h.preWrite(r, key)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj, err := readObject(r)
+	key, ver, obj, err := h.writeRequest(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -256,6 +244,16 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ordered{{"key", key}, {"events", ev}})
+}
+
+// writeRequest reads a PUT or PATCH: the path key (checked), If-Match, and
+// the JSON object body.
+func (h *Handler) writeRequest(r *http.Request) (key string, ver int64, obj map[string]json.RawMessage, err error) {
+	key = r.PathValue("key")
+	if ver, err = h.preWrite(r, key); err == nil {
+		obj, err = readObject(r)
+	}
+	return key, ver, obj, err
 }
 
 // preWrite validates the path key and reads If-Match.
