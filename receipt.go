@@ -41,10 +41,22 @@ type Receipt struct {
 	Prev   string `json:"prev_sha256"` // the previous receipt's SHA256 ("" for the first)
 	KeyID  string `json:"key_id"`      // which signing key signed it
 	SHA256 string `json:"sha256"`      // SHA-256 of Canonical()
-	Sig    string `json:"sig"`         // base64 Ed25519 signature of Canonical()
+	Sig    string `json:"sig"`         // base64 Ed25519 signature of the root of Batch's tree
+	Batch  *Batch `json:"batch,omitempty"`
 }
 
-// Canonical is the receipt's signed form: its JSON without sha256 and sig, in
+// Batch places a receipt in the group of receipts one signature covers: the
+// writer signs the root of a Merkle tree over every receipt it stores at once,
+// and each receipt carries the path from its own hash to that root, so it can
+// be verified alone (see package ledger). A receipt without a Batch (written
+// before batches) has its signature over its canonical form.
+type Batch struct {
+	Index int      `json:"index"` // this receipt's place in the batch, from 0
+	Size  int      `json:"size"`  // how many receipts the signature covers
+	Path  []string `json:"path"`  // sibling hashes (hex) from the leaf up to the root
+}
+
+// Canonical is the receipt's hashed form: its JSON without sha256, sig and batch, in
 // RFC 8785 (JCS) form — keys sorted, no insignificant space, strings escaped
 // only where JSON requires, numbers in their shortest round-trip form — with
 // empty omitempty fields left out. Anyone holding a receipt can recompute it

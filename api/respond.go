@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // status maps an error code to its HTTP status.
@@ -40,6 +42,15 @@ func status(code rowcall.Code) int {
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if o, ok := v.(ordered); ok {
+		var b bytes.Buffer
+		if err := o.write(&b); err == nil {
+			b.WriteByte('\n')
+			w.WriteHeader(status)
+			w.Write(b.Bytes())
+			return
+		}
+	}
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -52,7 +63,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *rowcall.Error
 	if !errors.As(err, &e) {
-		slog.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		if r.Context().Err() == nil { // not a caller that hung up
+			slog.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
 		e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
 	}
 	body := ordered{{"error", string(e.Code)}}
@@ -94,22 +107,39 @@ type ordered []kv
 // MarshalJSON writes the pairs in order.
 func (o ordered) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	err := o.write(&b)
+	return b.Bytes(), err
+}
+
+// write writes the object to b: strings, booleans and nested objects directly
+// (a dispatch answer is made of these), anything else through encoding/json.
+func (o ordered) write(b *bytes.Buffer) error {
 	b.WriteByte('{')
 	for i, p := range o {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(p.K)
-		b.Write(k)
+		jsontext.Write(b, p.K)
 		b.WriteByte(':')
-		v, err := marshal(p.V)
-		if err != nil {
-			return nil, err
+		switch v := p.V.(type) {
+		case string:
+			jsontext.Write(b, v)
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		case ordered:
+			if err := v.write(b); err != nil {
+				return err
+			}
+		default:
+			j, err := marshal(v)
+			if err != nil {
+				return err
+			}
+			b.Write(j)
 		}
-		b.Write(v)
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return nil
 }
 
 // marshal is json.Marshal without HTML escaping.

@@ -3,11 +3,19 @@
 //
 // Every receipt carries seq (1, 2, 3…), prev_sha256 (the sha256 of the receipt
 // before it), sha256 (the SHA-256 of its canonical JSON, see
-// rowcall.Receipt.Canonical) and sig (the host's Ed25519 signature of that
-// canonical JSON, base64). Editing a receipt breaks its hash and signature;
-// deleting one breaks the seq run and the next receipt's prev_sha256; forging
-// one needs the host's private key. Verification needs only the receipts and the
-// public key, which hosts serve at /.well-known/rowcall-receipt-keys.
+// rowcall.Receipt.Canonical), sig and batch. The writer stores receipts in
+// groups and signs each group once: sig is the host's Ed25519 signature
+// (base64) of the text "rowcall receipt root " followed by the hex root of a
+// Merkle tree over the group's receipts, and batch holds the receipt's index,
+// the group's size and the path of sibling hashes from the receipt to the root.
+// The tree is RFC 6962's shape with a simpler split (adjacent pairs, an odd
+// last node carried up): leaf = SHA-256(0x00 ‖ sha256 bytes), node = SHA-256(0x01
+// ‖ left ‖ right). A group of one is a tree of one leaf.
+//
+// Editing a receipt breaks its hash and its path to the signed root; deleting
+// one breaks the seq run and the next receipt's prev_sha256; forging one needs
+// the host's private key. Verification needs only the receipts and the public
+// key, which hosts serve at /.well-known/rowcall-receipt-keys.
 package ledger
 
 import (
@@ -16,8 +24,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/rowcall/rowcall"
 )
@@ -62,29 +68,100 @@ func (s *Signer) Sign(r *rowcall.Receipt, prevSeq int64, prevHash string) {
 	s.SignChain([]*rowcall.Receipt{r}, prevSeq, prevHash)
 }
 
-// SignChain links rs in order after (prevSeq, prevHash) and signs each. The
-// links are made in order (each hash covers the one before); the signatures,
-// which take most of the time, are made on every core.
+// SignChain links rs in order after (prevSeq, prevHash) and signs them with
+// one signature over the Merkle root of their hashes.
 func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string) {
-	canon := make([][]byte, len(rs))
+	leaves := make([][]byte, len(rs))
 	for i, r := range rs {
 		r.Seq, r.Prev, r.KeyID = prevSeq+1, prevHash, s.id
-		canon[i] = r.Canonical()
-		r.SHA256 = rowcall.Fingerprint(canon[i])
+		r.SHA256 = rowcall.Fingerprint(r.Canonical())
 		prevSeq, prevHash = r.Seq, r.SHA256
+		leaves[i] = leaf(r.SHA256)
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(rs))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(rs); i += workers {
-				rs[i].Sig = base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, canon[i]))
+	levels := [][][]byte{leaves}
+	for level := leaves; len(level) > 1; {
+		level = parents(level)
+		levels = append(levels, level)
+	}
+	sig := base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, rootMessage(levels[len(levels)-1][0])))
+	for i, r := range rs {
+		b := &rowcall.Batch{Index: i, Size: len(rs), Path: []string{}}
+		for idx, l := i, 0; l < len(levels)-1; idx, l = idx/2, l+1 {
+			if sib := idx ^ 1; sib < len(levels[l]) {
+				b.Path = append(b.Path, hex.EncodeToString(levels[l][sib]))
 			}
-		}()
+		}
+		r.Sig, r.Batch = sig, b
 	}
-	wg.Wait()
+}
+
+// leaf is the tree's leaf for a receipt's sha256 (hex; a malformed one hashes
+// as its bytes, so it can only fail to verify).
+func leaf(sha string) []byte {
+	b, err := hex.DecodeString(sha)
+	if err != nil {
+		b = []byte(sha)
+	}
+	return hashed(0, b)
+}
+
+func hashed(prefix byte, parts ...[]byte) []byte {
+	h := sha256.New()
+	h.Write([]byte{prefix})
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+// parents is the tree's next level up: adjacent pairs hashed together, an odd
+// last node carried up as it is.
+func parents(level [][]byte) [][]byte {
+	up := make([][]byte, 0, (len(level)+1)/2)
+	for i := 0; i < len(level); i += 2 {
+		if i+1 == len(level) {
+			up = append(up, level[i])
+		} else {
+			up = append(up, hashed(1, level[i], level[i+1]))
+		}
+	}
+	return up
+}
+
+// rootMessage is what a batch's signature signs.
+func rootMessage(root []byte) []byte {
+	return []byte("rowcall receipt root " + hex.EncodeToString(root))
+}
+
+// root recomputes the root a receipt's batch path leads to, or an error if
+// the path does not fit the batch's shape.
+func root(r *rowcall.Receipt) ([]byte, error) {
+	b := r.Batch
+	if b.Size < 1 || b.Index < 0 || b.Index >= b.Size {
+		return nil, fmt.Errorf("its batch index %d does not fit a batch of %d", b.Index, b.Size)
+	}
+	h, path := leaf(r.SHA256), b.Path
+	for idx, size := b.Index, b.Size; size > 1; idx, size = idx/2, (size+1)/2 {
+		if idx^1 >= size {
+			continue // carried up
+		}
+		if len(path) == 0 {
+			return nil, fmt.Errorf("its batch path is too short")
+		}
+		sib, err := hex.DecodeString(path[0])
+		if err != nil {
+			return nil, fmt.Errorf("its batch path holds %q, not a hex hash", path[0])
+		}
+		if path = path[1:]; idx%2 == 1 {
+			h = hashed(1, sib, h)
+		} else {
+			h = hashed(1, h, sib)
+		}
+	}
+	if len(path) != 0 {
+		return nil, fmt.Errorf("its batch path is too long")
+	}
+	return h, nil
 }
 
 // Keys maps key ids to public keys for verification.
@@ -116,8 +193,16 @@ func (k Keys) Check(r *rowcall.Receipt) error {
 	if rowcall.Fingerprint(c) != r.SHA256 {
 		return fmt.Errorf("receipt seq %d (%s): its content does not match its sha256 — the receipt was altered", r.Seq, r.ID)
 	}
+	signed := c // written before batches: signed alone
+	if r.Batch != nil {
+		root, err := root(r)
+		if err != nil {
+			return fmt.Errorf("receipt seq %d (%s): %v — the receipt was altered", r.Seq, r.ID, err)
+		}
+		signed = rootMessage(root)
+	}
 	sig, err := base64.StdEncoding.DecodeString(r.Sig)
-	if err != nil || !ed25519.Verify(pub, c, sig) {
+	if err != nil || !ed25519.Verify(pub, signed, sig) {
 		return fmt.Errorf("receipt seq %d (%s): the signature does not verify — the receipt was altered or forged", r.Seq, r.ID)
 	}
 	return nil

@@ -67,3 +67,52 @@ func TestVerify(t *testing.T) {
 		t.Errorf("replaced: %v", err)
 	}
 }
+
+// TestBatches signs groups of every size up to 17 with one signature each and
+// checks that every receipt verifies alone, that the group still chains, and
+// that a receipt whose batch path, index or neighbour is changed does not.
+func TestBatches(t *testing.T) {
+	s, _ := chain(t, 0)
+	keys, err := ParseKeys([]PublicKey{s.Public()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 17; n++ {
+		rs := make([]rowcall.Receipt, n)
+		ptrs := make([]*rowcall.Receipt, n)
+		for i := range rs {
+			rs[i] = rowcall.Receipt{ID: "inv_" + strings.Repeat("x", i+1), Key: "K", Outcome: "ok"}
+			ptrs[i] = &rs[i]
+		}
+		s.SignChain(ptrs, 41, "ab")
+		if err := keys.Verify(rs); err != nil {
+			t.Fatalf("batch of %d: %v", n, err)
+		}
+		for i := range rs {
+			if rs[i].Sig != rs[0].Sig || rs[i].Batch.Size != n || rs[i].Batch.Index != i {
+				t.Fatalf("batch of %d, receipt %d: sig/batch %+v", n, i, rs[i].Batch)
+			}
+			if err := keys.Check(&rs[i]); err != nil {
+				t.Fatalf("batch of %d, receipt %d alone: %v", n, i, err)
+			}
+		}
+		if n == 1 {
+			continue
+		}
+		last := rs[n-1]
+		tampered := []func(r *rowcall.Receipt){
+			func(r *rowcall.Receipt) { r.Batch.Path = append([]string{strings.Repeat("0", 64)}, r.Batch.Path[1:]...) },
+			func(r *rowcall.Receipt) { r.Batch.Index = (r.Batch.Index + 1) % n },
+			func(r *rowcall.Receipt) { r.Batch.Path = r.Batch.Path[1:] },
+			func(r *rowcall.Receipt) { r.Batch.Size = 1 },
+		}
+		for k, tamper := range tampered {
+			r := last
+			r.Batch = &rowcall.Batch{Index: last.Batch.Index, Size: last.Batch.Size, Path: append([]string(nil), last.Batch.Path...)}
+			tamper(&r)
+			if err := keys.Check(&r); err == nil {
+				t.Errorf("batch of %d: tampering %d with the path verified", n, k)
+			}
+		}
+	}
+}

@@ -3,9 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/rowcall/rowcall"
 )
@@ -16,18 +19,22 @@ import (
 // statements sized to the backend's bound-parameter limit (Store.MaxParams:
 // 100 on D1, far more on SQLite) — each statement atomic, no transaction
 // needed. A caller that waits on Append's channel knows its receipt, and every
-// receipt queued before it, is stored.
+// receipt queued before it, is stored. One batch is signed once (package
+// ledger: a Merkle root over its receipts).
 type ReceiptLog struct {
-	store  *Store
-	signer Signer
-	queue  chan pending
-	done   chan struct{}
-	once   sync.Once
+	store   *Store
+	signer  Signer
+	queue   chan pending
+	done    chan struct{}
+	once    sync.Once
+	running atomic.Int64 // calls begun (Begin) whose receipts are not queued yet (End)
 
-	seq   int64 // the chain's end, owned by the writer goroutine
+	// Owned by the writer goroutine:
+	seq   int64 // the chain's end
 	hash  string
 	know  bool
-	stmts map[int]*sql.Stmt // the INSERT for n receipts, prepared once
+	conn  *sql.Conn         // the writer's own connection: its page cache stays warm
+	stmts map[int]*sql.Stmt // the INSERT for n receipts, prepared once on conn
 }
 
 type pending struct {
@@ -37,6 +44,16 @@ type pending struct {
 
 // MaxBatch bounds one group commit.
 const MaxBatch = 256
+
+// MaxGather is the longest the writer waits for the receipts of calls still
+// running before it commits what it has, looking every gatherStep and giving
+// up after gatherIdle without a new one. A lone caller never waits: no other
+// call is running.
+const (
+	MaxGather  = time.Millisecond
+	gatherStep = 25 * time.Microsecond
+	gatherIdle = 200 * time.Microsecond
+)
 
 // NewReceiptLog starts the writer. Close stops it.
 func NewReceiptLog(store *Store, signer Signer) *ReceiptLog {
@@ -52,6 +69,13 @@ func (l *ReceiptLog) Append(rc rowcall.Receipt) <-chan error {
 	return p.done
 }
 
+// Begin tells the writer a call has started whose receipt will follow; End
+// (after Append) says it has been queued.
+func (l *ReceiptLog) Begin() { l.running.Add(1) }
+
+// End: see Begin.
+func (l *ReceiptLog) End() { l.running.Add(-1) }
+
 // Close writes what is queued and stops the writer.
 func (l *ReceiptLog) Close() {
 	l.once.Do(func() { close(l.queue) })
@@ -60,24 +84,23 @@ func (l *ReceiptLog) Close() {
 
 func (l *ReceiptLog) run() {
 	defer close(l.done)
-	defer func() {
-		for _, s := range l.stmts {
-			s.Close()
-		}
-	}()
+	defer l.release()
 	batch := make([]pending, 0, MaxBatch)
 	for p := range l.queue {
-		batch = append(batch[:0], p)
-	fill:
-		for len(batch) < MaxBatch {
-			select {
-			case q, ok := <-l.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, q)
-			default:
-				break fill
+		batch = l.drain(append(batch[:0], p))
+		// Gather: calls already running will queue their receipts in a moment;
+		// waiting for them (briefly) lets one commit and one signature cover
+		// them all, which under load costs far less than a commit each.
+		// It stops at MaxGather, or once nothing has come for gatherIdle (a slow
+		// call, an upstream request say, is not waited for).
+		for start, last := time.Now(), time.Now(); len(batch) < MaxBatch && l.running.Load() > 0; {
+			if now := time.Now(); now.Sub(start) >= MaxGather || now.Sub(last) >= gatherIdle {
+				break
+			}
+			time.Sleep(gatherStep)
+			n := len(batch)
+			if batch = l.drain(batch); len(batch) > n {
+				last = time.Now()
 			}
 		}
 		err := l.write(batch)
@@ -87,62 +110,84 @@ func (l *ReceiptLog) run() {
 	}
 }
 
-// write links, signs and stores one batch, in chunks of a power-of-two size
-// (so a few prepared statements serve every batch) that fit the backend's
-// bound-parameter limit. A chunk that loses the race for the chain's end to
-// another process (the unique seq refuses the fork) is re-signed on the new
-// end and retried.
+// drain adds whatever is queued, up to MaxBatch, without waiting.
+func (l *ReceiptLog) drain(batch []pending) []pending {
+	for len(batch) < MaxBatch {
+		select {
+		case q, ok := <-l.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, q)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// write links and signs one batch (one signature for all of it), then stores
+// it in as few statements as the backend's bound-parameter limit allows (one
+// on SQLite, each statement its own commit; the INSERT for n receipts is
+// prepared once per n). When a chunk loses the
+// race for the chain's end to another process (the unique seq refuses the
+// fork), what is left of the batch is linked and signed again on the new end.
+// Receipts already stored keep their signature: their paths still lead to it.
 func (l *ReceiptLog) write(batch []pending) error {
 	ctx := context.Background()
 	per := max(1, l.store.maxParams()/len(receiptCols))
-	for len(batch) > 0 {
-		n := 1
-		for n*2 <= min(len(batch), per) {
-			n *= 2
-		}
-		if err := l.writeChunk(ctx, batch[:n]); err != nil {
-			return err
-		}
-		batch = batch[n:]
+	rcs := make([]*rowcall.Receipt, len(batch))
+	for i := range batch {
+		rcs[i] = &batch[i].rc
 	}
-	return nil
-}
-
-func (l *ReceiptLog) writeChunk(ctx context.Context, chunk []pending) error {
-	for attempt := 0; ; attempt++ {
+	for attempt := 0; len(rcs) > 0; attempt++ {
+		if l.conn == nil {
+			c, err := l.store.DB.Conn(ctx)
+			if err != nil {
+				return err
+			}
+			l.conn, l.know = c, false
+		}
 		if !l.know {
 			var seq sql.NullInt64
 			var hash sql.NullString
-			err := l.store.DB.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
+			err := l.conn.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 			l.seq, l.hash, l.know = seq.Int64, hash.String, true
 		}
-		rcs := make([]*rowcall.Receipt, len(chunk))
-		for i := range chunk {
-			rcs[i] = &chunk[i].rc
-		}
 		l.signer.SignChain(rcs, l.seq, l.hash)
-		last := rcs[len(rcs)-1]
-		seq, hash := last.Seq, last.SHA256
-		args := make([]any, 0, len(chunk)*len(receiptCols))
-		for _, rc := range rcs {
-			args = append(args, receiptArgs(rc)...)
-		}
-		stmt, err := l.stmt(ctx, len(chunk))
-		if err != nil {
-			return err
-		}
-		if _, err = stmt.ExecContext(ctx, args...); err == nil {
-			l.seq, l.hash = seq, hash
-			return nil
-		}
-		l.know = false
-		if attempt >= 20 || !strings.Contains(err.Error(), "UNIQUE") {
-			return err
+		for len(rcs) > 0 {
+			n := min(len(rcs), per)
+			err := l.insert(ctx, rcs[:n])
+			if err != nil {
+				l.know = false
+				if attempt >= 20 || !strings.Contains(err.Error(), "UNIQUE") {
+					l.release() // the next batch starts on a fresh connection
+					return err
+				}
+				break
+			}
+			l.seq, l.hash = rcs[n-1].Seq, rcs[n-1].SHA256
+			rcs = rcs[n:]
 		}
 	}
+	return nil
+}
+
+// insert stores rcs in one statement.
+func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt) error {
+	args := make([]any, 0, len(rcs)*len(receiptCols))
+	for _, rc := range rcs {
+		args = append(args, receiptArgs(rc)...)
+	}
+	stmt, err := l.stmt(ctx, len(rcs))
+	if err != nil {
+		return err
+	}
+	_, err = stmt.ExecContext(ctx, args...)
+	return err
 }
 
 // stmt returns the prepared INSERT for n receipts.
@@ -152,11 +197,23 @@ func (l *ReceiptLog) stmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	}
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(receiptCols)), ",") + ")"
 	q := `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) VALUES ` + strings.TrimSuffix(strings.Repeat(one+",", n), ",")
-	s, err := l.store.DB.PrepareContext(ctx, q)
+	s, err := l.conn.PrepareContext(ctx, q)
 	if err == nil {
 		l.stmts[n] = s
 	}
 	return s, err
+}
+
+// release closes the writer's statements and returns its connection.
+func (l *ReceiptLog) release() {
+	for n, s := range l.stmts {
+		s.Close()
+		delete(l.stmts, n)
+	}
+	if l.conn != nil {
+		l.conn.Close()
+		l.conn = nil
+	}
 }
 
 // receiptCols are the receipts table's columns in the order receiptArgs gives.
@@ -165,5 +222,13 @@ var receiptCols = strings.Split(strings.Join(strings.Fields(receiptColumns), "")
 func receiptArgs(r *rowcall.Receipt) []any {
 	return []any{r.ID, r.Trace, nullable(r.Parent), r.Actor, r.Key, string(r.Type), r.Runner, r.StartedAt, r.Millis,
 		r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, r.Input, r.Output, r.Contract, nullable(r.TokenID),
-		r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID}
+		r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID, batchJSON(r.Batch)}
+}
+
+func batchJSON(b *rowcall.Batch) any {
+	if b == nil {
+		return nil
+	}
+	j, _ := json.Marshal(b)
+	return string(j)
 }

@@ -3,17 +3,19 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/rowcall/rowcall"
 )
 
 const receiptColumns = `id, trace, parent, actor, key, type, runner, started_at, duration_ms, ok, material, shape,
 	cost_usd, upstream_status, outcome, input_sha256, output_sha256, contract_sha256, token_id,
-	seq, prev_sha256, sha256, sig, key_id`
+	seq, prev_sha256, sha256, sig, key_id, batch`
 
-// Signer links receipts in order after (prevSeq, prevHash) and signs them
-// (ledger.Signer does).
+// Signer links receipts in order after (prevSeq, prevHash) and signs them as
+// one batch (ledger.Signer does).
 type Signer interface {
 	SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string)
 }
@@ -58,14 +60,20 @@ func (s *Store) receipts(ctx context.Context, cond string, args ...any) ([]rowca
 
 func scanReceipt(sc scanner) (rowcall.Receipt, error) {
 	var r rowcall.Receipt
-	var parent, token, prev, hash, sig, keyID sql.NullString
+	var parent, token, prev, hash, sig, keyID, batch sql.NullString
 	var status, seq sql.NullInt64
 	var typ string
 	err := sc.Scan(&r.ID, &r.Trace, &parent, &r.Actor, &r.Key, &typ, &r.Runner, &r.StartedAt, &r.Millis, &r.OK,
 		&r.Material, &r.Shape, &r.CostUSD, &status, &r.Outcome, &r.Input, &r.Output, &r.Contract, &token,
-		&seq, &prev, &hash, &sig, &keyID)
+		&seq, &prev, &hash, &sig, &keyID, &batch)
 	r.Parent, r.Status, r.Type, r.TokenID = parent.String, int(status.Int64), rowcall.Type(typ), token.String
 	r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID = seq.Int64, prev.String, hash.String, sig.String, keyID.String
+	if err == nil && batch.Valid {
+		r.Batch = &rowcall.Batch{}
+		if jerr := json.Unmarshal([]byte(batch.String), r.Batch); jerr != nil {
+			return r, fmt.Errorf("receipt %s: stored batch is not JSON: %w", r.ID, jerr)
+		}
+	}
 	return r, err
 }
 

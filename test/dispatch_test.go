@@ -62,12 +62,12 @@ func TestSeedWalkthrough(t *testing.T) {
 		t.Fatalf("upstream saw %+v", seen)
 	}
 	trace := got.JSON["trace"].(string)
-	if !regexp.MustCompile(`^t_[0-9a-z]{8}$`).MatchString(trace) {
+	if !regexp.MustCompile(`^t_[0-9a-z]{14}$`).MatchString(trace) {
 		t.Fatalf("trace %q", trace)
 	}
 	p := proof(t, got)
 	id := p["invocation_id"].(string)
-	if p["ok"] != true || !regexp.MustCompile(`^inv_[0-9a-z]{10}$`).MatchString(id) || p["public_receipt"] != h.URL+"/receipt/"+id {
+	if p["ok"] != true || !regexp.MustCompile(`^inv_[0-9a-z]{16}$`).MatchString(id) || p["public_receipt"] != h.URL+"/receipt/"+id {
 		t.Fatalf("proof %v", p)
 	}
 
