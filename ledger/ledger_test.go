@@ -101,7 +101,9 @@ func TestBatches(t *testing.T) {
 		}
 		last := rs[n-1]
 		tampered := []func(r *rowcall.Receipt){
-			func(r *rowcall.Receipt) { r.Batch.Path = append([]string{strings.Repeat("0", 64)}, r.Batch.Path[1:]...) },
+			func(r *rowcall.Receipt) {
+				r.Batch.Path = append([]string{strings.Repeat("0", 64)}, r.Batch.Path[1:]...)
+			},
 			func(r *rowcall.Receipt) { r.Batch.Index = (r.Batch.Index + 1) % n },
 			func(r *rowcall.Receipt) { r.Batch.Path = r.Batch.Path[1:] },
 			func(r *rowcall.Receipt) { r.Batch.Size = 1 },
