@@ -87,19 +87,28 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 }
 
 // freshness remembers the last event-log check, so calls within Fresh of it
-// (and with no Touch since) skip the query.
+// (and with no Touch since) skip the query. Calls that find it stale at once
+// share one query (checking), unless a Touch came after it started.
 type freshness struct {
-	mu      sync.Mutex
-	event   int64
-	checked time.Time
-	touched bool
+	mu       sync.Mutex
+	event    int64
+	checked  time.Time
+	touched  bool
+	checking *check
+}
+
+// check is one event-log query that several calls wait for.
+type check struct {
+	done  chan struct{}
+	event int64
+	err   error
 }
 
 // Touch says this process just changed something a call reads (a row, a
 // module, a breaker): the next call checks the event log whatever Fresh says.
 func (d *Dispatcher) Touch() {
 	d.fresh.mu.Lock()
-	d.fresh.touched = true
+	d.fresh.touched, d.fresh.checking = true, nil
 	d.fresh.mu.Unlock()
 }
 
@@ -111,15 +120,24 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 		f.mu.Unlock()
 		return event, nil
 	}
-	f.touched = false
-	f.mu.Unlock()
-	event, err := d.Store.LastEvent(ctx)
-	if err == nil {
-		f.mu.Lock()
-		if event >= f.event {
-			f.event, f.checked = event, now
-		}
+	if c := f.checking; c != nil {
 		f.mu.Unlock()
+		<-c.done
+		return c.event, c.err
 	}
-	return event, err
+	c := &check{done: make(chan struct{})}
+	f.touched, f.checking = false, c
+	f.mu.Unlock()
+	// Shared by every call waiting on it: one caller hanging up must not fail the others.
+	c.event, c.err = d.Store.LastEvent(context.WithoutCancel(ctx))
+	f.mu.Lock()
+	if f.checking == c {
+		f.checking = nil
+	}
+	if c.err == nil && c.event >= f.event {
+		f.event, f.checked = c.event, now
+	}
+	f.mu.Unlock()
+	close(c.done)
+	return c.event, c.err
 }
