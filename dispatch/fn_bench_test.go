@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,4 +99,40 @@ func BenchmarkDispatchFnParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkFnOverhead is issue 6's in-process figure: what a whole dispatch
+// adds, at the median, to the module's own run. It alternates the fn runner
+// alone (FnModule's call) and a dispatch of the same row (receipt queued, as in
+// DispatchFn), timing each call, and reports both medians and their
+// difference, measured side by side in one run.
+func BenchmarkFnOverhead(b *testing.B) {
+	d, _ := newDispatcher(b)
+	r := withEcho(b, d)
+	ctx := context.Background()
+	row, _ := d.Store.Lookup(ctx, "ECHO")
+	digest, _ := r.Digest(ctx, "echo")
+	var alone, whole []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		if out := r.Run(ctx, &rowcall.Invocation{Row: &row, Body: "hi", Args: []string{"hi"}, Module: digest}); out.Result != "hi" {
+			b.Fatal(out.Result)
+		}
+		alone = append(alone, time.Since(t))
+		t = time.Now()
+		if res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"}); err != nil || res.Result != "hi" {
+			b.Fatal(err, res.Result)
+		}
+		whole = append(whole, time.Since(t))
+	}
+	m, w := median(alone), median(whole)
+	b.ReportMetric(float64(m.Nanoseconds())/1e3, "module-p50-µs")
+	b.ReportMetric(float64(w.Nanoseconds())/1e3, "dispatch-p50-µs")
+	b.ReportMetric(float64((w-m).Nanoseconds())/1e3, "added-p50-µs")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
