@@ -190,8 +190,6 @@ func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, bod
 // reached; refused is the gate's refusal.
 func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, parentID string, top bool) (out rowcall.Output, ran bool, rc rowcall.Receipt, stored <-chan error, refused *rowcall.Error) {
 	d, row := c.d, inv.Row
-	d.Receipts.Begin()
-	defer d.Receipts.End()
 	start := d.now()
 	id := newID("inv_", 8)
 	inv.Args = args.Split(inv.Body)

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/rowcall/rowcall"
 )
@@ -22,12 +20,11 @@ import (
 // receipt queued before it, is stored. One batch is signed once (package
 // ledger: a Merkle root over its receipts).
 type ReceiptLog struct {
-	store   *Store
-	signer  Signer
-	queue   chan pending
-	done    chan struct{}
-	once    sync.Once
-	running atomic.Int64 // calls begun (Begin) whose receipts are not queued yet (End)
+	store  *Store
+	signer Signer
+	queue  chan pending
+	done   chan struct{}
+	once   sync.Once
 
 	// Owned by the writer goroutine:
 	seq   int64 // the chain's end
@@ -45,16 +42,6 @@ type pending struct {
 // MaxBatch bounds one group commit.
 const MaxBatch = 256
 
-// MaxGather is the longest the writer waits for the receipts of calls still
-// running before it commits what it has, looking every gatherStep and giving
-// up after gatherIdle without a new one. A lone caller never waits: no other
-// call is running.
-const (
-	MaxGather  = time.Millisecond
-	gatherStep = 25 * time.Microsecond
-	gatherIdle = 200 * time.Microsecond
-)
-
 // NewReceiptLog starts the writer. Close stops it.
 func NewReceiptLog(store *Store, signer Signer) *ReceiptLog {
 	l := &ReceiptLog{store: store, signer: signer, queue: make(chan pending, 4*MaxBatch), done: make(chan struct{}), stmts: map[int]*sql.Stmt{}}
@@ -69,13 +56,6 @@ func (l *ReceiptLog) Append(rc rowcall.Receipt) <-chan error {
 	return p.done
 }
 
-// Begin tells the writer a call has started whose receipt will follow; End
-// (after Append) says it has been queued.
-func (l *ReceiptLog) Begin() { l.running.Add(1) }
-
-// End: see Begin.
-func (l *ReceiptLog) End() { l.running.Add(-1) }
-
 // Close writes what is queued and stops the writer.
 func (l *ReceiptLog) Close() {
 	l.once.Do(func() { close(l.queue) })
@@ -88,21 +68,6 @@ func (l *ReceiptLog) run() {
 	batch := make([]pending, 0, MaxBatch)
 	for p := range l.queue {
 		batch = l.drain(append(batch[:0], p))
-		// Gather: calls already running will queue their receipts in a moment;
-		// waiting for them (briefly) lets one commit and one signature cover
-		// them all, which under load costs far less than a commit each.
-		// It stops at MaxGather, or once nothing has come for gatherIdle (a slow
-		// call, an upstream request say, is not waited for).
-		for start, last := time.Now(), time.Now(); len(batch) < MaxBatch && l.running.Load() > 0; {
-			if now := time.Now(); now.Sub(start) >= MaxGather || now.Sub(last) >= gatherIdle {
-				break
-			}
-			time.Sleep(gatherStep)
-			n := len(batch)
-			if batch = l.drain(batch); len(batch) > n {
-				last = time.Now()
-			}
-		}
 		err := l.write(batch)
 		for _, q := range batch {
 			q.done <- err
