@@ -82,8 +82,13 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 		e = entry{row: row, contract: rowcall.ContractFingerprint(&row, module), module: module, failures: failures, opened: opened}
 		d.cache.put(event, key, e)
 	}
+	return e.looked(now), nil
+}
+
+// looked is what a call needs from the entry at now.
+func (e entry) looked(now time.Time) looked {
 	open := !e.opened.IsZero() && now.Sub(e.opened) < sqlstore.BreakerCooldown
-	return looked{row: e.row, contract: e.contract, module: e.module, failures: e.failures, open: open}, nil
+	return looked{row: e.row, contract: e.contract, module: e.module, failures: e.failures, open: open}
 }
 
 // freshness remembers the last event-log check, so calls within Fresh of it
@@ -110,6 +115,26 @@ func (d *Dispatcher) Touch() {
 	d.fresh.mu.Lock()
 	d.fresh.touched, d.fresh.checking = true, nil
 	d.fresh.mu.Unlock()
+}
+
+// speculable returns the event id last seen when a call would have to look at
+// the event log before trusting it (Fresh has passed) and may speculate on it
+// instead: not before the first look, nor after a Touch (the id is known old).
+func (f *freshness) speculable(fresh time.Duration, now time.Time) (event int64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	due := fresh <= 0 || now.Sub(f.checked) >= fresh
+	return f.event, due && !f.touched && !f.checked.IsZero()
+}
+
+// seen records that the event log's newest id was event at the time at (a
+// speculative receipt's INSERT proved it).
+func (f *freshness) seen(event int64, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if event >= f.event && at.After(f.checked) {
+		f.event, f.checked = event, at
+	}
 }
 
 func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error) {

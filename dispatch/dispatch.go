@@ -43,6 +43,16 @@ type Dispatcher struct {
 	// once; a write by another process or host is seen within Fresh.
 	Fresh time.Duration
 
+	// Speculate runs an fn row, when its cached entry is there but the event
+	// log is due a look, before looking: its receipt's INSERT checks the log
+	// instead (one statement, sqlstore.ReceiptLog.AppendIf), and a call whose
+	// row changed meanwhile is thrown away and run again on the new row. It
+	// saves a round trip per call where every call would look (Fresh 0, as at
+	// the edge) or a look is a network request (sqld). Only fn rows: a
+	// sandboxed module's run changes nothing outside its answer, so a run
+	// thrown away did nothing; an http row's request cannot be taken back.
+	Speculate bool
+
 	cache cache     // rows and contracts, valid while the event log does not move
 	fresh freshness // the last look at the event log
 }
@@ -81,6 +91,9 @@ func (r Result) Wait() error {
 // gate refuses, is an error (nothing ran; a gate refusal is still recorded).
 // Anything that reached a runner is a Result with a receipt.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) {
+	if res, err, ok := d.speculate(ctx, req); ok {
+		return res, err
+	}
 	l, err := d.find(ctx, req.Key, req.Token)
 	if err != nil {
 		return Result{}, err
@@ -155,10 +168,11 @@ func (d *Dispatcher) visibleKeys(ctx context.Context, tok *rowcall.Token) []stri
 // call is one top-level call and every call nested in it: same trace, actor
 // and token. It implements rowcall.Caller for the runners.
 type call struct {
-	d     *Dispatcher
-	actor string
-	token *rowcall.Token
-	trace string
+	d        *Dispatcher
+	actor    string
+	token    *rowcall.Token
+	trace    string
+	snapshot *int64 // speculative: receipts are stored only while the event log's newest id is this
 }
 
 // parented binds a call to the invocation id its nested calls hang under.
@@ -213,7 +227,11 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	if c.token != nil {
 		rc.TokenID = c.token.ID
 	}
-	stored = d.Receipts.Append(rc)
+	if c.snapshot != nil {
+		stored = d.Receipts.AppendIf(rc, *c.snapshot)
+	} else {
+		stored = d.Receipts.Append(rc)
+	}
 	if refused != nil {
 		refused.Extra["invocation_id"] = rc.ID
 	}

@@ -77,11 +77,14 @@ func (s *Store) Breaker(ctx context.Context, key string) (failures int, opened t
 	return failures, opened, err
 }
 
+// lastEventSQL is the event log's newest id (0 when it is empty).
+const lastEventSQL = `(SELECT COALESCE(MAX(id), 0) FROM events)`
+
 // LastEvent is the newest event id: every change to a row, a module or a
 // breaker moves it (by trigger, whoever made the change), so anything read
 // from them stays valid while it does not.
 func (s *Store) LastEvent(ctx context.Context) (int64, error) {
 	var id int64
-	err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id)
+	err := s.queryRow(ctx, `SELECT `+lastEventSQL).Scan(&id)
 	return id, err
 }

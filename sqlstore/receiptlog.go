@@ -30,28 +30,60 @@ type ReceiptLog struct {
 	seq   int64 // the chain's end
 	hash  string
 	know  bool
-	conn  *sql.Conn         // the writer's own connection: its page cache stays warm
-	stmts map[int]*sql.Stmt // the INSERT for n receipts, prepared once on conn
+	conn  *sql.Conn                // the writer's own connection: its page cache stays warm
+	stmts map[insertKind]*sql.Stmt // prepared once on conn
 }
 
 type pending struct {
 	rc   rowcall.Receipt
 	done chan error
+	cond condition
+	err  error
 }
+
+// condition is AppendIf's: store only while the event log's newest id is
+// event.
+type condition struct {
+	set   bool
+	event int64
+}
+
+// insertKind names a prepared INSERT: n receipts, with or without a condition.
+type insertKind struct {
+	n    int
+	cond bool
+}
+
+// ErrStale is what AppendIf's channel receives when the event log moved past
+// the call's snapshot before its receipt was written: nothing was stored, and
+// the call should run again on the current row.
+var ErrStale = errors.New("sqlstore: the directory changed while the call ran")
 
 // MaxBatch bounds one group commit.
 const MaxBatch = 256
 
 // NewReceiptLog starts the writer. Close stops it.
 func NewReceiptLog(store *Store, signer Signer) *ReceiptLog {
-	l := &ReceiptLog{store: store, signer: signer, queue: make(chan pending, 4*MaxBatch), done: make(chan struct{}), stmts: map[int]*sql.Stmt{}}
+	l := &ReceiptLog{store: store, signer: signer, queue: make(chan pending, 4*MaxBatch), done: make(chan struct{}), stmts: map[insertKind]*sql.Stmt{}}
 	go l.run()
 	return l
 }
 
 // Append queues rc; the channel receives nil once it is stored, or the error.
 func (l *ReceiptLog) Append(rc rowcall.Receipt) <-chan error {
-	p := pending{rc: rc, done: make(chan error, 1)}
+	return l.append(rc, condition{})
+}
+
+// AppendIf queues rc to be stored only if the event log's newest id is still
+// event when it is written: checked by the INSERT itself, so nothing can
+// change the directory in between. Otherwise the channel receives ErrStale and
+// the chain is as if rc never came.
+func (l *ReceiptLog) AppendIf(rc rowcall.Receipt, event int64) <-chan error {
+	return l.append(rc, condition{set: true, event: event})
+}
+
+func (l *ReceiptLog) append(rc rowcall.Receipt, cond condition) <-chan error {
+	p := pending{rc: rc, done: make(chan error, 1), cond: cond}
 	l.queue <- p
 	return p.done
 }
@@ -68,9 +100,18 @@ func (l *ReceiptLog) run() {
 	batch := make([]pending, 0, MaxBatch)
 	for p := range l.queue {
 		batch = l.drain(append(batch[:0], p))
-		err := l.write(batch)
+		// Receipts under one condition (or none) in a row are one group: signed
+		// together and stored by the same statements.
+		for rest := batch; len(rest) > 0; {
+			n := 1
+			for n < len(rest) && rest[n].cond == rest[0].cond {
+				n++
+			}
+			l.write(rest[:n])
+			rest = rest[n:]
+		}
 		for _, q := range batch {
-			q.done <- err
+			q.done <- q.err
 		}
 	}
 }
@@ -91,80 +132,113 @@ func (l *ReceiptLog) drain(batch []pending) []pending {
 	return batch
 }
 
-// write links and signs one batch (one signature for all of it), then stores
+// write links and signs one group (one signature for all of it), then stores
 // it in as few statements as the backend's bound-parameter limit allows (one
-// on SQLite, each statement its own commit; the INSERT for n receipts is
-// prepared once per n). When a chunk loses the
-// race for the chain's end to another process (the unique seq refuses the
-// fork), what is left of the batch is linked and signed again on the new end.
-// Receipts already stored keep their signature: their paths still lead to it.
-func (l *ReceiptLog) write(batch []pending) error {
+// on SQLite; each statement its own commit), setting each pending's err. When a
+// statement loses the race for the chain's end to another process (the unique
+// seq refuses the fork), what is left is linked and signed again on the new
+// end; when a condition no longer holds, what is left is ErrStale. Receipts
+// already stored keep their signature: their paths still lead to it.
+func (l *ReceiptLog) write(group []pending) {
 	ctx := context.Background()
-	per := max(1, l.store.maxParams()/len(receiptCols))
-	rcs := make([]*rowcall.Receipt, len(batch))
-	for i := range batch {
-		rcs[i] = &batch[i].rc
+	cond := group[0].cond
+	per := max(1, (l.store.maxParams()-1)/len(receiptCols))
+	rcs := make([]*rowcall.Receipt, len(group))
+	for i := range group {
+		rcs[i] = &group[i].rc
+	}
+	fail := func(err error) {
+		for i := len(group) - len(rcs); i < len(group); i++ {
+			group[i].err = err
+		}
 	}
 	for attempt := 0; len(rcs) > 0; attempt++ {
-		if l.conn == nil {
-			c, err := l.store.DB.Conn(ctx)
-			if err != nil {
-				return err
-			}
-			l.conn, l.know = c, false
-		}
-		if !l.know {
-			var seq sql.NullInt64
-			var hash sql.NullString
-			err := l.conn.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			l.seq, l.hash, l.know = seq.Int64, hash.String, true
+		if err := l.chainEnd(ctx); err != nil {
+			fail(err)
+			return
 		}
 		l.signer.SignChain(rcs, l.seq, l.hash)
 		for len(rcs) > 0 {
 			n := min(len(rcs), per)
-			err := l.insert(ctx, rcs[:n])
+			stored, err := l.insert(ctx, rcs[:n], cond)
 			if err != nil {
 				l.know = false
 				if attempt >= 20 || !strings.Contains(err.Error(), "UNIQUE") {
-					l.release() // the next batch starts on a fresh connection
-					return err
+					l.release() // the next group starts on a fresh connection
+					fail(err)
+					return
 				}
 				break
+			}
+			if !stored {
+				fail(ErrStale)
+				return
 			}
 			l.seq, l.hash = rcs[n-1].Seq, rcs[n-1].SHA256
 			rcs = rcs[n:]
 		}
 	}
+}
+
+// chainEnd makes sure the writer has its connection and knows the chain's end.
+func (l *ReceiptLog) chainEnd(ctx context.Context) error {
+	if l.conn == nil {
+		c, err := l.store.DB.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		l.conn, l.know = c, false
+	}
+	if l.know {
+		return nil
+	}
+	var seq sql.NullInt64
+	var hash sql.NullString
+	err := l.conn.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	l.seq, l.hash, l.know = seq.Int64, hash.String, true
 	return nil
 }
 
-// insert stores rcs in one statement.
-func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt) error {
-	args := make([]any, 0, len(rcs)*len(receiptCols))
+// insert stores rcs in one statement; stored is false when cond no longer
+// held (nothing was written).
+func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
+	args := make([]any, 0, len(rcs)*len(receiptCols)+1)
 	for _, rc := range rcs {
 		args = append(args, receiptArgs(rc)...)
 	}
-	stmt, err := l.stmt(ctx, len(rcs))
-	if err != nil {
-		return err
+	if cond.set {
+		args = append(args, cond.event)
 	}
-	_, err = stmt.ExecContext(ctx, args...)
-	return err
+	stmt, err := l.stmt(ctx, insertKind{n: len(rcs), cond: cond.set})
+	if err != nil {
+		return false, err
+	}
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil || !cond.set {
+		return err == nil, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
-// stmt returns the prepared INSERT for n receipts.
-func (l *ReceiptLog) stmt(ctx context.Context, n int) (*sql.Stmt, error) {
-	if s, ok := l.stmts[n]; ok {
+// stmt returns a prepared INSERT. The conditional one selects its rows from a
+// VALUES list only while the event log's newest id is the last parameter.
+func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) {
+	if s, ok := l.stmts[k]; ok {
 		return s, nil
 	}
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(receiptCols)), ",") + ")"
-	q := `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) VALUES ` + strings.TrimSuffix(strings.Repeat(one+",", n), ",")
+	values := `VALUES ` + strings.TrimSuffix(strings.Repeat(one+",", k.n), ",")
+	q := `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) ` + values
+	if k.cond {
+		q = `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) SELECT * FROM (` + values + `) WHERE ` + lastEventSQL + ` = ?`
+	}
 	s, err := l.conn.PrepareContext(ctx, q)
 	if err == nil {
-		l.stmts[n] = s
+		l.stmts[k] = s
 	}
 	return s, err
 }

@@ -77,6 +77,59 @@ func TestReceiptLogGroupsAndChains(t *testing.T) {
 	}
 }
 
+// AppendIf stores a receipt only while the event log has not moved past its
+// snapshot; a stale one is refused with ErrStale and leaves no gap in the
+// chain, also when it is queued between others (each group signed apart).
+// The D1 limit (100 parameters, so a few receipts per statement) is run too.
+func TestReceiptLogAppendIf(t *testing.T) {
+	for _, maxParams := range []int{32766, 100} {
+		t.Run(fmt.Sprint(maxParams), func(t *testing.T) {
+			store, log, keys := newLog(t)
+			store.MaxParams = maxParams
+			ctx := context.Background()
+			before, _ := store.LastEvent(ctx)
+			if err := <-log.AppendIf(receipt(), before); err != nil {
+				t.Fatalf("current snapshot: %v", err)
+			}
+			row := rowcall.NewRow("K", rowcall.TypeFn)
+			row.Content = "# WHAT: k"
+			if _, err := store.Create(ctx, row); err != nil { // writes an event
+				t.Fatal(err)
+			}
+			after, _ := store.LastEvent(ctx)
+			if after == before {
+				t.Fatal("creating a row did not move the event log")
+			}
+			// Queued at once, so the writer takes them as one batch: stale ones
+			// between current and unconditional ones.
+			var waits []<-chan error
+			var want []error
+			for i := range 30 {
+				switch i % 3 {
+				case 0:
+					waits, want = append(waits, log.AppendIf(receipt(), before)), append(want, sqlstore.ErrStale)
+				case 1:
+					waits, want = append(waits, log.Append(receipt())), append(want, nil)
+				default:
+					waits, want = append(waits, log.AppendIf(receipt(), after)), append(want, nil)
+				}
+			}
+			for i, w := range waits {
+				if err := <-w; err != want[i] {
+					t.Fatalf("receipt %d: %v, want %v", i, err, want[i])
+				}
+			}
+			chain, err := store.Receipts(ctx, 0, 1000)
+			if err != nil || len(chain) != 21 {
+				t.Fatalf("%d receipts stored (%v), want 21", len(chain), err)
+			}
+			if err := keys.Verify(chain); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 func BenchmarkReceiptLogSerial(b *testing.B) {
 	_, log, _ := newLog(b)
 	for b.Loop() {

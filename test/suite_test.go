@@ -59,6 +59,7 @@ func TestHosts(t *testing.T) {
 			t.Run("outbound", func(t *testing.T) { suiteOutbound(t, tg) })
 			t.Run("flow", func(t *testing.T) { suiteFlow(t, tg, up) })
 			t.Run("fn", func(t *testing.T) { suiteFnModules(t, tg) })
+			t.Run("live", func(t *testing.T) { suiteLiveEdit(t, tg) })
 			t.Run("trust", func(t *testing.T) { suiteTrust(t, tg, up) })
 		})
 	}

@@ -1,0 +1,45 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// speculate runs req on the cached entry of its row when Speculate allows it
+// (see the field): an enabled fn row the caller may call, cached under the
+// event id last seen, with a look at the event log due. It waits for the
+// receipt, which is stored only if that id is still the newest; ok is false
+// when it did not apply or the row changed (ErrStale), and the call is then
+// dispatched as usual, looking at the event log first.
+func (d *Dispatcher) speculate(ctx context.Context, req Request) (res Result, err error, ok bool) {
+	if !d.Speculate || req.Shape {
+		return Result{}, nil, false
+	}
+	now := d.now()
+	event, ok := d.fresh.speculable(d.Fresh, now)
+	if !ok {
+		return Result{}, nil, false
+	}
+	e, hit := d.cache.get(event, req.Key)
+	if !hit || e.row.Type != rowcall.TypeFn || e.row.Enabled == 0 || (req.Token != nil && !req.Token.Covers(&e.row)) {
+		return Result{}, nil, false
+	}
+	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", 6), snapshot: &event}
+	l := e.looked(now)
+	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Trace: c.trace, Module: l.module}
+	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
+	if err := <-stored; errors.Is(err, sqlstore.ErrStale) {
+		d.Touch() // known old: the usual path must look, whatever Fresh says
+		return Result{}, nil, false
+	} else if err != nil {
+		return Result{}, err, true
+	}
+	d.fresh.seen(event, d.now())
+	if refused != nil {
+		return Result{Trace: c.trace, Receipt: rc}, refused, true
+	}
+	return Result{OK: !out.Failed(), Ran: ran, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc}, nil, true
+}

@@ -1,0 +1,57 @@
+package test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/ledger"
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
+)
+
+// suiteLiveEdit: an fn row edited behind the host's back — straight in its
+// database, as another host sharing it would — runs its new definition on the
+// next call. On sqld and in the worker that call first runs speculatively on
+// the cached row and its receipt's INSERT finds the event log moved, so it is
+// run again; nothing of the thrown-away run is stored, and the chain still
+// verifies.
+func suiteLiveEdit(t *testing.T, tg *target) {
+	h := tg.host
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, h.do(t, req{Method: "PUT", Path: "/api/modules/s_live", Body: echo.Wasm, Header: map[string]string{"Content-Type": "application/wasm"}}), 200, nil)
+	createRow(t, h, map[string]any{"key": "S_LIVE", "type": "fn", "target": "s_live", "content": "# WHAT: live echo\n[\"$1\"]"})
+	for range 3 { // the first call caches the row; the next ones run on the cache
+		expect(t, dispatchCall(t, h, "S_LIVE", "a"), 200, map[string]any{"ok": true, "result": "a"})
+	}
+	before := receiptCount(t, tg)
+	if _, err := tg.DB(t).Exec(`UPDATE directory SET content = ? WHERE key = 'S_LIVE'`, "# WHAT: live echo\n[\"edited\",\"$1\"]"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // past the host's 1 ms look at the event log
+	got := dispatchCall(t, h, "S_LIVE", "a")
+	expect(t, got, 200, map[string]any{"ok": true, "result": "edited a"})
+	if n := receiptCount(t, tg); n != before+1 {
+		t.Fatalf("%d receipts stored by one call after the edit, want 1", n-before)
+	}
+	var keys struct{ Keys []ledger.PublicKey }
+	var chain struct{ Receipts []rowcall.Receipt }
+	json.Unmarshal([]byte(h.do(t, req{Method: "GET", Path: "/.well-known/rowcall-receipt-keys"}).Raw), &keys)
+	json.Unmarshal([]byte(h.do(t, req{Method: "GET", Path: "/api/receipts?limit=10000"}).Raw), &chain)
+	k, err := ledger.ParseKeys(keys.Keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Verify(chain.Receipts); err != nil || len(chain.Receipts) != before+1 {
+		t.Fatalf("chain of %d receipts (%d stored): %v", len(chain.Receipts), before+1, err)
+	}
+}
+
+func receiptCount(t *testing.T, tg *target) int {
+	t.Helper()
+	var n int
+	if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM receipts`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
