@@ -1,7 +1,6 @@
 package rowcall
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -62,45 +61,51 @@ type Batch struct {
 // empty omitempty fields left out. Anyone holding a receipt can recompute it
 // from the receipt's JSON, in any language with a JCS library.
 func (r *Receipt) Canonical() []byte {
-	b := make([]byte, 0, 640)
-	b = append(b, '{')
-	b = appendField(b, "actor", r.Actor)
-	b = appendField(b, "contract_sha256", r.Contract)
-	b = appendNumber(append(b, `,"cost_usd":`...), r.CostUSD)
-	b = appendNumber(append(b, `,"duration_ms":`...), r.Millis)
-	b = appendField(b, "input_sha256", r.Input)
-	b = appendField(b, "invocation_id", r.ID)
-	b = appendField(b, "key", r.Key)
-	b = appendField(b, "key_id", r.KeyID)
-	b = strconv.AppendBool(append(b, `,"material":`...), r.Material)
-	b = strconv.AppendBool(append(b, `,"ok":`...), r.OK)
-	b = appendField(b, "outcome", r.Outcome)
-	b = appendField(b, "output_sha256", r.Output)
+	w := &appender{b: make([]byte, 0, 640)}
+	w.b = append(w.b, '{')
+	w.field("actor", r.Actor)
+	w.field("contract_sha256", r.Contract)
+	w.b = appendNumber(append(w.b, `,"cost_usd":`...), r.CostUSD)
+	w.b = appendNumber(append(w.b, `,"duration_ms":`...), r.Millis)
+	w.field("input_sha256", r.Input)
+	w.field("invocation_id", r.ID)
+	w.field("key", r.Key)
+	w.field("key_id", r.KeyID)
+	w.b = strconv.AppendBool(append(w.b, `,"material":`...), r.Material)
+	w.b = strconv.AppendBool(append(w.b, `,"ok":`...), r.OK)
+	w.field("outcome", r.Outcome)
+	w.field("output_sha256", r.Output)
 	if r.Parent != "" {
-		b = appendField(b, "parent", r.Parent)
+		w.field("parent", r.Parent)
 	}
-	b = appendField(b, "prev_sha256", r.Prev)
-	b = appendField(b, "runner", r.Runner)
-	b = strconv.AppendInt(append(b, `,"seq":`...), r.Seq, 10)
-	b = strconv.AppendBool(append(b, `,"shape":`...), r.Shape)
-	b = appendField(b, "started_at", r.StartedAt)
+	w.field("prev_sha256", r.Prev)
+	w.field("runner", r.Runner)
+	w.b = strconv.AppendInt(append(w.b, `,"seq":`...), r.Seq, 10)
+	w.b = strconv.AppendBool(append(w.b, `,"shape":`...), r.Shape)
+	w.field("started_at", r.StartedAt)
 	if r.TokenID != "" {
-		b = appendField(b, "token_id", r.TokenID)
+		w.field("token_id", r.TokenID)
 	}
-	b = appendField(b, "trace", r.Trace)
-	b = appendField(b, "type", string(r.Type))
+	w.field("trace", r.Trace)
+	w.field("type", string(r.Type))
 	if r.Status != 0 {
-		b = strconv.AppendInt(append(b, `,"upstream_status":`...), int64(r.Status), 10)
+		w.b = strconv.AppendInt(append(w.b, `,"upstream_status":`...), int64(r.Status), 10)
 	}
-	b = append(b, '}')
+	b := append(w.b, '}')
 	return append(b[:1], b[2:]...) // drop the first field's leading comma
 }
 
-// appendField writes ,"name":"value" (RFC 8785 string escaping).
-func appendField(b []byte, name, v string) []byte {
-	buf := bytes.NewBuffer(append(append(append(b, ',', '"'), name...), '"', ':'))
-	jsontext.Write(buf, v)
-	return buf.Bytes()
+// appender is a byte slice that jsontext can write to: one for a whole
+// canonical form, so its fields cost no allocation each.
+type appender struct{ b []byte }
+
+func (a *appender) WriteString(s string) (int, error) { a.b = append(a.b, s...); return len(s), nil }
+func (a *appender) WriteByte(c byte) error            { a.b = append(a.b, c); return nil }
+
+// field writes ,"name":"value" (RFC 8785 string escaping).
+func (a *appender) field(name, v string) {
+	a.b = append(append(append(a.b, ',', '"'), name...), '"', ':')
+	jsontext.Write(a, v)
 }
 
 // appendNumber writes f as encoding/json writes a float64.
