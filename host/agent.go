@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"flag"
 	"fmt"
-	"net/netip"
-	"net/url"
 	"os"
-	"slices"
-	"strconv"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/outbound"
@@ -25,6 +21,11 @@ import (
 //	--model-default NAME                   the provider for bare model ids (grok-4.3)
 //	--prices FILE                          {"MODEL":{"input":USD/1M,"output":USD/1M},…}
 //	--model-retries N, --model-retry-base D, --model-timeout D
+//
+// Without --model-provider, --model-default or --prices, the environment's
+// ROWCALL_MODEL_PROVIDERS (NAME=URL entries separated by spaces),
+// ROWCALL_MODEL_DEFAULT and ROWCALL_MODEL_PRICES (the table itself) stand in:
+// the worker's settings.
 func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcall.Runner, error) {
 	providers := map[string]agent.Provider{}
 	fs.Func("model-provider", "an OpenAI-compatible chat completions API for agent rows: NAME=URL[,no-tools], repeatable (e.g. xai=https://api.x.ai/v1); a row's target NAME:MODEL picks it", func(s string) error {
@@ -45,6 +46,16 @@ func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcal
 	timeout := fs.Duration("model-timeout", agent.DefaultTimeout, "the longest one model request may take")
 
 	return func(policy outbound.Policy, store *sqlstore.Store) (rowcall.Runner, error) {
+		// Without flags, the worker's settings (ROWCALL_MODEL_*) from the
+		// environment, so one configuration serves every host.
+		if env := os.Getenv("ROWCALL_MODEL_PROVIDERS"); len(providers) == 0 && env != "" {
+			p, err := agent.ParseProviders(env)
+			if err != nil {
+				return nil, fmt.Errorf("ROWCALL_MODEL_PROVIDERS: %w", err)
+			}
+			providers = p
+		}
+		*def = cmp.Or(*def, os.Getenv("ROWCALL_MODEL_DEFAULT"))
 		if *def != "" {
 			if _, ok := providers[*def]; !ok {
 				return nil, fmt.Errorf("--model-default %s names no --model-provider", *def)
@@ -59,59 +70,26 @@ func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcal
 			if table, err = agent.ParsePrices(b); err != nil {
 				return nil, fmt.Errorf("%s: %w", *prices, err)
 			}
+		} else if env := os.Getenv("ROWCALL_MODEL_PRICES"); env != "" {
+			var err error
+			if table, err = agent.ParsePrices([]byte(env)); err != nil {
+				return nil, fmt.Errorf("ROWCALL_MODEL_PRICES: %w", err)
+			}
 		}
 		n := *retries
 		if n == 0 {
 			n = -1 // the flag's 0 means none; the Config's means the default
 		}
 		return agent.New(agent.Config{
-			Client:          allowProviders(policy, providers).Client(0),
+			Client:          agent.Allow(policy, providers).Client(0),
 			Providers:       providers,
 			DefaultProvider: *def,
 			Prices:          table,
 			Rows:            store,
-			Catalog:         storeCatalog{store},
+			Catalog:         sqlstore.Catalog{Store: store},
 			Retries:         n,
 			RetryBase:       *retryBase,
 			Timeout:         *timeout,
 		}), nil
 	}
-}
-
-// allowProviders returns policy with the operator's model providers let
-// through: a provider on loopback or a private network (a local model
-// server) is reachable by agent rows without opening it to http rows. Row
-// authors choose a model id, never the URL, so this widens nothing they
-// control.
-func allowProviders(policy outbound.Policy, providers map[string]agent.Provider) outbound.Policy {
-	policy.AllowAddrs = slices.Clone(policy.AllowAddrs)
-	policy.AllowHosts = slices.Clone(policy.AllowHosts)
-	for _, p := range providers {
-		u, err := url.Parse(p.BaseURL)
-		if err != nil {
-			continue
-		}
-		host := u.Hostname()
-		if ip, err := netip.ParseAddr(host); err == nil {
-			port := u.Port()
-			if port == "" {
-				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-			}
-			if n, err := strconv.ParseUint(port, 10, 16); err == nil {
-				policy.AllowAddrs = append(policy.AllowAddrs, netip.AddrPortFrom(ip, uint16(n)))
-			}
-			continue
-		}
-		policy.AllowHosts = append(policy.AllowHosts, host)
-	}
-	return policy
-}
-
-// storeCatalog lists rows for the agent runner's tool projection.
-type storeCatalog struct{ store *sqlstore.Store }
-
-func (c storeCatalog) Rows(ctx context.Context, category string, limit int) ([]rowcall.Row, error) {
-	on := int64(1)
-	p, err := c.store.List(ctx, sqlstore.Filter{Category: category, Enabled: &on, Limit: limit})
-	return p.Rows, err
 }

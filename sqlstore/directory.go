@@ -173,3 +173,14 @@ func VersionConflict(cur rowcall.Row, sent int64) error {
 		HowToFix: "GET the row again, reapply your change, and send If-Match with the new ETag",
 		Extra:    map[string]any{"key": cur.Key, "current_version": cur.Version}}
 }
+
+// Catalog lists enabled rows by category: what the agent runner offers a
+// model as native tools (runners/agent.Catalog).
+type Catalog struct{ Store *Store }
+
+// Rows returns up to limit enabled rows of category ("" for every category).
+func (c Catalog) Rows(ctx context.Context, category string, limit int) ([]rowcall.Row, error) {
+	on := int64(1)
+	p, err := c.Store.List(ctx, Filter{Category: category, Enabled: &on, Limit: limit})
+	return p.Rows, err
+}

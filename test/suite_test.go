@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rowcall/rowcall/test/modelserver"
 )
 
 // suiteSecret is the credential the suite's rows name; every host gets it in
@@ -52,7 +54,10 @@ func TestHosts(t *testing.T) {
 		// workerd is CPU-heavy, and the fn sandbox tests time their limits.
 		t.Run(b.Name, func(t *testing.T) {
 			up := suiteUpstream(t)
-			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret})
+			ms := modelserver.Start(t)
+			ms.Key = suiteSecret
+			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
+				fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut)})
 			t.Run("registry", func(t *testing.T) { suiteRegistry(t, tg) })
 			t.Run("concurrency", func(t *testing.T) { suiteConcurrency(t, tg) })
 			t.Run("http", func(t *testing.T) { suiteHTTP(t, tg, up) })
@@ -60,6 +65,7 @@ func TestHosts(t *testing.T) {
 			t.Run("flow", func(t *testing.T) { suiteFlow(t, tg, up) })
 			t.Run("fn", func(t *testing.T) { suiteFnModules(t, tg) })
 			t.Run("live", func(t *testing.T) { suiteLiveEdit(t, tg) })
+			t.Run("agent", func(t *testing.T) { suiteAgent(t, tg, ms) })
 			t.Run("trust", func(t *testing.T) { suiteTrust(t, tg, up) })
 		})
 	}

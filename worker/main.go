@@ -122,6 +122,7 @@ type settings struct {
 	allowOutbound string
 	debug         bool
 	hasDB         bool
+	models        modelSettings
 }
 
 func readSettings(h *reqHandle) settings {
@@ -133,6 +134,8 @@ func readSettings(h *reqHandle) settings {
 		allowOutbound: h.setting("ROWCALL_ALLOW_OUTBOUND"),
 		debug:         h.setting("ROWCALL_WORKER_DEBUG") == "1",
 		hasDB:         h.hasBinding("DB"),
+		models: modelSettings{providers: h.setting("ROWCALL_MODEL_PROVIDERS"), def: h.setting("ROWCALL_MODEL_DEFAULT"),
+			prices: h.setting("ROWCALL_MODEL_PRICES")},
 	}
 	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
 		if k := strings.TrimSpace(h.setting(name)); k != "" {
@@ -145,7 +148,7 @@ func readSettings(h *reqHandle) settings {
 func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
 		s.audience == o.audience && s.publicReads == o.publicReads && s.publicURL == o.publicURL &&
-		s.allowOutbound == o.allowOutbound && s.debug == o.debug && s.hasDB == o.hasDB
+		s.allowOutbound == o.allowOutbound && s.debug == o.debug && s.hasDB == o.hasDB && s.models == o.models
 }
 
 // app is the handler built from one set of settings.
@@ -225,6 +228,10 @@ func (inst *instance) build(s settings) (http.Handler, error) {
 			HowToFix: "list CIDRs, IPs or host names separated by commas, e.g. 127.0.0.1/32"}
 	}
 	store := sqlstore.New(inst.db)
+	models, err := s.models.runner(policy, store, inst.fetcher)
+	if err != nil {
+		return nil, err
+	}
 	disp := &dispatch.Dispatcher{
 		Speculate: true, // every call would look at D1's event log first: fn calls let the receipt's INSERT look
 		Store:     store,
@@ -232,9 +239,10 @@ func (inst *instance) build(s settings) (http.Handler, error) {
 		Receipts:  sqlstore.NewReceiptLog(store, signer),
 		Audience:  s.audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP: requestEnv{httpcall.New(httpcall.Config{Client: client(policy, inst.fetcher)})},
-			rowcall.TypeFlow: requestEnv{flow.Runner{}},
-			rowcall.TypeFn:   requestEnv{inst.fn},
+			rowcall.TypeHTTP:  requestEnv{httpcall.New(httpcall.Config{Client: client(policy, inst.fetcher)})},
+			rowcall.TypeFlow:  requestEnv{flow.Runner{}},
+			rowcall.TypeFn:    requestEnv{inst.fn},
+			rowcall.TypeAgent: requestEnv{models},
 		},
 		Modules: inst.fn,
 	}

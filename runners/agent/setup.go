@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rowcall/rowcall/outbound"
+)
+
+// ParseProviders reads a list of providers in ParseProvider's form, separated
+// by spaces or semicolons (the ROWCALL_MODEL_PROVIDERS setting):
+// "xai=https://api.x.ai/v1 local=http://127.0.0.1:8080/v1,no-tools".
+func ParseProviders(list string) (map[string]Provider, error) {
+	providers := map[string]Provider{}
+	for _, s := range strings.FieldsFunc(list, func(r rune) bool { return r == ';' || r == ' ' || r == '\n' || r == '\t' }) {
+		name, p, err := ParseProvider(s)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := providers[name]; dup {
+			return nil, fmt.Errorf("model provider %s is given twice", name)
+		}
+		providers[name] = p
+	}
+	return providers, nil
+}
+
+// Allow returns policy with the operator's model providers let through: a
+// provider on loopback or a private network (a local model server) is
+// reachable by agent rows without opening it to http rows. Row authors choose
+// a model id, never the URL, so this widens nothing they control.
+func Allow(policy outbound.Policy, providers map[string]Provider) outbound.Policy {
+	policy.AllowAddrs = slices.Clone(policy.AllowAddrs)
+	policy.AllowHosts = slices.Clone(policy.AllowHosts)
+	for _, p := range providers {
+		u, err := url.Parse(p.BaseURL)
+		if err != nil {
+			continue
+		}
+		host := u.Hostname()
+		if ip, err := netip.ParseAddr(host); err == nil {
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+			}
+			if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+				policy.AllowAddrs = append(policy.AllowAddrs, netip.AddrPortFrom(ip, uint16(n)))
+			}
+			continue
+		}
+		policy.AllowHosts = append(policy.AllowHosts, host)
+	}
+	return policy
+}
