@@ -225,10 +225,14 @@ func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond co
 }
 
 // stmt returns a prepared INSERT. The conditional one selects its rows from a
-// VALUES list only while the event log's newest id is the last parameter.
+// VALUES list only while the event log's newest id is the last parameter. At
+// most maxStmts are kept (one per group size seen): past that they start over.
 func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) {
 	if s, ok := l.stmts[k]; ok {
 		return s, nil
+	}
+	if len(l.stmts) >= maxStmts {
+		l.closeStmts()
 	}
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(receiptCols)), ",") + ")"
 	values := `VALUES ` + strings.TrimSuffix(strings.Repeat(one+",", k.n), ",")
@@ -243,12 +247,19 @@ func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) 
 	return s, err
 }
 
+// maxStmts bounds the prepared INSERTs the writer keeps.
+const maxStmts = 64
+
+func (l *ReceiptLog) closeStmts() {
+	for k, s := range l.stmts {
+		s.Close()
+		delete(l.stmts, k)
+	}
+}
+
 // release closes the writer's statements and returns its connection.
 func (l *ReceiptLog) release() {
-	for n, s := range l.stmts {
-		s.Close()
-		delete(l.stmts, n)
-	}
+	l.closeStmts()
 	if l.conn != nil {
 		l.conn.Close()
 		l.conn = nil
