@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -116,5 +118,23 @@ func TestBatches(t *testing.T) {
 				t.Errorf("batch of %d: tampering %d with the path verified", n, k)
 			}
 		}
+	}
+}
+
+// A receipt written before batches (no batch field) carries a signature of
+// its canonical form; it still verifies, and an edit to it still does not.
+func TestReceiptBeforeBatches(t *testing.T) {
+	s, _ := chain(t, 0)
+	keys, _ := ParseKeys([]PublicKey{s.Public()})
+	r := rowcall.Receipt{ID: "inv_old", Key: "K", Outcome: "ok", Seq: 1, KeyID: s.id}
+	r.SHA256 = rowcall.Fingerprint(r.Canonical())
+	r.Sig = base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, r.Canonical()))
+	if err := keys.Check(&r); err != nil {
+		t.Fatalf("old receipt: %v", err)
+	}
+	r.Outcome = "forged"
+	r.SHA256 = rowcall.Fingerprint(r.Canonical())
+	if err := keys.Check(&r); err == nil || !strings.Contains(err.Error(), "signature does not verify") {
+		t.Fatalf("edited old receipt: %v", err)
 	}
 }
