@@ -231,4 +231,22 @@ func TestWorkerInstance(t *testing.T) {
 			}
 		}
 	})
+
+	// Go on js/wasm cannot interrupt a module, so no deadline can stop one
+	// that loops forever: fuel does (runners/fn's meter), as ERR:fn:timeout,
+	// and the same instance answers the next call.
+	t.Run("a module that never returns is stopped", func(t *testing.T) {
+		before := stats(t, h)
+		expect(t, putModule(t, h, "w_loop", wasmexamples.Hostile()["loop"]), 200, nil)
+		createRow(t, h, map[string]any{"key": "W_LOOP", "type": "fn", "target": "w_loop"})
+		start := time.Now()
+		expect(t, dispatchCall(t, h, "W_LOOP", ""), 200, map[string]any{"ok": false, "result": "ERR:fn:timeout:10000000 loop iterations"})
+		t.Logf("the loop stopped after %v", time.Since(start).Round(time.Millisecond))
+		expect(t, dispatchCall(t, h, "W_ECHO", "still|serving"), 200, map[string]any{"ok": true, "result": "still serving"})
+		if after := stats(t, h); after.Instance != before.Instance {
+			t.Fatalf("the Go instance was replaced: before %+v, after %+v", before, after)
+		}
+		// A start section that loops is refused at registration, also in time.
+		expect(t, putModule(t, h, "w_startloop", wasmexamples.Hostile()["startloop"]), 422, nil)
+	})
 }

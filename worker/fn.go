@@ -43,7 +43,12 @@ func (l *lazyFn) registry() *modules.Registry { return l.src.Registry }
 // so registration compiles and links modules in the same sandbox (and cache).
 func (l *lazyFn) runner() (*fn.Runner, error) {
 	l.once.Do(func() {
-		l.r, l.err = fn.New(context.Background(), l.src, fn.Config{Interpreter: true})
+		l.r, l.err = fn.New(context.Background(), l.src, fn.Config{
+			Interpreter: true,
+			// Go on js/wasm cannot interrupt a running module, so the wall-clock
+			// limit never fires here: fuel bounds every loop instead.
+			Fuel: fn.DefaultFuel,
+		})
 		l.started.Store(l.err == nil)
 	})
 	return l.r, l.err

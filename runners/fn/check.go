@@ -15,6 +15,12 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 	if err != nil {
 		return err
 	}
+	if r.cfg.Fuel > 0 {
+		if wasm, err = meter(wasm, r.cfg.Fuel); err != nil {
+			return &rowcall.Error{Code: modules.CodeInvalid, Message: err.Error(),
+				HowToFix: "this host meters fn modules and could not read this one's code; build it for WebAssembly 2.0 without exceptions or threads"}
+		}
+	}
 	cm, err := r.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return err

@@ -15,7 +15,9 @@
 // filesystem (no preopened directory), no network, no environment variable and
 // no stdin (reads see end of file). Each call gets a fresh instance, bounded in
 // memory (Config.MemoryLimitPages), time (Config.Timeout, enforced through the
-// context with wazero's WithCloseOnContextDone) and output (Config.OutputLimit).
+// context with wazero's WithCloseOnContextDone; where nothing can interrupt a
+// running module — Go on js/wasm — Config.Fuel bounds every loop instead, see
+// meter) and output (Config.OutputLimit).
 //
 // Failures are results, never Go errors or crashes, and the runner keeps
 // serving after any of them. Besides the seed's three (ERR:fn:unknown_target:<target>,
@@ -26,7 +28,8 @@
 //
 //	exit:<code>                  the module exited with a non-zero code
 //	trap:<message>               a WebAssembly trap (unreachable, out of bounds, …)
-//	timeout:<limit>              still running at Config.Timeout (e.g. timeout:5s)
+//	timeout:<limit>              still running at Config.Timeout (e.g. timeout:5s),
+//	                             or out of Config.Fuel (timeout:10000000 loop iterations)
 //	memory_limit:<pages>         failed after its memory reached the limit, or
 //	                             declares more initial memory than the limit
 //	output_limit:<bytes>         wrote more than Config.OutputLimit to stdout

@@ -3,6 +3,7 @@ package fn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,44 @@ func abs(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// TestFuel: with fuel (the worker's time limit, where a deadline cannot
+// interrupt a module), every example module answers as it does without — C,
+// AssemblyScript, WAT and Go compilers' output all metered — a module that
+// loops forever stops with ERR:fn:timeout naming its budget, fast, long before
+// the wall-clock limit, and the next call answers; a start section that loops
+// is refused at registration.
+func TestFuel(t *testing.T) {
+	for _, interp := range []bool{false, true} {
+		r, reg := newRunner(t, fn.Config{Fuel: fn.DefaultFuel, Interpreter: interp, Timeout: time.Minute})
+		addGo(t, reg)
+		tests := []struct{ target, content, body, want string }{
+			{"echo", `["$1","$2"]`, "hello|world", "hello world"},
+			{"upper", whole, "hello wörld|ok", "HELLO WÖRLD|OK"},
+			{"last_reply_of", whole, "x [REPLY] Hi | there! [/REPLY] bye", "Hi | there!"},
+			{"loop", "", "", "ERR:fn:timeout:10000000 loop iterations"},
+			{"echo", "", "still serving", "still serving"},
+		}
+		for _, tt := range tests {
+			start := time.Now()
+			if out := call(r, tt.target, tt.content, tt.body); out.Result != tt.want {
+				t.Fatalf("interpreter %v, %s: %q, want %q", interp, tt.target, out.Result, tt.want)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("interpreter %v, %s took %v", interp, tt.target, d)
+			} else {
+				t.Logf("interpreter %v, %s: %v", interp, tt.target, d.Round(time.Millisecond))
+			}
+		}
+		now := call(r, "now", "", "")
+		if now.Failed() || !strings.Contains(now.Result, `"iso"`) {
+			t.Fatalf("now, metered: %q", now.Result)
+		}
+		_, err := reg.Put(ctx, "startloop", examples.Hostile()["startloop"])
+		var e *rowcall.Error
+		if !errors.As(err, &e) || e.Code != modules.CodeInvalid || !strings.Contains(e.Message, "start section failed") {
+			t.Fatalf("startloop, metered: %v", err)
+		}
+	}
 }

@@ -29,6 +29,7 @@ type Config struct {
 	StderrTail       int              // bytes of stderr quoted in a failure; default 512
 	MaxCompiled      int              // compiled modules kept in memory; default 64
 	Interpreter      bool             // force wazero's interpreter (what the worker runs)
+	Fuel             int64            // > 0: meter modules, this many loop iterations a call (see meter); the worker's time limit
 	Now              func() time.Time // the guest's wall clock; default time.Now
 }
 
@@ -39,6 +40,7 @@ const (
 	DefaultOutputLimit      = 1 << 20
 	DefaultStderrTail       = 512
 	DefaultMaxCompiled      = 64
+	DefaultFuel             = 10_000_000 // loop iterations: 0.8 s of wazero's interpreter natively, 3.3 s in the worker
 	DefaultTemplate         = `["$1"]`
 )
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -98,10 +99,22 @@ func (r *Runner) exec(ctx context.Context, c *compiled, argv []string) rowcall.O
 		err = callCtx.Err() // cut short (a sleep, a refused write) though it returned
 	}
 	if err != nil {
+		if r.outOfFuel(mod) {
+			return rowcall.Output{Result: fmt.Sprintf("ERR:fn:timeout:%d loop iterations", r.cfg.Fuel), Material: true}
+		}
 		res, _ := s.failure(ctx, callCtx, err)
 		return rowcall.Output{Result: res, Material: true}
 	}
 	return rowcall.Output{Result: trimNewline(s.stdout.String()), Material: true}
+}
+
+// outOfFuel reports whether a metered module stopped for want of fuel.
+func (r *Runner) outOfFuel(mod api.Module) bool {
+	if r.cfg.Fuel <= 0 {
+		return false
+	}
+	g := mod.ExportedGlobal(FuelExport)
+	return g != nil && g.Get() == 0
 }
 
 // failure names a failed instance: output and memory limits first (they are
