@@ -74,9 +74,10 @@ func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string
 	leaves := make([][]byte, len(rs))
 	for i, r := range rs {
 		r.Seq, r.Prev, r.KeyID = prevSeq+1, prevHash, s.id
-		r.SHA256 = rowcall.Fingerprint(r.Canonical())
+		sum := sha256.Sum256(r.Canonical())
+		r.SHA256 = hex.EncodeToString(sum[:]) // rowcall.Fingerprint
 		prevSeq, prevHash = r.Seq, r.SHA256
-		leaves[i] = leaf(r.SHA256)
+		leaves[i] = hashed(0, sum[:])
 	}
 	levels := [][][]byte{leaves}
 	for level := leaves; len(level) > 1; {
