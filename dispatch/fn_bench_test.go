@@ -14,7 +14,7 @@ import (
 )
 
 // withEcho adds the WAT echo module and an ECHO fn row to d.
-func withEcho(b *testing.B, d *dispatch.Dispatcher) *fn.Runner {
+func withEcho(b testing.TB, d *dispatch.Dispatcher) *fn.Runner {
 	ctx := context.Background()
 	reg := modules.NewRegistry(d.Store.DB, modules.NewSQLBlobs(d.Store.DB))
 	r, err := fn.New(ctx, reg, fn.Config{})
