@@ -233,7 +233,7 @@ func TestWorkerInstance(t *testing.T) {
 	})
 
 	// Go on js/wasm cannot interrupt a module, so no deadline can stop one
-	// that loops forever: fuel does (runners/fn's meter), as ERR:fn:timeout,
+	// that loops forever: fuel does (package wasm/fuel), as ERR:fn:timeout,
 	// and the same instance answers the next call.
 	t.Run("a module that never returns is stopped", func(t *testing.T) {
 		before := stats(t, h)

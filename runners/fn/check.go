@@ -6,6 +6,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/wasm/fuel"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -16,7 +17,7 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 		return err
 	}
 	if r.cfg.Fuel > 0 {
-		if wasm, err = meter(wasm, r.cfg.Fuel); err != nil {
+		if wasm, err = fuel.Meter(wasm, r.cfg.Fuel); err != nil {
 			return &rowcall.Error{Code: modules.CodeInvalid, Message: err.Error(),
 				HowToFix: "this host meters fn modules and could not read this one's code; build it for WebAssembly 2.0 without exceptions or threads"}
 		}

@@ -17,7 +17,7 @@
 // memory (Config.MemoryLimitPages), time (Config.Timeout, enforced through the
 // context with wazero's WithCloseOnContextDone; where nothing can interrupt a
 // running module — Go on js/wasm — Config.Fuel bounds every loop instead, see
-// meter) and output (Config.OutputLimit).
+// package wasm/fuel) and output (Config.OutputLimit).
 //
 // Failures are results, never Go errors or crashes, and the runner keeps
 // serving after any of them. Besides the seed's three (ERR:fn:unknown_target:<target>,

@@ -29,7 +29,7 @@ type Config struct {
 	StderrTail       int              // bytes of stderr quoted in a failure; default 512
 	MaxCompiled      int              // compiled modules kept in memory; default 64
 	Interpreter      bool             // force wazero's interpreter (what the worker runs)
-	Fuel             int64            // > 0: meter modules, this many loop iterations a call (see meter); the worker's time limit
+	Fuel             int64            // > 0: meter modules, this many loop iterations a call (package wasm/fuel); the worker's time limit
 	Now              func() time.Time // the guest's wall clock; default time.Now
 }
 

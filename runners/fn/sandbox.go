@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/wasm/fuel"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -113,7 +114,7 @@ func (r *Runner) outOfFuel(mod api.Module) bool {
 	if r.cfg.Fuel <= 0 {
 		return false
 	}
-	g := mod.ExportedGlobal(FuelExport)
+	g := mod.ExportedGlobal(fuel.Export)
 	return g != nil && g.Get() == 0
 }
 

@@ -1,4 +1,11 @@
-package fn
+// Package fuel meters WebAssembly modules for runtimes where a call cannot be
+// interrupted from outside: Go on js/wasm (rowcall's worker) has one thread
+// and no preemption, so a context deadline never gets to fire while wazero
+// runs a module. Meter rewrites a module so that every loop iteration takes
+// fuel from a counter the module carries, and a loop entered with none left
+// traps. It reads the binary format itself (sections, function bodies and
+// every instruction's immediates), with no dependency.
+package fuel
 
 import (
 	"bytes"
@@ -7,19 +14,17 @@ import (
 	"fmt"
 )
 
-// FuelExport is the global a metered module exports: the loop iterations it
-// has left.
-const FuelExport = "rowcall:fuel"
+// Export is the global a metered module exports: the loop iterations it has
+// left (0 once it trapped for want of fuel).
+const Export = "rowcall:fuel"
 
-// meter returns wasm with a fuel counter, for runtimes where a call cannot be
-// interrupted from outside (Go on js/wasm has one thread and no preemption, so
-// a context deadline never gets to fire while a module runs): a new mutable
-// i64 global, starting at fuel and exported as FuelExport, is decremented at
-// the top of every loop, and a loop entered with none left traps
-// (unreachable). Every loop is metered, so every way to run forever is (a
-// recursion ends at the call stack's limit). The module's own indexes do not
-// move: the global comes after every other, and nothing is imported.
-func meter(wasm []byte, fuel int64) ([]byte, error) {
+// Meter returns wasm with a fuel counter: a new mutable i64 global, starting
+// at fuel and exported as Export, is decremented at the top of every loop, and
+// a loop entered with none left traps (unreachable). Every loop is metered, so
+// every way to run forever is (a recursion ends at the call stack's limit).
+// The module's own indexes do not move: the global comes after every other,
+// and nothing is imported.
+func Meter(wasm []byte, fuel int64) ([]byte, error) {
 	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
 		return nil, errors.New("fuel: not a WebAssembly binary")
 	}
@@ -39,7 +44,7 @@ func meter(wasm []byte, fuel int64) ([]byte, error) {
 	}
 	entry := append([]byte{0x7e, 0x01, 0x42}, sleb(fuel)...) // mut i64 = i64.const fuel
 	entry = append(entry, 0x0b)
-	export := append(name(FuelExport), 0x03) // kind global
+	export := append(name(Export), 0x03) // kind global
 	export = append(export, uleb(uint64(global))...)
 	check := loopCheck(global)
 
