@@ -42,16 +42,16 @@ func status(code rowcall.Code) int {
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	if o, ok := v.(ordered); ok {
+	w.WriteHeader(status)
+	if o, ok := v.(ordered); ok { // written directly: the dispatch answer's path
 		var b bytes.Buffer
-		if err := o.write(&b); err == nil {
-			b.WriteByte('\n')
-			w.WriteHeader(status)
-			w.Write(b.Bytes())
+		if err := o.write(&b); err != nil {
+			slog.Error("unencodable answer", "err", err)
 			return
 		}
+		w.Write(append(b.Bytes(), '\n'))
+		return
 	}
-	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)

@@ -127,16 +127,6 @@ func (f *freshness) speculable(fresh time.Duration, now time.Time) (event int64,
 	return f.event, due && !f.touched && !f.checked.IsZero()
 }
 
-// seen records that the event log's newest id was event at the time at (a
-// speculative receipt's INSERT proved it).
-func (f *freshness) seen(event int64, at time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if event >= f.event && at.After(f.checked) {
-		f.event, f.checked = event, at
-	}
-}
-
 func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error) {
 	f := &d.fresh
 	f.mu.Lock()

@@ -98,7 +98,14 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", 6)}
+	return d.top(ctx, req, l, nil)
+}
+
+// top runs a top-level call on its looked-up row; with a snapshot, its
+// receipts are stored only while the event log's newest id is that (see
+// Speculate). A gate refusal waits for its receipt and is the error.
+func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
+	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", d.now(), 6), snapshot: snapshot}
 	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
 	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
 	if refused != nil {
@@ -205,7 +212,7 @@ func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, bod
 func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, parentID string, top bool) (out rowcall.Output, ran bool, rc rowcall.Receipt, stored <-chan error, refused *rowcall.Error) {
 	d, row := c.d, inv.Row
 	start := d.now()
-	id := newID("inv_", 8)
+	id := newID("inv_", start, 8)
 	inv.Args = args.Split(inv.Body)
 	inv.Env = d.Env
 	inv.Calls = parented{call: c, parentID: id}
@@ -284,14 +291,14 @@ func (d *Dispatcher) now() time.Time {
 
 const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-// newID returns prefix, the time in milliseconds as 8 base-36 digits, then n
+// newID returns prefix, the time at in milliseconds as 8 base-36 digits, then n
 // random base-36 characters (inv_mimzk3a0x7p2q9f1). Ids made later sort later,
 // so each new receipt lands at the right-hand end of the id and trace indexes:
 // a group commit then writes a few index pages, not one per receipt.
-func newID(prefix string, n int) string {
+func newID(prefix string, at time.Time, n int) string {
 	b := make([]byte, len(prefix)+8+n)
 	copy(b, prefix)
-	ms := uint64(time.Now().UnixMilli())
+	ms := uint64(at.UnixMilli())
 	for i := len(prefix) + 7; i >= len(prefix); i-- {
 		b[i] = idAlphabet[ms%36]
 		ms /= 36

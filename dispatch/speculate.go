@@ -27,19 +27,14 @@ func (d *Dispatcher) speculate(ctx context.Context, req Request) (res Result, er
 	if !hit || e.row.Type != rowcall.TypeFn || e.row.Enabled == 0 || (req.Token != nil && !req.Token.Covers(&e.row)) {
 		return Result{}, nil, false
 	}
-	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", 6), snapshot: &event}
-	l := e.looked(now)
-	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Trace: c.trace, Module: l.module}
-	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
-	if err := <-stored; errors.Is(err, sqlstore.ErrStale) {
+	res, err = d.top(ctx, req, e.looked(now), &event)
+	if err == nil {
+		err = res.Wait()
+		res.stored = nil // waited for here: Wait has nothing left to wait for
+	}
+	if errors.Is(err, sqlstore.ErrStale) {
 		d.Touch() // known old: the usual path must look, whatever Fresh says
 		return Result{}, nil, false
-	} else if err != nil {
-		return Result{}, err, true
 	}
-	d.fresh.seen(event, d.now())
-	if refused != nil {
-		return Result{Trace: c.trace, Receipt: rc}, refused, true
-	}
-	return Result{OK: !out.Failed(), Ran: ran, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc}, nil, true
+	return res, err, true
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"cmp"
 	"flag"
-	"fmt"
 	"os"
+	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/outbound"
@@ -27,17 +27,11 @@ import (
 // ROWCALL_MODEL_DEFAULT and ROWCALL_MODEL_PRICES (the table itself) stand in:
 // the worker's settings.
 func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcall.Runner, error) {
-	providers := map[string]agent.Provider{}
+	var providers []string
 	fs.Func("model-provider", "an OpenAI-compatible chat completions API for agent rows: NAME=URL[,no-tools], repeatable (e.g. xai=https://api.x.ai/v1); a row's target NAME:MODEL picks it", func(s string) error {
-		name, p, err := agent.ParseProvider(s)
-		if err != nil {
-			return err
-		}
-		if _, dup := providers[name]; dup {
-			return fmt.Errorf("model provider %s is given twice", name)
-		}
-		providers[name] = p
-		return nil
+		_, _, err := agent.ParseProvider(s)
+		providers = append(providers, s)
+		return err
 	})
 	def := fs.String("model-default", "", "the model provider for agent targets that name none, such as grok-4.3 (default: the only provider)")
 	prices := fs.String("prices", "", `JSON price table for agent rows' cost_usd: {"MODEL":{"input":USD_per_1M_tokens,"output":USD_per_1M_tokens}}`)
@@ -48,48 +42,26 @@ func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcal
 	return func(policy outbound.Policy, store *sqlstore.Store) (rowcall.Runner, error) {
 		// Without flags, the worker's settings (ROWCALL_MODEL_*) from the
 		// environment, so one configuration serves every host.
-		if env := os.Getenv("ROWCALL_MODEL_PROVIDERS"); len(providers) == 0 && env != "" {
-			p, err := agent.ParseProviders(env)
-			if err != nil {
-				return nil, fmt.Errorf("ROWCALL_MODEL_PROVIDERS: %w", err)
-			}
-			providers = p
-		}
-		*def = cmp.Or(*def, os.Getenv("ROWCALL_MODEL_DEFAULT"))
-		if *def != "" {
-			if _, ok := providers[*def]; !ok {
-				return nil, fmt.Errorf("--model-default %s names no --model-provider", *def)
-			}
-		}
-		var table agent.Prices
+		set := agent.Settings{Providers: cmp.Or(strings.Join(providers, " "), os.Getenv("ROWCALL_MODEL_PROVIDERS")),
+			Default: cmp.Or(*def, os.Getenv("ROWCALL_MODEL_DEFAULT")), Prices: os.Getenv("ROWCALL_MODEL_PRICES")}
 		if *prices != "" {
 			b, err := os.ReadFile(*prices)
 			if err != nil {
 				return nil, err
 			}
-			if table, err = agent.ParsePrices(b); err != nil {
-				return nil, fmt.Errorf("%s: %w", *prices, err)
-			}
-		} else if env := os.Getenv("ROWCALL_MODEL_PRICES"); env != "" {
-			var err error
-			if table, err = agent.ParsePrices([]byte(env)); err != nil {
-				return nil, fmt.Errorf("ROWCALL_MODEL_PRICES: %w", err)
-			}
+			set.Prices = string(b)
+		}
+		cfg, err := set.Config()
+		if err != nil {
+			return nil, err
 		}
 		n := *retries
 		if n == 0 {
 			n = -1 // the flag's 0 means none; the Config's means the default
 		}
-		return agent.New(agent.Config{
-			Client:          agent.Allow(policy, providers).Client(0),
-			Providers:       providers,
-			DefaultProvider: *def,
-			Prices:          table,
-			Rows:            store,
-			Catalog:         sqlstore.Catalog{Store: store},
-			Retries:         n,
-			RetryBase:       *retryBase,
-			Timeout:         *timeout,
-		}), nil
+		cfg.Client = agent.Allow(policy, cfg.Providers).Client(0)
+		cfg.Rows, cfg.Catalog = store, sqlstore.Catalog{Store: store}
+		cfg.Retries, cfg.RetryBase, cfg.Timeout = n, *retryBase, *timeout
+		return agent.New(cfg), nil
 	}
 }

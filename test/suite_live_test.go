@@ -19,7 +19,7 @@ import (
 func suiteLiveEdit(t *testing.T, tg *target) {
 	h := tg.host
 	echo, _ := wasmexamples.ByName("echo")
-	expect(t, h.do(t, req{Method: "PUT", Path: "/api/modules/s_live", Body: echo.Wasm, Header: map[string]string{"Content-Type": "application/wasm"}}), 200, nil)
+	expect(t, putModule(t, h, "s_live", echo.Wasm), 200, nil)
 	createRow(t, h, map[string]any{"key": "S_LIVE", "type": "fn", "target": "s_live", "content": "# WHAT: live echo\n[\"$1\"]"})
 	for range 3 { // the first call caches the row; the next ones run on the cache
 		expect(t, dispatchCall(t, h, "S_LIVE", "a"), 200, map[string]any{"ok": true, "result": "a"})

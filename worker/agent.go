@@ -25,28 +25,12 @@ type modelSettings struct{ providers, def, prices string }
 // runner builds the agent runner: its model requests go through fetch() under
 // the outbound guard, with the configured providers let through.
 func (m modelSettings) runner(policy outbound.Policy, store *sqlstore.Store, fetch http.RoundTripper) (rowcall.Runner, error) {
-	fail := func(name, msg, fix string) error {
-		return &rowcall.Error{Code: rowcall.EInternal, Message: name + ": " + msg, HowToFix: fix}
-	}
-	providers, err := agent.ParseProviders(m.providers)
+	cfg, err := agent.Settings{Providers: m.providers, Default: m.def, Prices: m.prices}.Config()
 	if err != nil {
-		return nil, fail("ROWCALL_MODEL_PROVIDERS", err.Error(), "list NAME=URL entries separated by spaces, e.g. xai=https://api.x.ai/v1")
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "agent settings: " + err.Error(),
+			HowToFix: "fix ROWCALL_MODEL_PROVIDERS (NAME=URL entries separated by spaces), ROWCALL_MODEL_DEFAULT (one of them) or ROWCALL_MODEL_PRICES (JSON)"}
 	}
-	if _, ok := providers[m.def]; m.def != "" && !ok {
-		return nil, fail("ROWCALL_MODEL_DEFAULT", m.def+" is not among ROWCALL_MODEL_PROVIDERS", "name one of the providers, or leave it empty")
-	}
-	var prices agent.Prices
-	if m.prices != "" {
-		if prices, err = agent.ParsePrices([]byte(m.prices)); err != nil {
-			return nil, fail("ROWCALL_MODEL_PRICES", err.Error(), `give {"MODEL":{"input":USD_per_1M_tokens,"output":USD_per_1M_tokens}}`)
-		}
-	}
-	return agent.New(agent.Config{
-		Client:          client(agent.Allow(policy, providers), fetch),
-		Providers:       providers,
-		DefaultProvider: m.def,
-		Prices:          prices,
-		Rows:            store,
-		Catalog:         sqlstore.Catalog{Store: store},
-	}), nil
+	cfg.Client = client(agent.Allow(policy, cfg.Providers), fetch)
+	cfg.Rows, cfg.Catalog = store, sqlstore.Catalog{Store: store}
+	return agent.New(cfg), nil
 }
