@@ -3,6 +3,8 @@
 #
 #   bench/load.sh [SECONDS] [CONNECTIONS...]     default: 10 s at 8, 16 and 32 connections
 #
+# ROWCALL_BIN=path runs that binary instead of building ./host (bench/ab.sh does).
+#
 # Starts `rowcall serve` on a fresh data directory, registers the WAT echo
 # module as the row ECHO, and drives POST /api/dispatch {"key":"ECHO","body":"hello"}
 # with wrk (Debian's package, installed if missing; one thread, on the same two
@@ -17,11 +19,12 @@ shift || true
 [ $# -gt 0 ] && conns=("$@") || conns=(8 16 32)
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-go build -o bin/rowcall ./host
+bin=${ROWCALL_BIN:-bin/rowcall}
+[ -n "${ROWCALL_BIN:-}" ] || go build -o bin/rowcall ./host
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
 trap 'kill $pid 2>/dev/null; rm -rf "$data"' EXIT
-bin/rowcall serve --addr 127.0.0.1:$port --data "$data" --no-examples >"$data/log" 2>&1 &
+"$bin" serve --addr 127.0.0.1:$port --data "$data" --no-examples >"$data/log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do grep -q "rowcall serving" "$data/log" 2>/dev/null && break; sleep 0.1; done
 key=$(cat "$data/owner.key")
@@ -52,6 +55,6 @@ for c in "${conns[@]}"; do
     "$(awk -v t=$((t1 - t0)) -v r="$rps" -v s="$secs" 'BEGIN{printf "%.0f", t * 10000 / (r * s)}')" \
     "$(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | sed 's/^/  /' | tr -d '\n')"
 done
-bin/rowcall receipt export --url "$url" --data "$data" >"$data/chain.json"
-bin/rowcall receipt keys --url "$url" >"$data/keys.json"
-echo "== receipts stored, verified offline: $(bin/rowcall receipt verify "$data/chain.json" --keys "$data/keys.json" 2>&1)"
+"$bin" receipt export --url "$url" --data "$data" >"$data/chain.json"
+"$bin" receipt keys --url "$url" >"$data/keys.json"
+echo "== receipts stored, verified offline: $("$bin" receipt verify "$data/chain.json" --keys "$data/keys.json" 2>&1)"
