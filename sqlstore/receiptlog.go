@@ -17,9 +17,10 @@ import (
 // after letting the calls that are ready to run queue theirs), links and signs
 // them in order, and writes them in multi-row INSERT statements sized to the
 // backend's bound-parameter limit (Store.MaxParams: 100 on D1, far more on
-// SQLite) — each statement atomic, no transaction needed. A caller that waits on Append's channel knows its receipt, and every
-// receipt queued before it, is stored. One batch is signed once (package
-// ledger: a Merkle root over its receipts).
+// SQLite) — each statement atomic, no transaction needed. A caller that waits
+// on Append's channel knows its receipt, and every receipt queued before it, is
+// stored. One batch is signed once (package ledger: a Merkle root over its
+// receipts).
 type ReceiptLog struct {
 	store  *Store
 	signer Signer
