@@ -21,7 +21,6 @@ package test
 // worker's warm dispatch (see jsworker.mjs).
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -190,7 +189,7 @@ func benchEdge(t *testing.T, tg *target, warm, n int, extra *[]string) string {
 		Header: map[string]string{"Content-Type": "application/wasm"}}), 200, nil)
 	expect(t, tg.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "BENCH_FN", "type": "fn",
 		"target": "bench_echo", "content": "# WHAT: benchmark fn row\n[\"$1+\"]"}}), 201, nil)
-	before := workerStatsOf(t, tg)
+	before := stats(t, tg.host)
 
 	const dispatch = `{"key":"BENCH_ROW","body":"x"}`
 	t0 = time.Now()
@@ -204,7 +203,7 @@ func benchEdge(t *testing.T, tg *target, warm, n int, extra *[]string) string {
 	t.Logf("edge: %d rounds of 5 requests in %s", warm+n, time.Since(t0).Round(time.Millisecond))
 	goRead, jsRead, goDisp, jsDisp, goFn := d[0], d[1], d[2], d[3], d[4]
 
-	after := workerStatsOf(t, tg)
+	after := stats(t, tg.host)
 	digest := sha(string(echo.Wasm))
 	if after.Instance != before.Instance || after.ModuleLoads[digest] != 0 {
 		t.Errorf("the benchmark's requests were not all served by one warm instance: before %+v, after %+v", before, after)
@@ -227,26 +226,6 @@ func benchEdge(t *testing.T, tg *target, warm, n int, extra *[]string) string {
 		"JS dispatch / JS read %s; Go fn call / JS read %s\n",
 		ratio(goRead, jsRead), ratio(goDisp, jsRead), ratio(goDisp, jsDisp), ratio(jsDisp, jsRead), ratio(goFn, jsRead))
 	return b.String()
-}
-
-// workerStatsOf reads the worker's GET /_worker/stats.
-func workerStatsOf(t *testing.T, tg *target) workerStatsFull {
-	t.Helper()
-	got := tg.do(t, req{Method: "GET", Path: "/_worker/stats"})
-	expect(t, got, 200, nil)
-	var s workerStatsFull
-	if err := json.Unmarshal(got.Raw, &s); err != nil {
-		t.Fatalf("stats %s: %v", got.Raw, err)
-	}
-	return s
-}
-
-type workerStatsFull struct {
-	workerStats
-	Go struct {
-		HeapBytes int64 `json:"heap_bytes"`
-		GCCycles  int64 `json:"gc_cycles"`
-	} `json:"go"`
 }
 
 var benchClient = &http.Client{Timeout: 60 * time.Second}

@@ -36,6 +36,10 @@ type workerStats struct {
 	ModuleLoads map[string]int `json:"fn_module_loads"`
 	FnRunner    bool           `json:"fn_runner"`
 	Settings    int            `json:"settings_reads"`
+	Go          struct {
+		HeapBytes int64 `json:"heap_bytes"`
+		GCCycles  int64 `json:"gc_cycles"`
+	} `json:"go"`
 }
 
 func stats(t *testing.T, h *host) workerStats {

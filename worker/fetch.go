@@ -39,14 +39,7 @@ func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	head.WriteString(req.Method)
 	head.WriteByte(' ')
 	head.WriteString(req.URL.String())
-	for k, vs := range req.Header {
-		for _, v := range vs {
-			head.WriteByte('\n')
-			head.WriteString(k)
-			head.WriteByte(':')
-			head.WriteString(headerValue.Replace(v))
-		}
-	}
+	writeHeader(&head, req.Header)
 	body := js.Null()
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)

@@ -199,6 +199,19 @@ func (w *writer) Flush() {
 	}
 }
 
+// writeHeader appends h to b as the shim reads headers: one "\nName:value" per
+// value, line breaks inside a value turned into spaces.
+func writeHeader(b *strings.Builder, h http.Header) {
+	for k, vs := range h {
+		for _, v := range vs {
+			b.WriteByte('\n')
+			b.WriteString(k)
+			b.WriteByte(':')
+			b.WriteString(headerValue.Replace(v))
+		}
+	}
+}
+
 var headerValue = strings.NewReplacer("\r", " ", "\n", " ")
 
 // head returns the status text and the header lines.
@@ -208,14 +221,7 @@ func (w *writer) head() string {
 	}
 	var b strings.Builder
 	b.WriteString(http.StatusText(w.status))
-	for k, vs := range w.header {
-		for _, v := range vs {
-			b.WriteByte('\n')
-			b.WriteString(k)
-			b.WriteByte(':')
-			b.WriteString(headerValue.Replace(v))
-		}
-	}
+	writeHeader(&b, w.header)
 	return b.String()
 }
 
