@@ -135,31 +135,50 @@ func Fingerprint(b []byte) string {
 // gets. Documentation (content's '#' lines, examples, planner hints) is not in
 // it, so a documentation-only edit keeps the fingerprint.
 type contract struct {
-	Key               string `json:"key"`
-	Type              Type   `json:"type"`
-	Runner            string `json:"runner"`
-	Category          string `json:"category"`
-	Target            string `json:"target"`
-	Payload           string `json:"payload"` // content without its documentation lines
-	InputSchema       string `json:"input_schema"`
-	Auth              string `json:"auth"` // the spec (prefix and variable name), never a value
-	Sensitive         int64  `json:"risk"`
-	Enabled           int64  `json:"status"`
-	AllowedCategories string `json:"allowed_categories"`
-	Includes          string `json:"includes"`
-	Module            string `json:"module_sha256,omitempty"` // fn rows: the digest of the module that runs
+	Key               string  `json:"key"`
+	Type              Type    `json:"type"`
+	Runner            string  `json:"runner"`
+	Category          string  `json:"category"`
+	Target            string  `json:"target"`
+	Payload           string  `json:"payload"` // content without its documentation lines
+	InputSchema       string  `json:"input_schema"`
+	Auth              string  `json:"auth"` // the spec (prefix and variable name), never a value
+	Sensitive         int64   `json:"risk"`
+	Enabled           int64   `json:"status"`
+	AllowedCategories string  `json:"allowed_categories"`
+	Includes          string  `json:"includes"`
+	Module            string  `json:"module_sha256,omitempty"` // fn rows: the digest of the module that runs
+	Blocks            []block `json:"included,omitempty"`      // rows with includes: what each block sends
+}
+
+// block is one included row as it counts in a contract: what the agent runner
+// sends of it (nothing when it is disabled or missing).
+type block struct {
+	Key     string `json:"key"`
+	Enabled int64  `json:"enabled"`
+	Payload string `json:"payload"`
 }
 
 // ContractFingerprint is the SHA-256 of the row's callable contract. module is
 // the digest of the Wasm module an fn row runs ("" otherwise): changing a
-// module's code changes the contract of every row that runs it.
-func ContractFingerprint(r *Row, module string) string {
-	b, _ := json.Marshal(contract{
+// module's code changes the contract of every row that runs it. blocks are the
+// rows its includes name, in order (a missing one with only its key): editing
+// an included block's text changes the contract of every row that sends it.
+func ContractFingerprint(r *Row, module string, blocks []Row) string {
+	c := contract{
 		Key: r.Key, Type: r.Type, Runner: r.RunnerName(), Category: r.Category, Target: r.Target,
 		Payload: r.Payload(), InputSchema: r.InputSchema, Auth: r.Auth, Sensitive: r.Sensitive,
 		Enabled: r.Enabled, AllowedCategories: r.AllowedCategories, Includes: r.Includes, Module: module,
-	})
-	return Fingerprint(b)
+	}
+	for i := range blocks {
+		b := block{Key: blocks[i].Key, Enabled: blocks[i].Enabled}
+		if b.Enabled != 0 {
+			b.Payload = blocks[i].Payload()
+		}
+		c.Blocks = append(c.Blocks, b)
+	}
+	j, _ := json.Marshal(c)
+	return Fingerprint(j)
 }
 
 // RunnerName is the runner recorded for the row: the runner column when set,

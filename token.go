@@ -39,5 +39,24 @@ func (t *Token) Covers(r *Row) bool {
 		(r.Category != "" && slices.Contains(t.Categories, r.Category))
 }
 
-// OwnerOnly reports whether the row wields the owner's credential.
-func (r *Row) OwnerOnly() bool { return strings.Contains(r.Auth, OwnerEnv) }
+// MayCall reports whether the gate could let the token call row at all: in
+// scope, not owner-only, and not above its risk ceiling. Lists of what a
+// token's caller may call (MCP tools, an agent's tools) offer only these.
+func (t *Token) MayCall(r *Row) bool {
+	return t.Covers(r) && !r.OwnerOnly() && (r.Sensitive == 0 || t.RiskCeiling == RiskHigh)
+}
+
+// MaxIncludes is how many prompt blocks one row may include.
+const MaxIncludes = 32
+
+// IncludeKeys are the keys named in the row's includes column (the prompt
+// blocks an agent row sends before its own content), in order.
+func (r *Row) IncludeKeys() []string {
+	var keys []string
+	for _, k := range strings.Split(r.Includes, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

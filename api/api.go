@@ -27,6 +27,10 @@ type Config struct {
 	PublicReads bool               // let anyone read the directory without a credential
 	PublicURL   string             // the base of public receipt links; the request's host when ""
 	Modules     *modules.Registry  // fn modules; nil on a host without them
+
+	// SecretsPrefix, when set, is the namespace of variables rows may name in
+	// auth (ROWCALL_SECRETS_PREFIX): a write naming another is refused.
+	SecretsPrefix string
 }
 
 // Handler serves the API.

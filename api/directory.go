@@ -73,6 +73,9 @@ func (h *Handler) rowFrom(key string, obj map[string]json.RawMessage) (rowcall.R
 	if v := row.Hygiene(); len(v) > 0 {
 		return row, hygiene(v[0])
 	}
+	if e := rowcall.CheckAuth(row.Auth, h.cfg.SecretsPrefix); e != nil {
+		return row, e
+	}
 	return row, nil
 }
 
@@ -195,6 +198,10 @@ func (h *Handler) patchRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		}
 		if v := newViolation(cur.Hygiene(), next.Hygiene()); v != "" {
 			writeError(w, r, hygiene(v))
+			return
+		}
+		if e := rowcall.CheckAuth(next.Auth, h.cfg.SecretsPrefix); e != nil && next.Auth != cur.Auth {
+			writeError(w, r, e)
 			return
 		}
 		out, err := h.store.Replace(r.Context(), next, cur.Version)

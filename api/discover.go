@@ -63,7 +63,12 @@ func (h *Handler) contractDoc(w http.ResponseWriter, r *http.Request, c Caller) 
 		writeError(w, r, err)
 		return
 	}
-	doc := contract.Build(&row, h.disp.Contract(r.Context(), &row), h.baseURL(r), contract.Viewer{Owner: c.Owner, Token: c.Token})
+	sum, err := h.disp.Contract(r.Context(), &row)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	doc := contract.Build(&row, sum, h.baseURL(r), contract.Viewer{Owner: c.Owner, Token: c.Token})
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "markdown", "md":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")

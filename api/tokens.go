@@ -110,7 +110,9 @@ func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, erro
 		if err != nil {
 			return t, invalid("cannot pin "+k+": no such row", "pin only existing rows")
 		}
-		t.Pins[k] = h.disp.Contract(r.Context(), &row)
+		if t.Pins[k], err = h.disp.Contract(r.Context(), &row); err != nil {
+			return t, err
+		}
 	}
 	for k := range t.Pins {
 		if row, err := h.store.Lookup(r.Context(), k); err == nil && !t.Covers(&row) || err != nil && !contains(t.Keys, k) {

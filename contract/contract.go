@@ -128,18 +128,16 @@ func affordances(row *rowcall.Row, contract string, v Viewer) []string {
 }
 
 func authSummary(auth string) string {
-	if auth == "" {
+	a, err := rowcall.ParseAuth(auth)
+	switch {
+	case auth == "":
 		return "none"
+	case err != nil:
+		return "unusable: " + err.Error()
+	case a.Env != "":
+		return "required: " + a.Kind + " from $" + a.Env
 	}
-	prefix, rest, _ := strings.Cut(auth, ":")
-	switch prefix {
-	case "bearer", "basic", "query":
-		if _, name, ok := strings.Cut(rest, "="); ok {
-			rest = name
-		}
-		return "required: " + prefix + " from $" + rest
-	}
-	return "required: " + prefix
+	return "required: " + a.Kind
 }
 
 func firstExample(row *rowcall.Row) string {

@@ -13,9 +13,10 @@ import (
 type looked struct {
 	row      rowcall.Row
 	contract string
-	module   string // an fn row's module digest
-	failures int    // consecutive auth failures (the breaker)
-	open     bool   // the breaker is open
+	module   string        // an fn row's module digest
+	blocks   []rowcall.Row // the rows its includes name (rowcall.Row.IncludeKeys)
+	failures int           // consecutive auth failures (the breaker)
+	open     bool          // the breaker is open
 }
 
 // cache keeps rows and their contract fingerprints between calls. It is valid
@@ -32,6 +33,7 @@ type entry struct {
 	row      rowcall.Row
 	contract string
 	module   string
+	blocks   []rowcall.Row
 	failures int       // the breaker's consecutive auth failures
 	opened   time.Time // when the breaker opened; zero when closed
 }
@@ -78,8 +80,12 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 		if err != nil {
 			return looked{}, err
 		}
+		blocks, err := d.blocks(ctx, &row)
+		if err != nil {
+			return looked{}, err
+		}
 		module := d.moduleDigest(ctx, &row)
-		e = entry{row: row, contract: rowcall.ContractFingerprint(&row, module), module: module, failures: failures, opened: opened}
+		e = entry{row: row, contract: rowcall.ContractFingerprint(&row, module, blocks), module: module, blocks: blocks, failures: failures, opened: opened}
 		d.cache.put(event, key, e)
 	}
 	return e.looked(now), nil
@@ -88,7 +94,7 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 // looked is what a call needs from the entry at now.
 func (e entry) looked(now time.Time) looked {
 	open := !e.opened.IsZero() && now.Sub(e.opened) < sqlstore.BreakerCooldown
-	return looked{row: e.row, contract: e.contract, module: e.module, failures: e.failures, open: open}
+	return looked{row: e.row, contract: e.contract, module: e.module, blocks: e.blocks, failures: e.failures, open: open}
 }
 
 // freshness remembers the last event-log check, so calls within Fresh of it

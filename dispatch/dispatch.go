@@ -218,7 +218,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	inv.Calls = parented{call: c, parentID: id}
 
 	contract := l.contract
-	if refused = d.gate(c.token, row, contract, inv, top, start); refused == nil {
+	if refused = d.gate(c.token, &l, inv, top, start); refused == nil {
 		out, ran = d.execute(ctx, inv, l)
 		out.Result = redact.String(out.Result, out.Secrets)
 	} else {
@@ -315,10 +315,39 @@ func newID(prefix string, at time.Time, n int) string {
 func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(sqlstore.Timestamp) }
 
 // Contract returns the row's current contract fingerprint (with its module's
-// digest for an fn row): what a token pins.
-func (d *Dispatcher) Contract(ctx context.Context, row *rowcall.Row) string {
-	return rowcall.ContractFingerprint(row, d.moduleDigest(ctx, row))
+// digest for an fn row, and its included blocks for an agent row): what a
+// token pins.
+func (d *Dispatcher) Contract(ctx context.Context, row *rowcall.Row) (string, error) {
+	blocks, err := d.blocks(ctx, row)
+	if err != nil {
+		return "", err
+	}
+	return rowcall.ContractFingerprint(row, d.moduleDigest(ctx, row), blocks), nil
 }
+
+// blocks reads the rows named in row's includes: at most one past
+// rowcall.MaxIncludes (a row over the limit fails when it runs, and
+// fingerprints differently); a missing one is a Row with only its key.
+func (d *Dispatcher) blocks(ctx context.Context, row *rowcall.Row) ([]rowcall.Row, error) {
+	keys := row.IncludeKeys()
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	blocks := make([]rowcall.Row, 0, min(len(keys), rowcall.MaxIncludes+1))
+	for _, k := range keys[:min(len(keys), rowcall.MaxIncludes+1)] {
+		b, err := d.Store.Lookup(ctx, k)
+		switch rowcall.ErrorCode(err) {
+		case "":
+		case rowcall.ENotFound:
+			b = rowcall.Row{Key: k}
+		default:
+			return nil, err
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
 
 // moduleDigest is the digest of the module an fn row runs ("" otherwise).
 func (d *Dispatcher) moduleDigest(ctx context.Context, row *rowcall.Row) string {
@@ -329,12 +358,12 @@ func (d *Dispatcher) moduleDigest(ctx context.Context, row *rowcall.Row) string 
 	return digest
 }
 
-// Visible reports whether the caller may see key (agent.Scoper): an agent
-// offers only rows its caller's token covers.
+// Visible reports whether the caller may call key (agent.Scoper): an agent
+// offers only rows its caller's token could call (rowcall.Token.MayCall).
 func (p parented) Visible(ctx context.Context, key string) bool {
 	if p.token == nil {
 		return true
 	}
 	row, err := p.d.Store.Lookup(ctx, key)
-	return err == nil && p.token.Covers(&row)
+	return err == nil && p.token.MayCall(&row)
 }

@@ -12,15 +12,17 @@ import (
 
 // gate decides, before any runner, whether the call may run. For a token it
 // checks, in the seed's order: revocation (and expiry), audience, the owner
-// gate, the contract pin, the risk ceiling, the fixed body and the payload
+// gate (then that every block the row includes is in the token's scope:
+// include_out_of_scope:<BLOCK>), the contract pin, the risk ceiling, the fixed body and the payload
 // ceiling — the last two only for the caller's own (top-level) call. Scope is
 // settled before the gate: a row outside the token's scope does not exist for
 // it (unknown_key), for reads and calls alike, nested calls included.
 // Then, for every caller, the arguments against the row's input_schema. A
 // refusal's code is the literal reason; its Status is the HTTP status.
-func (d *Dispatcher) gate(tok *rowcall.Token, row *rowcall.Row, contract string, inv *rowcall.Invocation, top bool, now time.Time) *rowcall.Error {
+func (d *Dispatcher) gate(tok *rowcall.Token, l *looked, inv *rowcall.Invocation, top bool, now time.Time) *rowcall.Error {
+	row := inv.Row
 	if tok != nil {
-		if e := d.tokenGate(tok, row, contract, inv.Body, top, now); e != nil {
+		if e := d.tokenGate(tok, l, inv.Body, top, now); e != nil {
 			return e
 		}
 	}
@@ -39,7 +41,8 @@ func (d *Dispatcher) gate(tok *rowcall.Token, row *rowcall.Row, contract string,
 	return nil
 }
 
-func (d *Dispatcher) tokenGate(tok *rowcall.Token, row *rowcall.Row, contract, body string, top bool, now time.Time) *rowcall.Error {
+func (d *Dispatcher) tokenGate(tok *rowcall.Token, l *looked, body string, top bool, now time.Time) *rowcall.Error {
+	row, contract := &l.row, l.contract
 	switch {
 	case tok.RevokedAt != "":
 		return refuse(http.StatusUnauthorized, "token_revoked:"+tok.ID, "this token was revoked at "+tok.RevokedAt, "ask the owner for a new token")
@@ -51,6 +54,13 @@ func (d *Dispatcher) tokenGate(tok *rowcall.Token, row *rowcall.Row, contract, b
 	case row.OwnerOnly():
 		return refuse(http.StatusForbidden, "owner_only:"+row.Key, row.Key+" acts with the owner's key ("+rowcall.OwnerEnv+"), so only the owner may call it",
 			"call it with the owner key")
+	}
+	for i := range l.blocks {
+		if b := &l.blocks[i]; b.Enabled != 0 && !tok.Covers(b) {
+			return refuse(http.StatusForbidden, "include_out_of_scope:"+b.Key,
+				row.Key+" sends the text of "+b.Key+" (its includes), which this token may not read",
+				"ask the owner for a token whose scope covers "+b.Key+", or call a row that does not include it")
+		}
 	}
 	if pinned, ok := tok.Pins[row.Key]; ok && pinned != contract {
 		return refuse(http.StatusConflict, "contract_changed:"+pinned+"!="+contract,

@@ -34,14 +34,15 @@ import (
 
 // hostEnv is where rows' credentials come from: the process environment, plus
 // ROWCALL_OWNER_KEY (the owner key, so example rows can call this host's own
-// API, as the seed's DIR_PATCH does).
-func hostEnv(keys *keyRing) rowcall.Env {
-	return rowcall.EnvFunc(func(name string) (string, bool) {
+// API, as the seed's DIR_PATCH does), as rowcall.SecretsEnv lets rows see it:
+// none of rowcall's own variables, and with a prefix only that namespace.
+func hostEnv(keys *keyRing, prefix string) rowcall.Env {
+	return rowcall.SecretsEnv(rowcall.EnvFunc(func(name string) (string, bool) {
 		if name == rowcall.OwnerEnv {
 			return keys.Current(), true
 		}
 		return os.LookupEnv(name)
-	})
+	}), prefix)
 }
 
 // serve implements `rowcall serve`.
@@ -57,6 +58,7 @@ func serve(args []string) error {
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
+	secretsPrefix := fs.String("secrets-prefix", os.Getenv("ROWCALL_SECRETS_PREFIX"), "only environment variables starting with this prefix may be named in rows' auth (default $ROWCALL_SECRETS_PREFIX; rowcall's own ROWCALL_* never may)")
 	fs.Parse(args)
 	startPprof()
 	if os.Getenv("GOGC") == "" {
@@ -115,7 +117,7 @@ func serve(args []string) error {
 	defer receipts.Close()
 	disp := &dispatch.Dispatcher{
 		Store:    store,
-		Env:      hostEnv(keys),
+		Env:      hostEnv(keys, *secretsPrefix),
 		Receipts: receipts,
 		Fresh:    time.Millisecond, // another process's edit shows within 1 ms; this one's at once
 		// On sqld a look at the event log is an HTTP round trip: fn calls
@@ -140,7 +142,7 @@ func serve(args []string) error {
 	defer fnRunner.Close(context.Background())
 	disp.Runners[rowcall.TypeFn], disp.Modules = fnRunner, fnRunner
 	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry}, store, disp)
+		PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
 		if err != nil {

@@ -77,7 +77,7 @@ func callable(c Caller, row *rowcall.Row) bool {
 	if t == nil {
 		return c.Owner
 	}
-	return t.Covers(row) && !row.OwnerOnly() && (row.Sensitive == 0 || t.RiskCeiling == rowcall.RiskHigh)
+	return t.MayCall(row)
 }
 
 // project lists the rows the caller sees as tools: enabled, planner_visible,

@@ -11,17 +11,15 @@ import (
 )
 
 // Credentials: a request's handle is the rowcall.Env its rows read, from that
-// request's env: its secrets and string vars. Bindings (D1, R2, …) are not
-// strings and are never returned, and neither is the receipt signing key (no
-// row may send it anywhere). The owner key is, as on the host, so rows can
-// call this API (the seed's DIR_PATCH).
-
-// unlisted names no row may read.
-var unlisted = map[string]bool{"ROWCALL_RECEIPT_KEY": true, "ROWCALL_OWNER_KEY_PREVIOUS": true}
+// request's env: its secrets and string vars, as rowcall.SecretsEnv lets rows
+// see them (requestEnv). Bindings (D1, R2, …) are not strings and are never
+// returned, and neither is any of rowcall's own settings and secrets (the
+// receipt signing key above all). The owner key is, as on the host, so rows
+// can call this API (the seed's DIR_PATCH).
 
 // Lookup implements rowcall.Env.
 func (h *reqHandle) Lookup(name string) (string, bool) {
-	if name == "" || unlisted[name] {
+	if name == "" {
 		return "", false
 	}
 	return h.str(name)
@@ -58,11 +56,14 @@ func (noEnv) Lookup(string) (string, bool) { return "", false }
 // requestEnv makes every runner read credentials from the env of the request
 // its call belongs to: the dispatcher is shared by every request the Go
 // instance serves, so its own Env (noEnv) is replaced per call here.
-type requestEnv struct{ next rowcall.Runner }
+type requestEnv struct {
+	next          rowcall.Runner
+	secretsPrefix string // ROWCALL_SECRETS_PREFIX
+}
 
 func (r requestEnv) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if h, ok := ctx.Value(handleKey{}).(*reqHandle); ok {
-		inv.Env = h
+		inv.Env = rowcall.SecretsEnv(h, r.secretsPrefix)
 	} else {
 		inv.Env = noEnv{}
 	}

@@ -120,6 +120,7 @@ type settings struct {
 	publicReads   bool
 	publicURL     string
 	allowOutbound string
+	secretsPrefix string
 	debug         bool
 	hasDB         bool
 	models        modelSettings
@@ -132,6 +133,7 @@ func readSettings(h *reqHandle) settings {
 		publicReads:   h.settingBool("ROWCALL_PUBLIC_READS"),
 		publicURL:     h.setting("ROWCALL_PUBLIC_URL"),
 		allowOutbound: h.setting("ROWCALL_ALLOW_OUTBOUND"),
+		secretsPrefix: h.setting("ROWCALL_SECRETS_PREFIX"),
 		debug:         h.setting("ROWCALL_WORKER_DEBUG") == "1",
 		hasDB:         h.hasBinding("DB"),
 		models: modelSettings{providers: h.setting("ROWCALL_MODEL_PROVIDERS"), def: h.setting("ROWCALL_MODEL_DEFAULT"),
@@ -148,7 +150,7 @@ func readSettings(h *reqHandle) settings {
 func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
 		s.audience == o.audience && s.publicReads == o.publicReads && s.publicURL == o.publicURL &&
-		s.allowOutbound == o.allowOutbound && s.debug == o.debug && s.hasDB == o.hasDB && s.models == o.models
+		s.allowOutbound == o.allowOutbound && s.secretsPrefix == o.secretsPrefix && s.debug == o.debug && s.hasDB == o.hasDB && s.models == o.models
 }
 
 // app is the handler built from one set of settings.
@@ -239,15 +241,15 @@ func (inst *instance) build(s settings) (http.Handler, error) {
 		Receipts:  sqlstore.NewReceiptLog(store, signer),
 		Audience:  s.audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP:  requestEnv{httpcall.New(httpcall.Config{Client: client(policy, inst.fetcher)})},
-			rowcall.TypeFlow:  requestEnv{flow.Runner{}},
-			rowcall.TypeFn:    requestEnv{inst.fn},
-			rowcall.TypeAgent: requestEnv{models},
+			rowcall.TypeHTTP:  requestEnv{httpcall.New(httpcall.Config{Client: client(policy, inst.fetcher)}), s.secretsPrefix},
+			rowcall.TypeFlow:  requestEnv{flow.Runner{}, s.secretsPrefix},
+			rowcall.TypeFn:    requestEnv{inst.fn, s.secretsPrefix},
+			rowcall.TypeAgent: requestEnv{models, s.secretsPrefix},
 		},
 		Modules: inst.fn,
 	}
 	return inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry()}, store, disp)), nil
+		PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry(), SecretsPrefix: s.secretsPrefix}, store, disp)), nil
 }
 
 // receiptSigner reads the receipt signing key (the secret ROWCALL_RECEIPT_KEY).

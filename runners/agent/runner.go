@@ -28,7 +28,6 @@ const (
 	DefaultMaxResponse = 4 << 20           // bytes of one model answer
 	DefaultMaxResult   = 16 << 10          // bytes of one call's result fed back to the model
 
-	MaxIncludes    = 32 // prompt blocks one row may include
 	MaxAgentNest   = 4  // agents running inside one another in one call tree
 	catalogLimit   = 1000
 	feedbackHeader = "Results of the calls you made, in order:"
@@ -216,14 +215,9 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 // a missing one stops the call.
 func (r *Runner) compose(ctx context.Context, row *rowcall.Row) (string, string) {
 	var parts []string
-	var keys []string
-	for _, k := range strings.Split(row.Includes, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) > MaxIncludes {
-		return "", "ERR:agent:includes:too_many:" + strconv.Itoa(len(keys)) + " — a row includes at most " + strconv.Itoa(MaxIncludes) + " blocks"
+	keys := row.IncludeKeys()
+	if len(keys) > rowcall.MaxIncludes {
+		return "", "ERR:agent:includes:too_many:" + strconv.Itoa(len(keys)) + " — a row includes at most " + strconv.Itoa(rowcall.MaxIncludes) + " blocks"
 	}
 	for _, k := range keys {
 		if r.rows == nil {

@@ -25,7 +25,7 @@ func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential
 	if fail != "" {
 		return cred, fail
 	}
-	if spec.kind == "oauth" {
+	if spec.Kind == "oauth" {
 		return cred, "unsupported:oauth — only http rows run the client-credentials grant; give this row a bearer:, basic:, headers: or query: credential"
 	}
 	if env == nil {

@@ -1,13 +1,10 @@
 package httpcall
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -20,44 +17,11 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// oauthSpec is the oauth:{…} object as written in the auth column.
-type oauthSpec struct {
-	TokenURL     string `json:"token_url"`
-	ClientID     string `json:"client_id"`
-	ClientSecret string `json:"client_secret"`
-	Scope        string `json:"scope"`
-	Audience     string `json:"audience"`
-	AuthStyle    string `json:"auth_style"` // "basic" (default) or "body"
-}
+// oauthClient is an oauth: spec with its variables read.
+type oauthClient rowcall.OAuth
 
-// oauthClient is an oauthSpec with its variables read.
-type oauthClient oauthSpec
-
-func parseOAuth(s string) (*oauthSpec, error) {
-	var o oauthSpec
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&o); err != nil {
-		return nil, fmt.Errorf(`want {"token_url":…,"client_id":…,"client_secret":…} with optional scope, audience, auth_style: %v`, err)
-	}
-	if dec.More() {
-		return nil, errors.New("text after the JSON object")
-	}
-	switch {
-	case o.TokenURL == "" || o.ClientID == "" || o.ClientSecret == "":
-		return nil, errors.New("token_url, client_id and client_secret are required")
-	case o.AuthStyle != "" && o.AuthStyle != "basic" && o.AuthStyle != "body":
-		return nil, fmt.Errorf(`auth_style %q: want "basic" or "body"`, o.AuthStyle)
-	case !strings.HasPrefix(o.TokenURL, "$"):
-		if u, err := url.Parse(o.TokenURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("token_url %q is not an absolute http or https URL", o.TokenURL)
-		}
-	}
-	return &o, nil
-}
-
-// resolve reads the spec's variables. ok is false when any is missing.
-func (o *oauthSpec) resolve(env rowcall.Env) (c *oauthClient, used []string, ok bool) {
+// resolveOAuth reads the spec's variables. ok is false when any is missing.
+func resolveOAuth(o *rowcall.OAuth, env rowcall.Env) (c *oauthClient, used []string, ok bool) {
 	out := oauthClient{AuthStyle: o.AuthStyle}
 	for _, f := range []struct {
 		dst *string
