@@ -348,7 +348,6 @@ func (d *Dispatcher) blocks(ctx context.Context, row *rowcall.Row) ([]rowcall.Ro
 	return blocks, nil
 }
 
-
 // moduleDigest is the digest of the module an fn row runs ("" otherwise).
 func (d *Dispatcher) moduleDigest(ctx context.Context, row *rowcall.Row) string {
 	if row.Type != rowcall.TypeFn || d.Modules == nil {

@@ -28,7 +28,7 @@ const (
 	DefaultMaxResponse = 4 << 20           // bytes of one model answer
 	DefaultMaxResult   = 16 << 10          // bytes of one call's result fed back to the model
 
-	MaxAgentNest   = 4  // agents running inside one another in one call tree
+	MaxAgentNest   = 4 // agents running inside one another in one call tree
 	catalogLimit   = 1000
 	feedbackHeader = "Results of the calls you made, in order:"
 )
