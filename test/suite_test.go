@@ -67,6 +67,8 @@ func TestHosts(t *testing.T) {
 			t.Run("live", func(t *testing.T) { suiteLiveEdit(t, tg) })
 			t.Run("agent", func(t *testing.T) { suiteAgent(t, tg, ms) })
 			t.Run("trust", func(t *testing.T) { suiteTrust(t, tg, up) })
+			t.Run("reserved", func(t *testing.T) { suiteReserved(t, tg, up) })
+			t.Run("includes", func(t *testing.T) { suiteIncludes(t, tg, ms) })
 		})
 	}
 }
