@@ -147,7 +147,7 @@ func TestFailureTable(t *testing.T) {
 		expect(t, dispatchCall(t, h, "BAD_AUTH", ""), 200, map[string]any{"ok": false, "result": "ERR:http:BAD_AUTH:ERR:auth:unknown_prefix:apikey"})
 	})
 	t.Run("upstream refuses", func(t *testing.T) {
-		createRow(t, h, map[string]any{"key": "DENIED", "type": "http", "target": "GET " + up.URL + "/denied", "auth": "bearer:ROWCALL_TEST_DEAD_KEY"})
+		createRow(t, h, map[string]any{"key": "DENIED", "type": "http", "target": "GET " + up.URL + "/denied", "auth": "bearer:TEST_DEAD_KEY"})
 		expect(t, dispatchCall(t, h, "DENIED", ""), 200, map[string]any{"ok": false, "ran": true, "result": `ERR:http:401:{"error":"invalid api key"}`})
 	})
 	t.Run("target host unreachable", func(t *testing.T) {
