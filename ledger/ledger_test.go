@@ -228,3 +228,32 @@ func TestCheckpoint(t *testing.T) {
 		t.Error("an origin with a space signed")
 	}
 }
+
+// BenchmarkCheck is what the public confirm adds to each answer: one
+// receipt's canonical hash, batch path and signature checked.
+func BenchmarkCheck(b *testing.B) {
+	s, _ := NewSigner(make([]byte, 32))
+	keys, _ := ParseKeys([]PublicKey{s.Public()})
+	rs := make([]*rowcall.Receipt, 8)
+	for i := range rs {
+		rs[i] = &rowcall.Receipt{ID: "inv_bench", Key: "K", Outcome: "ok", Millis: 1.25, Input: strings.Repeat("a", 64)}
+	}
+	s.SignChain(rs, 0, "")
+	for b.Loop() {
+		if err := keys.Check(rs[5]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSignCheckpoint is the signing work of one GET
+// /.well-known/rowcall-checkpoint (its one-row read aside).
+func BenchmarkSignCheckpoint(b *testing.B) {
+	s, _ := NewSigner(make([]byte, 32))
+	cp := Checkpoint{Origin: "rowcall/receipts", Size: 42, Head: strings.Repeat("ab", 32)}
+	for b.Loop() {
+		if _, err := s.SignCheckpoint(cp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
