@@ -23,7 +23,8 @@ import (
 // Config is what the operator sets.
 type Config struct {
 	OwnerKeys   func() []string    // the owner keys valid now (two during a rotation)
-	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys
+	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys; confirm verifies receipts with them
+	Signer      *ledger.Signer     // the receipt signing key: signs the chain head at /.well-known/rowcall-checkpoint
 	PublicReads bool               // let anyone read the directory without a credential
 	PublicURL   string             // the base of public receipt links; the request's host when ""
 	Modules     *modules.Registry  // fn modules; nil on a host without them
@@ -40,11 +41,13 @@ type Handler struct {
 	disp  *dispatch.Dispatcher
 	mux   *http.ServeMux
 	mcp   *mcp.Handler // the MCP server at /mcp
+	keys  ledger.Keys  // cfg.ReceiptKeys, parsed
 }
 
 // New returns the API handler over store, invoking rows through disp.
 func New(cfg Config, store *sqlstore.Store, disp *dispatch.Dispatcher) *Handler {
 	h := &Handler{cfg: cfg, store: store, disp: disp, mux: http.NewServeMux()}
+	h.keys, _ = ledger.ParseKeys(cfg.ReceiptKeys) // a key that does not parse verifies nothing: confirm says so
 	h.mcp = mcp.New(mcp.Config{Store: store, Dispatcher: disp, ReceiptURL: h.receiptURL, Unauthorized: unauthorized, Fail: writeError,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
@@ -75,6 +78,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/modules/{name}", h.reader(h.getModule))
 	m.HandleFunc("DELETE /api/modules/{name}", h.owner(h.deleteModule))
 	m.HandleFunc("GET /.well-known/rowcall-receipt-keys", h.receiptKeys)
+	m.HandleFunc("GET /.well-known/rowcall-checkpoint", h.checkpoint)
 	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/ledger"
 )
 
 // dispatchRow handles POST /api/dispatch {"key","body","shape"}: the seed's
@@ -82,6 +84,8 @@ const (
 	provenMaterial = "PROVEN_MATERIAL_RESULT"  // ran, reached the world, succeeded
 	provenFailure  = "PROVEN_MATERIAL_FAILURE" // ran, reached the world, failed
 	recordedOnly   = "RECORDED_NOT_MATERIAL"   // recorded, but nothing ran (shape preview, refusal)
+	altered        = "RECEIPT_ALTERED"         // the stored receipt fails its hash, batch path or signature
+	unverifiable   = "RECEIPT_UNVERIFIABLE"    // signed by a key this host does not publish
 )
 
 func receiptStatus(rc rowcall.Receipt) string {
@@ -92,6 +96,32 @@ func receiptStatus(rc rowcall.Receipt) string {
 		return provenFailure
 	}
 	return recordedOnly
+}
+
+// verdict checks a stored receipt against this host's receipt keys (its
+// hash, its batch path to the signed root, the signature: ledger.Keys.Check)
+// before anything is said about it. A receipt that fails is not confirmed and
+// its status says why, never PROVEN…; reason is "" for one that verifies.
+func (h *Handler) verdict(rc *rowcall.Receipt) (confirmed bool, status, reason string) {
+	err := h.keys.Check(rc)
+	switch {
+	case err == nil:
+		return true, receiptStatus(*rc), ""
+	case errors.Is(err, ledger.ErrUnknownKey):
+		return false, unverifiable, err.Error() + " — this host does not publish that key (/.well-known/rowcall-receipt-keys), so it cannot tell whether the receipt is intact"
+	}
+	return false, altered, err.Error()
+}
+
+// confirmation is the JSON answer about a stored receipt, for confirm and the
+// receipt page: {"confirmed","status","verified","reason"?,"receipt"}.
+func (h *Handler) confirmation(rc rowcall.Receipt) ordered {
+	ok, status, reason := h.verdict(&rc)
+	out := ordered{{"confirmed", ok}, {"status", status}, {"verified", ok}}
+	if reason != "" {
+		out = append(out, kv{"reason", reason})
+	}
+	return append(out, kv{"receipt", rc})
 }
 
 // confirm handles GET /api/dispatch?confirm=inv_… (public, keyless).
@@ -106,7 +136,7 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, ordered{{"confirmed", true}, {"status", receiptStatus(rc)}, {"receipt", rc}})
+		writeJSON(w, http.StatusOK, h.confirmation(rc))
 		return
 	}
 	writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "confirm needs an invocation id: ?confirm=inv_…"})
@@ -115,8 +145,9 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 var receiptPage = template.Must(template.New("receipt").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>rowcall receipt {{.R.ID}}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}td{padding:.2rem .8rem;vertical-align:top}td:first-child{color:#555}code{word-break:break-all}</style></head>
-<body><h1>Receipt {{.R.ID}}</h1><p><strong>{{.Status}}</strong>: written by the rowcall engine in the code path that ran the call.</p>
-<table>
+<body><h1>Receipt {{.R.ID}}</h1>{{if .Confirmed}}<p><strong>{{.Status}}</strong>: written by the rowcall engine in the code path that ran the call, and verified against this host's receipt keys.</p>
+{{else}}<p><strong>{{.Status}}</strong>: NOT CONFIRMED. {{.Reason}}. What follows is what the stored record claims.</p>
+{{end}}<table>
 <tr><td>key</td><td><code>{{.R.Key}}</code> ({{.R.Type}}, runner {{.R.Runner}})</td></tr>
 <tr><td>actor</td><td>{{.R.Actor}}</td></tr>
 <tr><td>trace</td><td><code>{{.R.Trace}}</code>{{if .R.Parent}} (nested in <a href="/receipt/{{.R.Parent}}">{{.R.Parent}}</a>){{end}}</td></tr>
@@ -137,14 +168,16 @@ func (h *Handler) receiptGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.Contains(r.Header.Get("Accept"), "application/json") || r.URL.Query().Get("format") == "json" {
-		writeJSON(w, http.StatusOK, ordered{{"confirmed", true}, {"status", receiptStatus(rc)}, {"receipt", rc}})
+		writeJSON(w, http.StatusOK, h.confirmation(rc))
 		return
 	}
+	ok, status, reason := h.verdict(&rc)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	receiptPage.Execute(w, struct {
-		R      rowcall.Receipt
-		Status string
-	}{rc, receiptStatus(rc)})
+		R              rowcall.Receipt
+		Confirmed      bool
+		Status, Reason string
+	}{rc, ok, status, reason})
 }
 
 // clearBreaker handles DELETE /api/breakers/{key}: the owner replaced the

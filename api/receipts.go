@@ -2,7 +2,9 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/ledger"
 )
 
@@ -50,4 +52,43 @@ func (h *Handler) receiptKeys(w http.ResponseWriter, r *http.Request) {
 		keys = []ledger.PublicKey{}
 	}
 	writeJSON(w, http.StatusOK, ordered{{"keys", keys}})
+}
+
+// checkpoint handles GET /.well-known/rowcall-checkpoint: the chain's newest
+// receipt (seq and sha256), signed with the receipt key as a C2SP checkpoint
+// (text/plain, see ledger.Checkpoint), public and keyless. Save one to catch a
+// later chain that was cut short or rewritten: `rowcall receipt verify
+// --checkpoint`.
+func (h *Handler) checkpoint(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Signer == nil {
+		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: "this host signs no checkpoints: it has no receipt signing key"})
+		return
+	}
+	seq, head, err := h.store.ChainHead(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	signed, err := h.cfg.Signer.SignCheckpoint(ledger.Checkpoint{Origin: h.origin(), Size: seq, Head: head})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(signed)
+}
+
+// origin names this host's receipt chain in its checkpoints: its public URL
+// without the scheme, or its token audience when no public URL is set, then
+// "/receipts" (e.g. rowcall.example.com/receipts).
+func (h *Handler) origin() string {
+	base := h.disp.Audience
+	if h.cfg.PublicURL != "" {
+		base = strings.TrimRight(h.cfg.PublicURL, "/")
+		if _, rest, ok := strings.Cut(base, "://"); ok {
+			base = rest
+		}
+	}
+	return base + "/receipts"
 }

@@ -86,6 +86,17 @@ func (c client) raw(method, path string, body any) (*http.Response, error) {
 	return res, nil
 }
 
+// text sends one GET and returns the answer's body as it is.
+func (c client) text(path string) (int, string, error) {
+	res, err := c.raw("GET", path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), err
+}
+
 // do sends one request and decodes the JSON answer.
 func (c client) do(method, path string, body any) (int, map[string]any, error) {
 	res, err := c.raw(method, path, body)

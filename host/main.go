@@ -7,7 +7,8 @@
 //	rowcall call KEY 'a|b'        invoke a row on a running host
 //	rowcall receipt inv_…         show a receipt from a running host
 //	rowcall receipt export|keys   save the signed receipt chain, or the public keys
-//	rowcall receipt verify FILE   check receipts offline
+//	rowcall receipt checkpoint    save the signed chain head, for verify --checkpoint
+//	rowcall receipt verify FILE   check receipts offline, against a saved checkpoint too
 //	rowcall key rotate            make a new owner key; the old one stays valid for a window
 //	rowcall export / import FILE  the whole registry as one JSON file, and back
 //
@@ -28,7 +29,8 @@ usage:
   rowcall receipt INVOCATION_ID [--url URL]
   rowcall receipt export [--url URL] > chain.json
   rowcall receipt keys   [--url URL] > keys.json
-  rowcall receipt verify chain.json --keys keys.json
+  rowcall receipt checkpoint [--url URL] > checkpoint.txt
+  rowcall receipt verify chain.json --keys keys.json [--checkpoint checkpoint.txt]
   rowcall key rotate [--data ./data] [--window 24h]
   rowcall export [--url URL] > registry.json
   rowcall import registry.json [--dry-run] [--url URL]

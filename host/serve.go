@@ -142,7 +142,7 @@ func serve(args []string) error {
 	defer fnRunner.Close(context.Background())
 	disp.Runners[rowcall.TypeFn], disp.Modules = fnRunner, fnRunner
 	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
+		Signer: signer, PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
 		if err != nil {

@@ -15,7 +15,12 @@
 // Editing a receipt breaks its hash and its path to the signed root; deleting
 // one breaks the seq run and the next receipt's prev_sha256; forging one needs
 // the host's private key. Verification needs only the receipts and the public
-// key, which hosts serve at /.well-known/rowcall-receipt-keys.
+// key, which hosts serve at /.well-known/rowcall-receipt-keys. Deleting the
+// newest receipts leaves a chain that verifies; a Checkpoint (a signed chain
+// head, served at /.well-known/rowcall-checkpoint) saved earlier catches that.
+//
+// Keys.Check verifies one receipt (the public confirm does it on every
+// answer), Keys.Verify a chain, Checkpoint.Match a chain against a checkpoint.
 package ledger
 
 import (
@@ -23,6 +28,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/rowcall/rowcall"
@@ -184,15 +190,28 @@ func ParseKeys(list []PublicKey) (Keys, error) {
 	return k, nil
 }
 
-// Check verifies one receipt on its own: its hash and its signature.
+// ErrUnknownKey is matched (errors.Is) by Check's error for a receipt whose
+// hash holds but whose key is not among the keys given: it may be intact, but
+// it cannot be verified with these keys. Every other error of Check means the
+// receipt was altered or forged.
+var ErrUnknownKey = errors.New("ledger: signed by a key not among the keys given")
+
+type unknownKeyError struct{ msg string }
+
+func (e unknownKeyError) Error() string        { return e.msg }
+func (e unknownKeyError) Is(target error) bool { return target == ErrUnknownKey }
+
+// Check verifies one receipt on its own: its hash, its batch path to the
+// signed root and the signature. It is the one check behind the public
+// confirm, the receipt page and `rowcall receipt verify`.
 func (k Keys) Check(r *rowcall.Receipt) error {
-	pub, ok := k[r.KeyID]
-	if !ok {
-		return fmt.Errorf("receipt seq %d (%s): signed by key %q, which is not among the keys given", r.Seq, r.ID, r.KeyID)
-	}
 	c := r.Canonical()
 	if rowcall.Fingerprint(c) != r.SHA256 {
 		return fmt.Errorf("receipt seq %d (%s): its content does not match its sha256 — the receipt was altered", r.Seq, r.ID)
+	}
+	pub, ok := k[r.KeyID]
+	if !ok {
+		return unknownKeyError{fmt.Sprintf("receipt seq %d (%s): signed by key %q, which is not among the keys given", r.Seq, r.ID, r.KeyID)}
 	}
 	signed := c // written before batches: signed alone
 	if r.Batch != nil {

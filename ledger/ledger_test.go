@@ -4,8 +4,12 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/rowcall/rowcall"
 )
@@ -49,7 +53,7 @@ func TestVerify(t *testing.T) {
 			return c
 		}, "seq 3 (inv_c): the signature does not verify"},
 		{"removed", func(c []rowcall.Receipt) []rowcall.Receipt { return append(c[:1], c[2:]...) }, "seq 3 (inv_c): the chain jumps from seq 1 to 3"},
-		{"unknown key", func(c []rowcall.Receipt) []rowcall.Receipt { c[0].KeyID = "nope"; return c }, "seq 1 (inv_a): signed by key"},
+		{"edited key id", func(c []rowcall.Receipt) []rowcall.Receipt { c[0].KeyID = "nope"; return c }, "seq 1 (inv_a): its content does not match"},
 	}
 	for _, c := range cases {
 		broken := c.break_(append([]rowcall.Receipt(nil), good...))
@@ -136,5 +140,120 @@ func TestReceiptBeforeBatches(t *testing.T) {
 	r.SHA256 = rowcall.Fingerprint(r.Canonical())
 	if err := keys.Check(&r); err == nil || !strings.Contains(err.Error(), "signature does not verify") {
 		t.Fatalf("edited old receipt: %v", err)
+	}
+}
+
+// A receipt intact but signed by a key not given is reported as unverifiable
+// (ErrUnknownKey), not as altered; an altered one is never ErrUnknownKey.
+func TestUnknownKey(t *testing.T) {
+	_, good := chain(t, 2)
+	other, _ := chain(t, 0)
+	keys, _ := ParseKeys([]PublicKey{other.Public()})
+	err := keys.Check(&good[1])
+	if !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), "seq 2 (inv_b): signed by key") {
+		t.Fatalf("foreign key: %v", err)
+	}
+	good[1].Outcome = "forged"
+	if err := keys.Check(&good[1]); err == nil || errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("altered and foreign: %v", err)
+	}
+}
+
+// A checkpoint round-trips through its signed-note form, is refused when
+// altered or signed by another key, and matches a chain exactly when the
+// chain reaches its seq with the same receipt there.
+func TestCheckpoint(t *testing.T) {
+	s, good := chain(t, 5)
+	keys, _ := ParseKeys([]PublicKey{s.Public()})
+	cp := Checkpoint{Origin: "rowcall.example/receipts", Size: 3, Head: good[2].SHA256}
+	signed, err := s.SignCheckpoint(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(signed)
+	root, _ := hex.DecodeString(good[2].SHA256)
+	want := "rowcall.example/receipts\n3\n" + base64.StdEncoding.EncodeToString(root) + "\n\n\u2014 rowcall.example/receipts "
+	if !strings.HasPrefix(text, want) {
+		t.Fatalf("checkpoint text:\n%s\nwant it to start with\n%s", text, want)
+	}
+	got, err := keys.OpenCheckpoint(signed)
+	if err != nil || got != cp {
+		t.Fatalf("open: %+v %v, want %+v", got, err, cp)
+	}
+	// The note verifies with the standard library too, under the C2SP key name.
+	vkey, _ := note.NewEd25519VerifierKey(cp.Origin, s.key.Public().(ed25519.PublicKey))
+	v, _ := note.NewVerifier(vkey)
+	if _, err := note.Open(signed, note.VerifierList(v)); err != nil {
+		t.Fatalf("x/mod/sumdb/note: %v", err)
+	}
+	if _, err := keys.OpenCheckpoint([]byte(strings.Replace(text, "\n3\n", "\n2\n", 1))); err == nil || !strings.Contains(err.Error(), "does not verify") {
+		t.Errorf("altered checkpoint: %v", err)
+	}
+	other, _ := chain(t, 0)
+	otherKeys, _ := ParseKeys([]PublicKey{other.Public()})
+	if _, err := otherKeys.OpenCheckpoint(signed); err == nil || !strings.Contains(err.Error(), "not signed by any of the keys") {
+		t.Errorf("foreign checkpoint: %v", err)
+	}
+	if _, err := keys.OpenCheckpoint([]byte("hello\n")); err == nil || !strings.Contains(err.Error(), "not a signed checkpoint") {
+		t.Errorf("not a note: %v", err)
+	}
+
+	if err := cp.Match(good); err != nil {
+		t.Errorf("longer chain: %v", err)
+	}
+	if err := cp.Match(good[:3]); err != nil {
+		t.Errorf("chain of exactly the checkpoint: %v", err)
+	}
+	if err := cp.Match(good[:2]); err == nil || !strings.Contains(err.Error(), "ends at seq 2, but the checkpoint was signed at seq 3") {
+		t.Errorf("truncated: %v", err)
+	}
+	fork := append([]rowcall.Receipt(nil), good[:2]...)
+	r := rowcall.Receipt{ID: "inv_fork", Key: "K", Outcome: "ok"}
+	s.Sign(&r, 2, fork[1].SHA256)
+	fork = append(fork, r)
+	if err := keys.Verify(fork); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Match(fork); err == nil || !strings.Contains(err.Error(), "receipt seq 3 (inv_fork)") || !strings.Contains(err.Error(), "forks") {
+		t.Errorf("fork: %v", err)
+	}
+	empty, err := s.SignCheckpoint(Checkpoint{Origin: "o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := keys.OpenCheckpoint(empty); err != nil || c.Size != 0 || c.Match(nil) != nil {
+		t.Errorf("empty chain: %+v %v", c, err)
+	}
+	if _, err := s.SignCheckpoint(Checkpoint{Origin: "has space", Size: 0}); err == nil {
+		t.Error("an origin with a space signed")
+	}
+}
+
+// BenchmarkCheck is what the public confirm adds to each answer: one
+// receipt's canonical hash, batch path and signature checked.
+func BenchmarkCheck(b *testing.B) {
+	s, _ := NewSigner(make([]byte, 32))
+	keys, _ := ParseKeys([]PublicKey{s.Public()})
+	rs := make([]*rowcall.Receipt, 8)
+	for i := range rs {
+		rs[i] = &rowcall.Receipt{ID: "inv_bench", Key: "K", Outcome: "ok", Millis: 1.25, Input: strings.Repeat("a", 64)}
+	}
+	s.SignChain(rs, 0, "")
+	for b.Loop() {
+		if err := keys.Check(rs[5]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSignCheckpoint is the signing work of one GET
+// /.well-known/rowcall-checkpoint (its one-row read aside).
+func BenchmarkSignCheckpoint(b *testing.B) {
+	s, _ := NewSigner(make([]byte, 32))
+	cp := Checkpoint{Origin: "rowcall/receipts", Size: 42, Head: strings.Repeat("ab", 32)}
+	for b.Loop() {
+		if _, err := s.SignCheckpoint(cp); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

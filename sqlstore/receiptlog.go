@@ -208,13 +208,11 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 	if l.know {
 		return nil
 	}
-	var seq sql.NullInt64
-	var hash sql.NullString
-	err := l.conn.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	seq, hash, err := chainHead(ctx, l.conn)
+	if err != nil {
 		return err
 	}
-	l.seq, l.hash, l.know = seq.Int64, hash.String, true
+	l.seq, l.hash, l.know = seq, hash, true
 	return nil
 }
 

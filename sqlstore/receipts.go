@@ -36,6 +36,24 @@ func (s *Store) Receipt(ctx context.Context, id string) (rowcall.Receipt, error)
 	return r, err
 }
 
+// ChainHead returns the newest receipt's seq and sha256 (0, "" when there is
+// none): one indexed row, what a checkpoint signs.
+func (s *Store) ChainHead(ctx context.Context) (seq int64, sha256 string, err error) {
+	return chainHead(ctx, s.DB)
+}
+
+func chainHead(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, string, error) {
+	var seq sql.NullInt64
+	var hash sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, "", err
+	}
+	return seq.Int64, hash.String, nil
+}
+
 // Trace returns every receipt of one trace, in chain order.
 func (s *Store) Trace(ctx context.Context, trace string) ([]rowcall.Receipt, error) {
 	return s.receipts(ctx, `WHERE trace = ? ORDER BY seq`, trace)

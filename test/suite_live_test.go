@@ -1,12 +1,9 @@
 package test
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/ledger"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
@@ -34,16 +31,9 @@ func suiteLiveEdit(t *testing.T, tg *target) {
 	if n := receiptCount(t, tg); n != before+1 {
 		t.Fatalf("%d receipts stored by one call after the edit, want 1", n-before)
 	}
-	var keys struct{ Keys []ledger.PublicKey }
-	var chain struct{ Receipts []rowcall.Receipt }
-	json.Unmarshal([]byte(h.do(t, req{Method: "GET", Path: "/.well-known/rowcall-receipt-keys"}).Raw), &keys)
-	json.Unmarshal([]byte(h.do(t, req{Method: "GET", Path: "/api/receipts?limit=10000"}).Raw), &chain)
-	k, err := ledger.ParseKeys(keys.Keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Verify(chain.Receipts); err != nil || len(chain.Receipts) != before+1 {
-		t.Fatalf("chain of %d receipts (%d stored): %v", len(chain.Receipts), before+1, err)
+	chain := receiptChain(t, h)
+	if err := receiptKeys(t, h).Verify(chain); err != nil || len(chain) != before+1 {
+		t.Fatalf("chain of %d receipts (%d stored): %v", len(chain), before+1, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -243,18 +244,8 @@ func TestSignedReceiptChain(t *testing.T) {
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.json")
 	chain := filepath.Join(dir, "chain.json")
-	save := func(path string, args ...string) {
-		t.Helper()
-		out, err := exec.Command(binary, append(args, "--url", h.URL, "--data", h.Data)...).Output()
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		os.WriteFile(path, out, 0o600)
-	}
-	verify := func(file string) (string, error) {
-		out, err := exec.Command(binary, "receipt", "verify", file, "--keys", keys).CombinedOutput()
-		return string(out), err
-	}
+	save := func(path string, args ...string) { t.Helper(); saveCLI(t, h, path, args...) }
+	verify := func(file string) (string, error) { return verifyCLI(file, "--keys", keys) }
 	save(keys, "receipt", "keys")
 	save(chain, "receipt", "export")
 	if out, err := verify(chain); err != nil || !strings.Contains(out, "OK: 9 receipts, seq 1 to 9") {
@@ -284,6 +275,102 @@ func TestSignedReceiptChain(t *testing.T) {
 	}
 	// The public key is at the well-known URL, keyless.
 	expect(t, h.do(t, req{Method: "GET", Path: "/.well-known/rowcall-receipt-keys", NoAuth: true}), 200, nil)
+}
+
+// saveCLI runs the rowcall command args against h and saves what it prints.
+func saveCLI(t *testing.T, h *host, path string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(binary, append(args, "--url", h.URL, "--data", h.Data)...).Output()
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	os.WriteFile(path, out, 0o600)
+}
+
+// verifyCLI runs `rowcall receipt verify FILE args…` offline.
+func verifyCLI(file string, args ...string) (string, error) {
+	out, err := exec.Command(binary, append([]string{"receipt", "verify", file}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// A checkpoint saved from the host makes a truncated chain visible: deleting
+// the newest receipts leaves a chain that verifies by itself, but not against
+// the checkpoint; a host restarted on the cut chain writes new receipts at
+// the deleted seqs, a fork the checkpoint catches too. A chain that only grew
+// since agrees with it.
+func TestReceiptCheckpoint(t *testing.T) {
+	up := newUpstream(t, openMeteo)
+	h := startHost(t, allowLoopback)
+	createRow(t, h, temperatureRow(up.URL))
+	call := func(n int) {
+		for range n {
+			dispatchCall(t, h, "ZZ_TEST_TEMPERATURE", "1|2")
+		}
+	}
+	call(5)
+	dir := t.TempDir()
+	keys, cp, chain := filepath.Join(dir, "keys.json"), filepath.Join(dir, "checkpoint.txt"), filepath.Join(dir, "chain.json")
+	saveCLI(t, h, keys, "receipt", "keys")
+	saveCLI(t, h, cp, "receipt", "checkpoint")
+	if b, _ := os.ReadFile(cp); !strings.HasPrefix(string(b), "rowcall/receipts\n5\n") || !strings.Contains(string(b), "\n\n\u2014 rowcall/receipts ") {
+		t.Fatalf("checkpoint:\n%s", b)
+	}
+	fetched := h.do(t, req{Method: "GET", Path: "/.well-known/rowcall-checkpoint", NoAuth: true})
+	expect(t, fetched, 200, nil)
+	if b, _ := os.ReadFile(cp); !strings.HasPrefix(string(fetched.Raw), strings.SplitN(string(b), "\n\n", 2)[0]) {
+		t.Fatalf("the well-known checkpoint %q is not the saved one %q", fetched.Raw, b)
+	}
+	verify := func() (string, error) { return verifyCLI(chain, "--keys", keys, "--checkpoint", cp) }
+
+	call(2)
+	saveCLI(t, h, chain, "receipt", "export")
+	out, err := verify()
+	if err != nil || !strings.Contains(out, "OK: 7 receipts, seq 1 to 7") || !strings.Contains(out, "agrees with the export's own checkpoint (rowcall/receipts, seq 7)") ||
+		!strings.Contains(out, "agrees with checkpoint "+cp+" (rowcall/receipts, seq 5)") {
+		t.Fatalf("a chain that grew since the checkpoint: %v\n%s", err, out)
+	}
+
+	// Truncated: the newest three receipts (seq 5, 6, 7) deleted.
+	if _, err := h.db(t).Exec(`DELETE FROM receipts WHERE seq >= 5`); err != nil {
+		t.Fatal(err)
+	}
+	saveCLI(t, h, chain, "receipt", "export")
+	if out, err := verifyCLI(chain, "--keys", keys); err != nil || !strings.Contains(out, "OK: 4 receipts") {
+		t.Fatalf("without the saved checkpoint the cut chain should still verify (that is the hole this closes): %v\n%s", err, out)
+	}
+	if out, err := verify(); err == nil || !strings.Contains(out, "FAILED: checkpoint "+cp+": the chain ends at seq 4, but the checkpoint was signed at seq 5") ||
+		!strings.Contains(out, "truncated") {
+		t.Fatalf("truncated chain against the saved checkpoint: %v\n%s", err, out)
+	}
+	// The checkpoint can also come from an earlier export.
+	old := filepath.Join(dir, "old.json")
+	os.WriteFile(old, []byte(`{"checkpoint":`+jsonString(string(fetched.Raw))+`,"receipts":[]}`), 0o600)
+	if out, err := verifyCLI(chain, "--keys", keys, "--checkpoint", old); err == nil || !strings.Contains(out, "truncated") {
+		t.Fatalf("truncated chain against an earlier export: %v\n%s", err, out)
+	}
+
+	// Forked: restarted on the cut chain, the host signs new receipts at seq 5…
+	h.stop()
+	h = startHostIn(t, h.Data, allowLoopback)
+	call(2)
+	saveCLI(t, h, chain, "receipt", "export")
+	if out, err := verifyCLI(chain, "--keys", keys); err != nil || !strings.Contains(out, "OK: 6 receipts") {
+		t.Fatalf("the rewritten chain verifies by itself: %v\n%s", err, out)
+	}
+	if out, err := verify(); err == nil || !strings.Contains(out, "FAILED: checkpoint "+cp+": receipt seq 5 ") || !strings.Contains(out, "forks from the checkpoint") {
+		t.Fatalf("forked chain against the saved checkpoint: %v\n%s", err, out)
+	}
+	// A checkpoint edited by hand no longer verifies.
+	b, _ := os.ReadFile(cp)
+	os.WriteFile(cp, []byte(strings.Replace(string(b), "\n5\n", "\n4\n", 1)), 0o600)
+	if out, err := verify(); err == nil || !strings.Contains(out, "the checkpoint's signature does not verify") {
+		t.Fatalf("edited checkpoint: %v\n%s", err, out)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // Owner key rotation without downtime: both keys work during the window, the

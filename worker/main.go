@@ -249,7 +249,7 @@ func (inst *instance) build(s settings) (http.Handler, error) {
 		Modules: inst.fn,
 	}
 	return inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry(), SecretsPrefix: s.secretsPrefix}, store, disp)), nil
+		Signer: signer, PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry(), SecretsPrefix: s.secretsPrefix}, store, disp)), nil
 }
 
 // receiptSigner reads the receipt signing key (the secret ROWCALL_RECEIPT_KEY).
