@@ -143,7 +143,7 @@ func (p Policy) Check(addr netip.AddrPort) error {
 }
 
 // ownTTL is how long the machine's interface addresses are trusted before
-// they are read again (one netlink dump, tens of microseconds).
+// they are read again (one netlink dump: about 0.1 ms, BenchmarkCheck/reread).
 const ownTTL = 5 * time.Second
 
 // interfaceAddrs lists the machine's addresses; tests replace it.
