@@ -40,6 +40,7 @@ func TestClassifySpecialPurpose(t *testing.T) {
 		{"64:ff9b::808:808", ""}, // NAT64 of a public address: the IPv4 decides
 		{"2606:4700::1111", ""},
 		{"2a00:1450:4001::200e", ""},
+		{"2001:4860:4860::8888", ""}, // outside 2001::/23
 		{"1.1.1.1", ""},
 		{"192.0.3.1", ""},
 		{"198.20.0.1", ""},
