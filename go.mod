@@ -3,6 +3,7 @@ module github.com/rowcall/rowcall
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/syumai/workers v0.32.0

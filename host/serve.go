@@ -55,7 +55,7 @@ func serve(args []string) error {
 	publicURL := fs.String("public-url", "", "base URL for public receipt links (default: the request's host)")
 	audience := fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	noExamples := fs.Bool("no-examples", false, "do not install the example rows into a new database")
-	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
+	allow := fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	secretsPrefix := fs.String("secrets-prefix", os.Getenv("ROWCALL_SECRETS_PREFIX"), "only environment variables starting with this prefix may be named in rows' auth (default $ROWCALL_SECRETS_PREFIX; rowcall's own ROWCALL_* never may)")
@@ -107,7 +107,7 @@ func serve(args []string) error {
 	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
 	// nothing else on loopback unless the operator allows it.
 	if self, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
-		policy.AllowAddrs = append(policy.AllowAddrs, self)
+		policy.AllowPorts = append(policy.AllowPorts, outbound.Exact(self))
 	}
 	store := sqlstore.New(db)
 	if embedded {

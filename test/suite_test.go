@@ -268,15 +268,23 @@ func suiteHTTP(t *testing.T, tg *target, up *upstream) {
 	expect(t, dispatchCall(t, h, "S_PRIVAT", ""), 404, map[string]any{"error": "unknown_key", "ran": false, "did_you_mean": []string{"S_PRIVATE"}})
 }
 
-// suiteOutbound: loopback addresses other than the allowed 127.0.0.1 are
-// refused before anything is sent.
+// suiteOutbound: loopback addresses other than the allowed 127.0.0.1, and the
+// IANA special-purpose ranges in any IPv6 form, are refused before anything
+// is sent.
 func suiteOutbound(t *testing.T, tg *target) {
 	h := tg.host
-	createRow(t, h, map[string]any{"key": "S_LOOPBACK2", "type": "http", "target": "GET http://127.0.0.2:9/x"})
-	got := dispatchCall(t, h, "S_LOOPBACK2", "")
-	r, _ := got.JSON["result"].(string)
-	if !strings.HasPrefix(r, "ERR:http:fetch:outbound:") || !strings.Contains(r, "loopback") {
-		t.Fatalf("a refused loopback address answered %s", got.Raw)
+	for key, tt := range map[string]struct{ url, class string }{
+		"S_LOOPBACK2": {"http://127.0.0.2:9/x", "loopback"},
+		"S_TESTNET":   {"http://192.0.2.1:9/x", "special-purpose (192.0.2.0/24)"},
+		"S_V4COMPAT":  {"http://[::127.0.0.1]:9/x", "loopback"},
+		"S_SIX2FOUR":  {"http://[2002:c0a8:101::1]:9/x", "private"},
+	} {
+		createRow(t, h, map[string]any{"key": key, "type": "http", "target": "GET " + tt.url})
+		got := dispatchCall(t, h, key, "")
+		r, _ := got.JSON["result"].(string)
+		if !strings.HasPrefix(r, "ERR:http:fetch:outbound:") || !strings.Contains(r, " is a "+tt.class+" address") {
+			t.Errorf("%s answered %s, want a refusal as %s", tt.url, got.Raw, tt.class)
+		}
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 // A Worker cannot see the address a host name resolves to: fetch() resolves and
 // connects inside the runtime, and the Go side never dials. So, unlike the
 // local host (package outbound judges the resolved IP at dial time), the worker
-// judges only what the URL says: an IP literal in a refused class (loopback,
-// private, link-local, metadata, …; see outbound.Classify) and the local names
+// judges only what the URL says: an IP literal the host's policy refuses
+// (outbound.Policy.Check: loopback, private, link-local, metadata, the IANA
+// special-purpose ranges, …; see outbound.Classify) and the local names
 // "localhost" and "*.localhost" are refused unless the operator allows them
 // (ROWCALL_ALLOW_OUTBOUND, parsed by outbound.Parse). A public name that
 // resolves to a private address is left to Cloudflare's own egress rules: on
@@ -84,18 +85,12 @@ func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	return g.next.RoundTrip(req)
 }
 
-// client returns the http.Client http rows use: guard over next, following at
-// most outbound.MaxRedirects redirects, each checked again by guard.
+// client returns the http.Client http rows use: guard over next, following
+// redirects as the host does (outbound.CheckRedirect: at most
+// outbound.MaxRedirects, no Referer, no credential or body past the first
+// request's origin), each hop checked again by guard.
 func client(policy outbound.Policy, next http.RoundTripper) *http.Client {
-	return &http.Client{
-		Transport: guard{policy: policy, next: next},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > outbound.MaxRedirects {
-				return outbound.ErrTooManyRedirects
-			}
-			return nil
-		},
-	}
+	return &http.Client{Transport: guard{policy: policy, next: next}, CheckRedirect: outbound.CheckRedirect}
 }
 
 var errNotIPv4 = errors.New("not an IPv4 literal")

@@ -15,6 +15,10 @@ func TestGuardRefusesLocalLiterals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ports, err := outbound.Parse("127.0.0.2:9000, [::1]:8443")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		url     string
 		refused bool
@@ -43,6 +47,25 @@ func TestGuardRefusesLocalLiterals(t *testing.T) {
 		{"http://127.0.0.2:8080/x", true, allow},
 		{"http://internal.example/x", false, allow},
 		{"http://localhost/x", true, allow},
+		// The IANA special-purpose ranges, through the same table as the host's.
+		{"http://192.0.0.8/x", true, outbound.Policy{}},
+		{"http://192.0.2.1/x", true, outbound.Policy{}},
+		{"http://198.18.0.1/x", true, outbound.Policy{}},
+		{"http://198.51.100.1/x", true, outbound.Policy{}},
+		{"http://203.0.113.1/x", true, outbound.Policy{}},
+		{"http://[2001:db8::1]/x", true, outbound.Policy{}},
+		{"http://[::8.8.8.8]/x", true, outbound.Policy{}},
+		{"http://[::127.0.0.1]/x", true, outbound.Policy{}},
+		{"http://[2002:c0a8:101::1]/x", true, outbound.Policy{}},
+		{"http://[fec0::1]/x", true, outbound.Policy{}},
+		{"http://[64:ff9b::a00:1]/x", true, outbound.Policy{}},
+		{"http://[2606:4700::1111]/x", false, outbound.Policy{}},
+		// A port-scoped allow opens that port only.
+		{"http://127.0.0.2:9000/x", false, ports},
+		{"http://127.0.0.2:9001/x", true, ports},
+		{"http://127.0.0.2/x", true, ports},
+		{"https://[::1]:8443/x", false, ports},
+		{"https://[::1]/x", true, ports},
 	} {
 		u, err := url.Parse(tt.url)
 		if err != nil {
@@ -70,6 +93,30 @@ func TestGuardChecksRedirects(t *testing.T) {
 	_, err := client(outbound.Policy{}, next).Get("https://example.com/")
 	if err == nil || !strings.Contains(err.Error(), "private") || calls != 1 {
 		t.Fatalf("err %v after %d calls", err, calls)
+	}
+}
+
+// A redirect to another origin goes out without the credentials and body
+// the first request carried (outbound.CheckRedirect, as on the host).
+func TestGuardRedirectDropsCredentials(t *testing.T) {
+	var sent []*http.Request
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = append(sent, r)
+		if len(sent) > 1 {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		}
+		h := http.Header{"Location": {"https://api.example.com:8443/landed"}}
+		return &http.Response{StatusCode: 307, Header: h, Body: http.NoBody, Request: r}, nil
+	})
+	req, _ := http.NewRequest("POST", "https://api.example.com/start?key=sk-q", strings.NewReader("client_secret=cs"))
+	req.Header.Set("X-Api-Key", "sk-h")
+	req.Header.Set("Authorization", "Bearer sk-b")
+	if _, err := client(outbound.Policy{}, next).Do(req); err != nil || len(sent) != 2 {
+		t.Fatalf("%v after %d requests", err, len(sent))
+	}
+	hop := sent[1]
+	if len(hop.Header) != 0 || hop.Body != nil || hop.Method != "POST" {
+		t.Fatalf("the hop to another port went out %s with %v and body %v", hop.Method, hop.Header, hop.Body)
 	}
 }
 

@@ -32,8 +32,8 @@
 //	ROWCALL_AUDIENCE         var: this host's token audience (default "rowcall").
 //	ROWCALL_PUBLIC_READS     var: "true" lets anyone read the directory.
 //	ROWCALL_PUBLIC_URL       var: base URL of public receipt links (default: the request's).
-//	ROWCALL_ALLOW_OUTBOUND   var: CIDRs and host names http rows may reach although they are
-//	                         loopback or private literals (see guard.go).
+//	ROWCALL_ALLOW_OUTBOUND   var: CIDRs (CIDR:port for one port) and host names http rows may
+//	                         reach although they are loopback or private literals (see guard.go).
 //	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash (tests only; see stats.go).
 //	any other secret or var  a credential that rows name in their auth column.
 //
@@ -227,7 +227,7 @@ func (inst *instance) build(s settings) (http.Handler, error) {
 	policy, err := outbound.Parse(s.allowOutbound)
 	if err != nil {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ALLOW_OUTBOUND: " + err.Error(),
-			HowToFix: "list CIDRs, IPs or host names separated by commas, e.g. 127.0.0.1/32"}
+			HowToFix: "list CIDRs, IPs, IP:port or CIDR:port entries or host names separated by commas, e.g. 127.0.0.1/32, 127.0.0.1:9000"}
 	}
 	store := sqlstore.New(inst.db)
 	models, err := s.models.runner(policy, store, inst.fetcher)

@@ -62,7 +62,7 @@ func ParseProviders(list string) (map[string]Provider, error) {
 // reachable by agent rows without opening it to http rows. Row authors choose
 // a model id, never the URL, so this widens nothing they control.
 func Allow(policy outbound.Policy, providers map[string]Provider) outbound.Policy {
-	policy.AllowAddrs = slices.Clone(policy.AllowAddrs)
+	policy.AllowPorts = slices.Clone(policy.AllowPorts)
 	policy.AllowHosts = slices.Clone(policy.AllowHosts)
 	for _, p := range providers {
 		u, err := url.Parse(p.BaseURL)
@@ -76,7 +76,7 @@ func Allow(policy outbound.Policy, providers map[string]Provider) outbound.Polic
 				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 			}
 			if n, err := strconv.ParseUint(port, 10, 16); err == nil {
-				policy.AllowAddrs = append(policy.AllowAddrs, netip.AddrPortFrom(ip, uint16(n)))
+				policy.AllowPorts = append(policy.AllowPorts, outbound.Exact(netip.AddrPortFrom(ip, uint16(n))))
 			}
 			continue
 		}

@@ -76,7 +76,10 @@
 // them, so an upstream that echoes a credential does not hand it to the
 // caller. A fetch message never carries the request URL (which may hold a
 // query credential). A dial refused by the host's outbound policy surfaces as
-// ERR:http:fetch:<the policy's message>.
+// ERR:http:fetch:<the policy's message>. Redirects (the token request's too)
+// follow outbound.CheckRedirect, which both the host's and the worker's
+// clients use: no Referer, and past the first request's origin no header but
+// User-Agent and Accept* (so none the auth column set) and no body.
 //
 // The timeout (Config.Timeout, default 30 s) covers the whole call: token
 // request, connection, upload and reading the body. The response body is

@@ -30,8 +30,18 @@ type upstream struct {
 }
 
 func newUpstream(t testing.TB, h http.HandlerFunc) *upstream {
+	return newUpstreamOn(t, "127.0.0.1:0", h)
+}
+
+// newUpstreamOn is newUpstream listening on addr (127.0.0.2:0: another
+// loopback address, which Linux answers on all of 127/8).
+func newUpstreamOn(t testing.TB, addr string, h http.HandlerFunc) *upstream {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	u := &upstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.hits.Add(1)
 		b, _ := io.ReadAll(r.Body)
 		u.mu.Lock()
@@ -43,6 +53,9 @@ func newUpstream(t testing.TB, h http.HandlerFunc) *upstream {
 		}
 		h(w, r)
 	}))
+	u.Listener.Close()
+	u.Listener = l
+	u.Start()
 	t.Cleanup(u.Close)
 	return u
 }
