@@ -25,8 +25,13 @@ type Config struct {
 	OwnerKeys   func() []string    // the owner keys valid now (two during a rotation)
 	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys
 	PublicReads bool               // let anyone read the directory without a credential
-	PublicURL   string             // the base of public receipt links; the request's host when ""
-	Modules     *modules.Registry  // fn modules; nil on a host without them
+	// PublicURL is the base of every link the API writes (public receipts,
+	// contract documents, the discovery answers). When "", the request's own
+	// Host and whether it came over TLS; X-Forwarded-Proto and X-Forwarded-Host
+	// only when TrustForwarded (a proxy in front sets them, and a client could).
+	PublicURL      string
+	TrustForwarded bool
+	Modules        *modules.Registry // fn modules; nil on a host without them
 }
 
 // Handler serves the API.

@@ -59,9 +59,17 @@ func startHost(t testing.TB, extra []string, env ...string) *host {
 
 func startHostIn(t testing.TB, data string, extra []string, env ...string) *host {
 	t.Helper()
+	return startHostUnder(t, nil, data, extra, env...)
+}
+
+// startHostUnder runs the host through the command wrap (e.g. a shell that
+// lowers a limit first), which is given the binary and its arguments.
+func startHostUnder(t testing.TB, wrap []string, data string, extra []string, env ...string) *host {
+	t.Helper()
 	// Example rows are off unless a test asks for them with --no-examples=false.
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--no-examples"}, extra...)
-	cmd := exec.Command(binary, args...)
+	args := append([]string{binary, "serve", "--addr", "127.0.0.1:0", "--data", data, "--no-examples"}, extra...)
+	args = append(wrap, args...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "ROWCALL_OWNER_KEY=")
 	stdout, _ := cmd.StdoutPipe()
@@ -132,6 +140,7 @@ type req struct {
 	Method, Path string
 	Body         any
 	Header       map[string]string
+	Host         string // the Host header, when not the host's own
 	NoAuth       bool
 }
 
@@ -163,6 +172,9 @@ func (h *host) do(t testing.TB, r req) resp {
 	}
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)
+	}
+	if r.Host != "" {
+		hr.Host = r.Host
 	}
 	res, err := http.DefaultClient.Do(hr)
 	if err != nil {
