@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -34,7 +33,7 @@ func limitFlags(fs *flag.FlagSet) *limits {
 	l := &limits{}
 	fs.IntVar(&l.maxConns, "max-conns", DefaultMaxConns, "most connections open at once; more wait to be accepted ($ROWCALL_MAX_CONNS). Keep it under the open-file limit")
 	fs.DurationVar(&l.idle, "idle-timeout", DefaultIdleTimeout, "close a keep-alive connection idle this long")
-	fs.DurationVar(&l.read, "read-timeout", DefaultReadTimeout, "longest a request's headers and body may take to arrive")
+	fs.DurationVar(&l.read, "read-timeout", DefaultReadTimeout, "longest a request's body may take to arrive (its headers: 10s at most)")
 	fs.DurationVar(&l.write, "write-timeout", DefaultWriteTimeout, "longest an API answer may take (calls and MCP have --call-timeout)")
 	fs.DurationVar(&l.callTime, "call-timeout", DefaultCallTimeout, "longest a call's answer may take (/api/dispatch, MCP requests); must outlast the slowest row, flows in turn; MCP's notification stream has none")
 	return l
@@ -98,27 +97,10 @@ func (l *limits) deadlines(next http.Handler) http.Handler {
 		}
 		rc.SetWriteDeadline(write)
 		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			// net/http lifts it once the body is read (to the end), so a long call
+			// is not cut short by it.
 			rc.SetReadDeadline(time.Now().Add(l.read))
-			r.Body = &bodyDeadline{ReadCloser: r.Body, rc: rc}
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// bodyDeadline lifts the read deadline once the body is read: net/http then
-// reads on to notice the client leaving, and a deadline passing there would
-// cancel a call still running.
-type bodyDeadline struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
-}
-
-func (b *bodyDeadline) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
