@@ -108,13 +108,13 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 
 // TestSlowBodyIsCutOff: a client that sends its headers and then dribbles the
 // body is answered and cut off at --read-timeout; a call that takes longer than
-// that, its body sent at once, still answers.
+// that and than --write-timeout, its body sent at once, still answers.
 func TestSlowBodyIsCutOff(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(1500 * time.Millisecond) // longer than --read-timeout
+		time.Sleep(1500 * time.Millisecond) // longer than --read-timeout and --write-timeout
 		openMeteo(w, r)
 	})
-	h := startHost(t, append(allowLoopback, "--read-timeout", "500ms"))
+	h := startHost(t, append(allowLoopback, "--read-timeout", "500ms", "--write-timeout", "500ms")) // a call has --call-timeout
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: temperatureRow(up.URL)}), 201, nil)
 
 	addr := strings.TrimPrefix(h.URL, "http://")
@@ -154,5 +154,19 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	expect(t, got, 200, map[string]any{"ok": true, "ran": true})
 	if !strings.Contains(got.JSON["result"].(string), `"temperature_2m":15.7`) {
 		t.Fatalf("result %s", got.Raw)
+	}
+}
+
+// TestMCPStreamOutlastsWriteTimeout: MCP's notification stream (GET /mcp) is
+// not an ordinary answer: it still delivers list_changed after --write-timeout.
+func TestMCPStreamOutlastsWriteTimeout(t *testing.T) {
+	h := startHost(t, []string{"--write-timeout", "300ms"})
+	s := connectMCP(t, h, "x-terminal-key", h.Key)
+	s.tools(t)
+	time.Sleep(time.Second) // the stream is open longer than --write-timeout
+	s.drain()
+	createRow(t, h, map[string]any{"key": "LATE_TOOL", "type": "http", "category": "tools", "target": "GET http://127.0.0.1:1/"})
+	if !s.waitChanged(10 * time.Second) {
+		t.Fatal("no notifications/tools/list_changed on a stream older than --write-timeout")
 	}
 }
