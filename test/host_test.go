@@ -44,8 +44,10 @@ type host struct {
 	URL  string
 	Key  string // the owner key
 	Data string // its data directory
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	// Client sends do's requests; nil is http.DefaultClient.
+	Client *http.Client
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
 }
 
 // startHost runs `rowcall serve` on a free loopback port with a fresh data
@@ -176,7 +178,11 @@ func (h *host) do(t testing.TB, r req) resp {
 	if r.Host != "" {
 		hr.Host = r.Host
 	}
-	res, err := http.DefaultClient.Do(hr)
+	client := http.DefaultClient
+	if h.Client != nil {
+		client = h.Client
+	}
+	res, err := client.Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}

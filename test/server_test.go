@@ -106,6 +106,41 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	}
 }
 
+// TestConnectionCapKeepsDescriptors: with more connections waiting than
+// --max-conns, the host keeps descriptors for its own work: a call on an open
+// connection still reaches its upstream (a new socket).
+func TestConnectionCapKeepsDescriptors(t *testing.T) {
+	up := newUpstream(t, openMeteo)
+	h := startHostUnder(t, []string{"sh", "-c", `ulimit -n 48 && exec "$0" "$@"`}, t.TempDir(),
+		append(allowLoopback, "--max-conns", "8", "--idle-timeout", "1m"))
+	// One connection of our own, kept and reused: new ones would queue behind the flood.
+	h.Client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: temperatureRow(up.URL)}), 201, nil)
+
+	addr := strings.TrimPrefix(h.URL, "http://")
+	flood := make([]net.Conn, 60)
+	for i := range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET /api/directory HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		flood[i] = c
+	}
+	for i, c := range flood[:7] { // the slots left beside ours: answered, then idle
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	got := h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "ZZ_TEST_TEMPERATURE", "body": "37.77|-122.42"}})
+	expect(t, got, 200, map[string]any{"ok": true, "ran": true})
+	if !strings.Contains(got.JSON["result"].(string), `"temperature_2m":15.7`) {
+		t.Fatalf("result %s", got.Raw)
+	}
+}
+
 // TestSlowBodyIsCutOff: a client that sends its headers and then dribbles the
 // body is answered and cut off at --read-timeout; a call that takes longer than
 // that and than --write-timeout, its body sent at once, still answers.
