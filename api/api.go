@@ -26,8 +26,13 @@ type Config struct {
 	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys; confirm verifies receipts with them
 	Signer      *ledger.Signer     // the receipt signing key: signs the chain head at /.well-known/rowcall-checkpoint
 	PublicReads bool               // let anyone read the directory without a credential
-	PublicURL   string             // the base of public receipt links; the request's host when ""
-	Modules     *modules.Registry  // fn modules; nil on a host without them
+	// PublicURL is the base of every link the API writes (public receipts,
+	// contract documents, the discovery answers). When "", the request's own
+	// Host and whether it came over TLS; X-Forwarded-Proto and X-Forwarded-Host
+	// only when TrustForwarded (a proxy in front sets them, and a client could).
+	PublicURL      string
+	TrustForwarded bool
+	Modules        *modules.Registry // fn modules; nil on a host without them
 
 	// SecretsPrefix, when set, is the namespace of variables rows may name in
 	// auth (ROWCALL_SECRETS_PREFIX): a write naming another is refused.

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/contract"
 	"github.com/rowcall/rowcall/dispatch"
@@ -165,14 +167,29 @@ func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
 	out.Encode(ordered{{"count", len(rows)}, {"rows", rows}})
 }
 
-// baseURL is this host's public base URL.
+// baseURL is this host's public base URL: the configured one, or the request's
+// (see Config.PublicURL).
 func (h *Handler) baseURL(r *http.Request) string {
 	if h.cfg.PublicURL != "" {
 		return strings.TrimRight(h.cfg.PublicURL, "/")
 	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+	scheme, host := "http", r.Host
+	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	if h.cfg.TrustForwarded {
+		// A proxy that appends to these headers puts its own value last.
+		if p := lastValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+			scheme = p
+		}
+		if fh := lastValue(r.Header.Get("X-Forwarded-Host")); fh != "" && httpguts.ValidHostHeader(fh) {
+			host = fh
+		}
+	}
+	return scheme + "://" + host
+}
+
+// lastValue is the last entry of a comma-separated header value.
+func lastValue(v string) string {
+	return strings.TrimSpace(v[strings.LastIndexByte(v, ',')+1:])
 }

@@ -31,13 +31,13 @@ var writable = map[string]field{
 		r.Type = rowcall.Type(s)
 		return nil
 	},
-	"target":             text(func(r *rowcall.Row) *string { return &r.Target }),
-	"auth":               text(func(r *rowcall.Row) *string { return &r.Auth }),
-	"content":            text(func(r *rowcall.Row) *string { return &r.Content }),
-	"category":           text(func(r *rowcall.Row) *string { return &r.Category }),
-	"allowed_categories": text(func(r *rowcall.Row) *string { return &r.AllowedCategories }),
-	"runner":             text(func(r *rowcall.Row) *string { return &r.Runner }),
-	"includes":           text(func(r *rowcall.Row) *string { return &r.Includes }),
+	"target":             text("target", func(r *rowcall.Row) *string { return &r.Target }),
+	"auth":               text("auth", func(r *rowcall.Row) *string { return &r.Auth }),
+	"content":            text("content", func(r *rowcall.Row) *string { return &r.Content }),
+	"category":           text("category", func(r *rowcall.Row) *string { return &r.Category }),
+	"allowed_categories": text("allowed_categories", func(r *rowcall.Row) *string { return &r.AllowedCategories }),
+	"runner":             text("runner", func(r *rowcall.Row) *string { return &r.Runner }),
+	"includes":           text("includes", func(r *rowcall.Row) *string { return &r.Includes }),
 	"seq": func(r *rowcall.Row, raw json.RawMessage) error {
 		if isNull(raw) {
 			r.Seq = nil
@@ -97,14 +97,27 @@ var writableNames = func() string {
 	return strings.Join(n, ", ")
 }()
 
-func text(at func(*rowcall.Row) *string) field {
+func text(name string, at func(*rowcall.Row) *string) field {
 	return func(r *rowcall.Row, raw json.RawMessage) error {
-		if isNull(raw) {
-			*at(r) = ""
-			return nil
+		var s string
+		if !isNull(raw) {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
 		}
-		return json.Unmarshal(raw, at(r))
+		return set(name, at(r), s)
 	}
+}
+
+// set stores a decoded text value, refusing one over MaxValue bytes: its stored
+// bytes, which is what D1 limits, not its JSON spelling (a quote sent as \"
+// counts one byte).
+func set(name string, at *string, s string) error {
+	if len(s) > MaxValue {
+		return tooLarge(name)
+	}
+	*at = s
+	return nil
 }
 
 func flag(at func(*rowcall.Row) *int64, def int64) field {
@@ -151,8 +164,7 @@ func jsonText(name string, at func(*rowcall.Row) *string, check func(any) error)
 		if err := json.Compact(&buf, doc); err != nil {
 			return err
 		}
-		*at(r) = buf.String()
-		return nil
+		return set(name, at(r), buf.String())
 	}
 }
 
@@ -192,10 +204,10 @@ func apply(r *rowcall.Row, obj map[string]json.RawMessage, allowReadOnly bool) (
 			}
 			continue
 		}
-		if len(raw) > MaxValue+2 {
-			return known, unknown, tooLarge(name)
-		}
 		if err := dec(r, raw); err != nil {
+			if re, ok := err.(*rowcall.Error); ok { // too large
+				return known, unknown, re
+			}
 			msg := err.Error()
 			if _, isJSON := err.(*json.UnmarshalTypeError); isJSON {
 				msg = "must be a string or null; got " + clip(raw)

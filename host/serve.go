@@ -52,14 +52,22 @@ func serve(args []string) error {
 	dataDir := fs.String("data", "./data", "data directory (database, owner key, module cache)")
 	dbURL := fs.String("db", "", dbFlagHelp)
 	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
-	publicURL := fs.String("public-url", "", "base URL for public receipt links (default: the request's host)")
+	publicURL := fs.String("public-url", "", "base URL of the links the host writes, e.g. public receipts (default: the listen address)")
+	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host ($ROWCALL_TRUST_FORWARDED)")
 	audience := fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	noExamples := fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
-	secretsPrefix := fs.String("secrets-prefix", os.Getenv("ROWCALL_SECRETS_PREFIX"), "only environment variables starting with this prefix may be named in rows' auth (default $ROWCALL_SECRETS_PREFIX; rowcall's own ROWCALL_* never may)")
+	secretsPrefix := fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth ($ROWCALL_SECRETS_PREFIX; rowcall's own ROWCALL_* never may)")
+	lim := limitFlags(fs)
+	if err := envFlags(fs, map[string]string{"max-conns": "ROWCALL_MAX_CONNS", "trust-forwarded": "ROWCALL_TRUST_FORWARDED", "secrets-prefix": "ROWCALL_SECRETS_PREFIX"}); err != nil {
+		return err
+	}
 	fs.Parse(args)
+	if err := lim.check(*fnTimeout); err != nil {
+		return err
+	}
 	startPprof()
 	if os.Getenv("GOGC") == "" {
 		// Per-call garbage is short-lived: collect less often, for less CPU.
@@ -141,8 +149,15 @@ func serve(args []string) error {
 	}
 	defer fnRunner.Close(context.Background())
 	disp.Runners[rowcall.TypeFn], disp.Modules = fnRunner, fnRunner
+	// Links name the configured public URL, else this host's listen address:
+	// a request's Host and X-Forwarded-* are the client's to choose, unless a
+	// trusted proxy in front sets them.
+	links := *publicURL
+	if links == "" && !*trustForwarded {
+		links = base
+	}
 	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		Signer: signer, PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
+		Signer: signer, PublicReads: *publicReads, PublicURL: links, TrustForwarded: *trustForwarded, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
 		if err != nil {
@@ -162,10 +177,10 @@ func serve(args []string) error {
 	}
 	fmt.Printf("rowcall serving %s (database %s)\n", base, where)
 
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv, limited := lim.server(h, ln)
 	srv.RegisterOnShutdown(h.Close) // end MCP notification streams, or shutdown waits on them
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limited) }()
 	select {
 	case err := <-errc:
 		return err

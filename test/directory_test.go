@@ -222,6 +222,24 @@ func TestBadInputChangesNothing(t *testing.T) {
 	expect(t, got, 200, map[string]any{"version": 1, "category": "", "content": "# WHAT: kept"})
 }
 
+// TestValueSizeIsStoredBytes: the 2,000,000-byte rule measures what is stored
+// (the decoded string), not its JSON spelling: 1.1 MB of quotes, 2.2 MB as
+// JSON, is taken; 2,000,001 plain bytes are refused with the same message.
+func TestValueSizeIsStoredBytes(t *testing.T) {
+	h := startHost(t, nil)
+	quotes := "# WHAT: quotes\n" + strings.Repeat(`"`, 1_100_000)
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "QUOTES", "type": "http", "content": quotes}}), 201, nil)
+	if got := h.do(t, req{Method: "GET", Path: "/api/directory/QUOTES"}); got.JSON["content"] != quotes {
+		t.Fatalf("content read back is %d bytes, want %d", len(fmt.Sprint(got.JSON["content"])), len(quotes))
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/QUOTES", Body: map[string]any{"target": strings.Repeat(`"`, 1_100_000)}}), 413,
+		map[string]any{"error": "too_large", "message": "the row is over 2000000 bytes, the largest value or row the directory stores (D1's limit)"}) // the field fits; the row does not
+	got := h.do(t, req{Method: "PATCH", Path: "/api/directory/QUOTES", Body: map[string]any{"target": strings.Repeat("x", 2_000_001)}})
+	expect(t, got, 413, map[string]any{"error": "too_large", "field": "target", "state_changed": false,
+		"message": "target is over 2000000 bytes, the largest value or row the directory stores (D1's limit)"})
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/QUOTES"}), 200, map[string]any{"version": 1, "target": ""})
+}
+
 func TestHygieneGate(t *testing.T) {
 	h := startHost(t, nil)
 	missingDescription := map[string]any{"error": "registry_hygiene_refused: missing_description", "state_changed": false}

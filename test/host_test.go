@@ -44,8 +44,10 @@ type host struct {
 	URL  string
 	Key  string // the owner key
 	Data string // its data directory
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	// Client sends do's requests; nil is http.DefaultClient.
+	Client *http.Client
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
 }
 
 // startHost runs `rowcall serve` on a free loopback port with a fresh data
@@ -59,9 +61,17 @@ func startHost(t testing.TB, extra []string, env ...string) *host {
 
 func startHostIn(t testing.TB, data string, extra []string, env ...string) *host {
 	t.Helper()
+	return startHostUnder(t, nil, data, extra, env...)
+}
+
+// startHostUnder runs the host through the command wrap (e.g. a shell that
+// lowers a limit first), which is given the binary and its arguments.
+func startHostUnder(t testing.TB, wrap []string, data string, extra []string, env ...string) *host {
+	t.Helper()
 	// Example rows are off unless a test asks for them with --no-examples=false.
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--no-examples"}, extra...)
-	cmd := exec.Command(binary, args...)
+	args := append([]string{binary, "serve", "--addr", "127.0.0.1:0", "--data", data, "--no-examples"}, extra...)
+	args = append(wrap, args...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "ROWCALL_OWNER_KEY=")
 	stdout, _ := cmd.StdoutPipe()
@@ -132,6 +142,7 @@ type req struct {
 	Method, Path string
 	Body         any
 	Header       map[string]string
+	Host         string // the Host header, when not the host's own
 	NoAuth       bool
 }
 
@@ -164,7 +175,14 @@ func (h *host) do(t testing.TB, r req) resp {
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(hr)
+	if r.Host != "" {
+		hr.Host = r.Host
+	}
+	client := http.DefaultClient
+	if h.Client != nil {
+		client = h.Client
+	}
+	res, err := client.Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}

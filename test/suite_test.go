@@ -206,8 +206,13 @@ func suiteHTTP(t *testing.T, tg *target, up *upstream) {
 	h := tg.host
 	createRow(t, h, map[string]any{"key": "S_PRIVATE", "type": "http", "target": "GET " + up.URL + "/private?q=$1", "auth": "bearer:SUITE_API_KEY"})
 	n := len(up.requests())
-	got := dispatchCall(t, h, "S_PRIVATE", "hello world")
+	// A client's X-Forwarded-Proto does not move the receipt link (README: Commands).
+	got := h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "S_PRIVATE", "body": "hello world"},
+		Header: map[string]string{"X-Forwarded-Proto": "https"}})
 	expect(t, got, 200, map[string]any{"ok": true, "ran": true})
+	if p := proof(t, got); p["public_receipt"] != h.URL+"/receipt/"+p["invocation_id"].(string) {
+		t.Fatalf("public_receipt %v, want it under %s", p["public_receipt"], h.URL)
+	}
 	if strings.Contains(string(got.Raw), suiteSecret) {
 		t.Fatalf("the credential is in the answer: %s", got.Raw)
 	}
