@@ -30,7 +30,10 @@ type Config struct {
 	// contract documents, the discovery answers). When "", the request's own
 	// Host and whether it came over TLS; X-Forwarded-Proto and X-Forwarded-Host
 	// only when TrustForwarded (a proxy in front sets them, and a client could).
+	// When PublicURL is "" and forwarded headers are not trusted, ListenURL
+	// (the host's listen address) is the base instead of the request's Host.
 	PublicURL      string
+	ListenURL      string
 	TrustForwarded bool
 	Modules        *modules.Registry // fn modules; nil on a host without them
 

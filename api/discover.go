@@ -173,6 +173,9 @@ func (h *Handler) baseURL(r *http.Request) string {
 	if h.cfg.PublicURL != "" {
 		return strings.TrimRight(h.cfg.PublicURL, "/")
 	}
+	if h.cfg.ListenURL != "" && !h.cfg.TrustForwarded {
+		return h.cfg.ListenURL
+	}
 	scheme, host := "http", r.Host
 	if r.TLS != nil {
 		scheme = "https"

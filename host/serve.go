@@ -149,15 +149,12 @@ func serve(args []string) error {
 	}
 	defer fnRunner.Close(context.Background())
 	disp.Runners[rowcall.TypeFn], disp.Modules = fnRunner, fnRunner
-	// Links name the configured public URL, else this host's listen address:
-	// a request's Host and X-Forwarded-* are the client's to choose, unless a
-	// trusted proxy in front sets them.
-	links := *publicURL
-	if links == "" && !*trustForwarded {
-		links = base
-	}
 	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		Signer: signer, PublicReads: *publicReads, PublicURL: links, TrustForwarded: *trustForwarded, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
+		Signer: signer, PublicReads: *publicReads, PublicURL: *publicURL, TrustForwarded: *trustForwarded,
+		// Links name the configured public URL, else this host's listen address:
+		// a request's Host and X-Forwarded-* are the client's to choose, unless a
+		// trusted proxy in front sets them.
+		ListenURL: base, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
 		if err != nil {
