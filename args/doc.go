@@ -29,7 +29,11 @@
 //	         [A-Za-z0-9_#-] joined by single dots: $PREV.current.temperature_2m,
 //	         $R.items.0.id, $R.items.# (the array's length). A string field
 //	         renders without its quotes; a number, true, false, null, object or
-//	         array renders as its JSON text. When the value is not JSON or the
+//	         array renders as its JSON text. A value that is an http row's
+//	         result, "HTTP <status>:<body>", is read through its body: after an
+//	         http step, $PREV.current.temperature_2m reads the JSON the upstream
+//	         answered ($PREV alone is still the whole "HTTP 200:…" string).
+//	         When the value (or that body) is not JSON or the
 //	         path leads nowhere, the reference renders EMPTY (unlike an unknown
 //	         name, which stays literal). A dot that is not followed by a path
 //	         character is plain text, so "see $PREV." keeps its full stop; but

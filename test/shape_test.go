@@ -77,6 +77,7 @@ func TestFlowRuns(t *testing.T) {
 	createRow(t, h, map[string]any{"key": "FAILS", "type": "http", "target": "GET " + up.URL + "/fail"})
 	createRow(t, h, map[string]any{"key": "CHAIN", "type": "flow", "content": "# WHAT: chain\nECHO_A: $1 => FIRST\n> { ECHO_B: $FIRST | ECHO_A: two }\n> ECHO_B: $PREV.ECHO_A"})
 	createRow(t, h, map[string]any{"key": "STOPS", "type": "flow", "content": "# WHAT: stops\nECHO_A: x\n> FAILS: y\n> ECHO_B: never"})
+	createRow(t, h, map[string]any{"key": "PICKS", "type": "flow", "content": "# WHAT: reads a field of an http answer\nECHO_A: $1\n> ECHO_B: $PREV.q"})
 	createRow(t, h, map[string]any{"key": "LOOP", "type": "flow", "content": "# WHAT: calls itself\nLOOP: again"})
 
 	got := dispatchCall(t, h, "CHAIN", "one")
@@ -84,6 +85,8 @@ func TestFlowRuns(t *testing.T) {
 	if r := got.JSON["result"].(string); !strings.HasPrefix(r, `HTTP 200:{"path":"/b","q":"HTTP 200:{\"path\":\"/a\",\"q\":\"two\"}"}`) {
 		t.Fatalf("result %q", r)
 	}
+	// $PREV.path after an http step reads the JSON body of its HTTP 200:… answer.
+	expect(t, dispatchCall(t, h, "PICKS", "one"), 200, map[string]any{"ok": true, "result": `HTTP 200:{"path":"/b","q":"one"}`})
 	trace := got.JSON["trace"].(string)
 	var steps, nested int
 	db := h.db(t)
