@@ -91,6 +91,13 @@ func TestRender(t *testing.T) {
 		{"binding path", "$W.current.temperature_2m", Raw, vals("", "W", prev), "15.7"},
 		{"path json escaped", `{"t":"$PREV.current.time"}`, JSON, vals("", "PREV", `{"current":{"time":"a\"b"}}`), `{"t":"a\"b"}`},
 
+		// $SELF: the host's base URL, never escaped.
+		{"self in url", "$SELF/api/directory/$1", URL, vals("a/b", "SELF", "http://127.0.0.1:9/x"), "http://127.0.0.1:9/x/api/directory/a%2Fb"},
+		{"self after query", "https://h/?next=$SELF/r", URL, vals("", "SELF", "http://h:1"), "https://h/?next=http://h:1/r"},
+		{"self in json", `{"u":"$SELF"}`, JSON, vals("", "SELF", "https://r.example"), `{"u":"https://r.example"}`},
+		{"self unset stays", "$SELF/api", URL, vals(""), "$SELF/api"},
+		{"self path is a field", "[$SELF.a]", Raw, vals("", "SELF", `{"a":"b"}`), "[b]"},
+
 		// URL.
 		{"dir patch url", "https://example.test/api/directory/$1", URL, vals(`ROUTER|{"content":"a|b"}`), "https://example.test/api/directory/ROUTER"},
 		{"open-meteo", meteo, URL, vals("37.77|-122.42"), "https://api.open-meteo.com/v1/forecast?latitude=37.77&longitude=-122.42&current=temperature_2m"},

@@ -39,6 +39,13 @@
 //	         character is plain text, so "see $PREV." keeps its full stop; but
 //	         "$F.txt" reads field "txt" of $F (empty unless $F is JSON with
 //	         that field), so never write a name straight before ".word".
+//	$SELF    the base URL of the host running the call (scheme://host[:port],
+//	         no trailing slash), resolved at call time: an http row that calls
+//	         its own host writes "GET $SELF/api/directory/$1", and the row
+//	         keeps working when exported to a host at another address. The
+//	         runner puts it in Values.Vars[Self] from the host's configuration
+//	         (package httpcall: Config.Self), so it is written unescaped in every
+//	         mode, as $$SELF would be; without a value it stays as written.
 //	$$REF    any of the above with a second '$' ($$1, $$2+, $$PREV, $$R.id):
 //	         the value goes in raw, with no escaping whatever the mode. An
 //	         unresolved $$NAME stays as written, both dollars included.

@@ -59,6 +59,9 @@ func parseRef(s string) ref {
 			r.path = s[i+1 : end]
 			i = end
 		}
+		if r.name == Self && r.path == "" {
+			r.raw = true // the host's own base URL, from its configuration: never escaped
+		}
 	default:
 		return ref{}
 	}

@@ -7,7 +7,6 @@ package examples
 
 import (
 	"context"
-	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/modules"
@@ -19,11 +18,12 @@ type Creator interface {
 	Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error)
 }
 
-// HTTPRows returns the example http and flow rows, calling the host at base
-// (e.g. http://127.0.0.1:8787) with the owner key the host exposes to rows as
-// ROWCALL_OWNER_KEY.
-func HTTPRows(base string) []rowcall.Row {
-	base = strings.TrimRight(base, "/")
+// HTTPRows returns the example http and flow rows. They call the host they
+// run on as $SELF (its base URL, resolved at each call: see package args), so
+// they keep working when exported to another host, with the owner key the host
+// exposes to rows as ROWCALL_OWNER_KEY.
+func HTTPRows() []rowcall.Row {
+	const base = "$SELF"
 	return []rowcall.Row{
 		row("DIR_GET", rowcall.TypeHTTP, "GET "+base+"/api/directory/$1", "bearer:ROWCALL_OWNER_KEY", "rowcall", `# WHAT: Read one row of this directory: its whole contract, version and row_num.
 # WHEN_TO_USE: you need to see how a capability is defined before calling or editing it.

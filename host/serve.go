@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -102,6 +103,9 @@ func serve(args []string) error {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
+	// Rows reach this host's own API as $SELF (the public URL, else the listen
+	// address), served in-process by the API handler (set below).
+	self := &outbound.Self{Base: func(context.Context) string { return cmp.Or(strings.TrimRight(*publicURL, "/"), base) }}
 	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
 	// nothing else on loopback unless the operator allows it.
 	if self, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
@@ -123,7 +127,7 @@ func serve(args []string) error {
 		Speculate: !embedded,
 		Audience:  *audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: policy.Client(httpcall.DefaultTimeout)}),
+			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: self.Client(policy.Client(httpcall.DefaultTimeout)), Self: self.Base}),
 			rowcall.TypeFlow: flow.Runner{},
 		},
 	}
@@ -141,8 +145,9 @@ func serve(args []string) error {
 	disp.Runners[rowcall.TypeFn], disp.Modules = fnRunner, fnRunner
 	h := api.New(api.Config{OwnerKeys: keys.Keys, ReceiptKeys: []ledger.PublicKey{signer.Public()},
 		PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry}, store, disp)
+	self.Handler = h
 	if freshDatabase(applied) && !*noExamples {
-		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
+		created, err := examples.Install(ctx, store, examples.HTTPRows())
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,9 @@
 package test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,4 +55,37 @@ func TestExampleRowsWorkOffline(t *testing.T) {
 	h.stop()
 	h2 := startHostIn(t, h.Data, []string{"--no-examples=false"})
 	expect(t, h2.do(t, req{Method: "GET", Path: "/api/directory/DIR_HISTORY"}), 404, nil)
+}
+
+// The example rows call their own host as $SELF: exported from one host and
+// imported into another, they call the other. A host whose public URL does not
+// resolve at all still serves them, in-process.
+func TestExampleRowsArePortable(t *testing.T) {
+	a := startHost(t, []string{"--no-examples=false"})
+	out, err := exec.Command(binary, "export", "--url", a.URL, "--data", a.Data).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"GET $SELF/api/directory/$1"`) {
+		t.Fatalf("the export does not carry $SELF: %.400s", out)
+	}
+	a.stop()
+	file := filepath.Join(t.TempDir(), "registry.json")
+	os.WriteFile(file, out, 0o600)
+	for _, extra := range [][]string{nil, {"--public-url", "https://rowcall.invalid/"}} {
+		b := startHost(t, extra)
+		if out, err := exec.Command(binary, "import", file, "--url", b.URL, "--data", b.Data).CombinedOutput(); err != nil {
+			t.Fatalf("import: %v %s", err, out)
+		}
+		createRow(t, b, map[string]any{"key": "ONLY_ON_B", "type": "flow", "content": "# WHAT: exists on b only\nDIR_LIST: x"})
+		got := dispatchCall(t, b, "DIR_GET", "ONLY_ON_B")
+		if r, _ := got.JSON["result"].(string); !strings.HasPrefix(r, `HTTP 200:{"key":"ONLY_ON_B"`) {
+			t.Fatalf("%v: DIR_GET on the importing host: %s", extra, got.Raw)
+		}
+		got = dispatchCall(t, b, "ROW_DOSSIER", "ONLY_ON_B")
+		if r, _ := got.JSON["result"].(string); !strings.HasPrefix(r, `{"ROW":"HTTP 200:{\"key\":\"ONLY_ON_B\"`) || !strings.Contains(r, `"HISTORY":"HTTP 200:`) {
+			t.Fatalf("%v: ROW_DOSSIER on the importing host: %s", extra, got.Raw)
+		}
+		b.stop()
+	}
 }
