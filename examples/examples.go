@@ -82,18 +82,38 @@ func Install(ctx context.Context, store Creator, rows []rowcall.Row) (created []
 
 // ModuleStore registers fn modules (modules.Registry does).
 type ModuleStore interface {
+	Get(ctx context.Context, name string) (modules.Module, error)
 	Put(ctx context.Context, name string, wasm []byte) (modules.Module, error)
 }
 
+// InstallAll installs everything a new host starts with: the example http and
+// flow rows, and the built-in modules with their rows. What exists already (a
+// row's key, a module's name) is left alone, so running it again, or on two
+// hosts at once, changes nothing.
+func InstallAll(ctx context.Context, reg ModuleStore, store Creator) (created []string, err error) {
+	created, err = Install(ctx, store, HTTPRows())
+	if err != nil {
+		return created, err
+	}
+	fnRows, err := InstallModules(ctx, reg, store)
+	return append(created, fnRows...), err
+}
+
 // InstallModules registers the built-in example modules (those whose bytes are
-// committed; see wasm/examples) and creates their rows.
+// committed; see wasm/examples) that are not registered yet, and creates
+// their rows.
 func InstallModules(ctx context.Context, reg ModuleStore, store Creator) (created []string, err error) {
 	var rows []rowcall.Row
 	for _, e := range wasmexamples.All() {
 		if e.Wasm == nil {
 			continue
 		}
-		if _, err := reg.Put(ctx, e.Name, e.Wasm); err != nil {
+		switch _, err := reg.Get(ctx, e.Name); {
+		case rowcall.ErrorCode(err) == rowcall.ENotFound:
+			if _, err := reg.Put(ctx, e.Name, e.Wasm); err != nil {
+				return nil, err
+			}
+		case err != nil:
 			return nil, err
 		}
 		r := rowcall.NewRow(e.Key, rowcall.TypeFn)

@@ -147,15 +147,10 @@ func serve(args []string) error {
 		PublicReads: *publicReads, PublicURL: *publicURL, Modules: registry}, store, disp)
 	self.Handler = h
 	if freshDatabase(applied) && !*noExamples {
-		created, err := examples.Install(ctx, store, examples.HTTPRows())
+		created, err := examples.InstallAll(ctx, registry, store)
 		if err != nil {
 			return err
 		}
-		fnRows, err := examples.InstallModules(ctx, registry, store)
-		if err != nil {
-			return err
-		}
-		created = append(created, fnRows...)
 		fmt.Printf("Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(created, ", "))
 	}
 	if created {
