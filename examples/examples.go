@@ -1,8 +1,11 @@
-// Package examples holds the capabilities a new local host starts with, so a
-// newcomer can call something offline right after `go run ./host serve`: rows
-// that read and edit this host's own directory through its API (as the seed's
-// DIR_PATCH does), a flow that fans out over two of them, and fn rows backed by
-// the built-in WebAssembly modules.
+// Package examples holds the capabilities a new host starts with, so a
+// newcomer can call something offline right after `go run ./host serve` (or
+// the first request to a fresh worker): rows that read and edit this host's
+// own directory through its API as $SELF (as the seed's DIR_PATCH does), a
+// flow that fans out over two of them, and fn rows backed by the built-in
+// WebAssembly modules. InstallAll installs them all; the local host calls it
+// when it creates its database, the worker on its first request to an empty
+// one (worker/seed.go).
 package examples
 
 import (
