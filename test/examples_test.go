@@ -12,7 +12,7 @@ import (
 )
 
 // A new host comes with example rows a newcomer can call offline: they reach
-// this host's own API (allowed to its exact address), and nothing else on
+// this host's own API (as $SELF, served in-process), and nothing else on
 // loopback is reachable without the operator's allow-list.
 func TestExampleRowsWorkOffline(t *testing.T) {
 	h := startHost(t, []string{"--no-examples=false"})
