@@ -132,13 +132,16 @@ func Fingerprint(b []byte) string {
 }
 
 // contract is what defines a call: the fields whose change changes what a caller
-// gets. Documentation (content's '#' lines, examples, planner hints) is not in
-// it, so a documentation-only edit keeps the fingerprint.
+// gets, and the description a caller chooses it by (the "# WHAT:" line, as the
+// seed hashes its description). The other documentation (content's other '#'
+// lines, examples, planner hints) is not in it, so such an edit keeps the
+// fingerprint. contract's package doc states the rule for callers.
 type contract struct {
 	Key               string  `json:"key"`
 	Type              Type    `json:"type"`
 	Runner            string  `json:"runner"`
 	Category          string  `json:"category"`
+	Description       string  `json:"description"` // Row.Description: the # WHAT line
 	Target            string  `json:"target"`
 	Payload           string  `json:"payload"` // content without its documentation lines
 	InputSchema       string  `json:"input_schema"`
@@ -166,7 +169,7 @@ type block struct {
 // an included block's text changes the contract of every row that sends it.
 func ContractFingerprint(r *Row, module string, blocks []Row) string {
 	c := contract{
-		Key: r.Key, Type: r.Type, Runner: r.RunnerName(), Category: r.Category, Target: r.Target,
+		Key: r.Key, Type: r.Type, Runner: r.RunnerName(), Category: r.Category, Description: r.Description(), Target: r.Target,
 		Payload: r.Payload(), InputSchema: r.InputSchema, Auth: r.Auth, Sensitive: r.Sensitive,
 		Enabled: r.Enabled, AllowedCategories: r.AllowedCategories, Includes: r.Includes, Module: module,
 	}

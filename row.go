@@ -81,6 +81,21 @@ func (r *Row) DocLine(name string) string {
 	return ""
 }
 
+// Description is what the row says it does: the text of its "# WHAT:" line,
+// or, without one, its first documentation line with the '#'s trimmed; ""
+// when content has no documentation line.
+func (r *Row) Description() string {
+	if what := r.DocLine("WHAT"); what != "" {
+		return what
+	}
+	for _, line := range strings.Split(r.Content, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "#") {
+			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+		}
+	}
+	return ""
+}
+
 // Violation is a registry-hygiene problem with a row; "" means none.
 type Violation string
 

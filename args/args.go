@@ -8,6 +8,10 @@ type Values struct {
 	Vars map[string]string // $NAME: keys have no '$' ("PREV", flow binding names)
 }
 
+// Self is the name of the value that holds the base URL of the host running
+// the call ($SELF; see the package documentation).
+const Self = "SELF"
+
 // Split cuts an invocation body into arguments on every '|'. Like the seed's
 // JavaScript, "" gives one empty argument.
 func Split(body string) []string { return strings.Split(body, "|") }

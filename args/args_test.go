@@ -82,8 +82,21 @@ func TestRender(t *testing.T) {
 		{"trailing full stop", "see $PREV.", Raw, vals("", "PREV", "x"), "see x."},
 		{"full stop then space", "see $PREV. Next", Raw, vals("", "PREV", "x"), "see x. Next"},
 		{"path then full stop", "t=$PREV.ok.", Raw, vals("", "PREV", prev), "t=true."},
+		{"path into http body", "$PREV.current.temperature_2m", Raw, vals("", "PREV", "HTTP 200:"+prev), "15.7"},
+		{"path into http 304 body", "$PREV.items.0.id", Raw, vals("", "PREV", "HTTP 304:"+prev), "a"},
+		{"http result whole", "$PREV", Raw, vals("", "PREV", "HTTP 200:"+prev), "HTTP 200:" + prev},
+		{"path http body not json", "[$PREV.a]", Raw, vals("", "PREV", "HTTP 200:plain"), "[]"},
+		{"path not an http status", "[$PREV.a]", Raw, vals("", "PREV", `HTTP 20:{"a":1}`), "[]"},
+		{"path error result", "[$PREV.a]", Raw, vals("", "PREV", `ERR:http:500:{"a":1}`), "[]"},
 		{"binding path", "$W.current.temperature_2m", Raw, vals("", "W", prev), "15.7"},
 		{"path json escaped", `{"t":"$PREV.current.time"}`, JSON, vals("", "PREV", `{"current":{"time":"a\"b"}}`), `{"t":"a\"b"}`},
+
+		// $SELF: the host's base URL, never escaped.
+		{"self in url", "$SELF/api/directory/$1", URL, vals("a/b", "SELF", "http://127.0.0.1:9/x"), "http://127.0.0.1:9/x/api/directory/a%2Fb"},
+		{"self after query", "https://h/?next=$SELF/r", URL, vals("", "SELF", "http://h:1"), "https://h/?next=http://h:1/r"},
+		{"self in json", `{"u":"$SELF"}`, JSON, vals("", "SELF", "https://r.example"), `{"u":"https://r.example"}`},
+		{"self unset stays", "$SELF/api", URL, vals(""), "$SELF/api"},
+		{"self path is a field", "[$SELF.a]", Raw, vals("", "SELF", `{"a":"b"}`), "[b]"},
 
 		// URL.
 		{"dir patch url", "https://example.test/api/directory/$1", URL, vals(`ROUTER|{"content":"a|b"}`), "https://example.test/api/directory/ROUTER"},

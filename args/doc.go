@@ -29,12 +29,23 @@
 //	         [A-Za-z0-9_#-] joined by single dots: $PREV.current.temperature_2m,
 //	         $R.items.0.id, $R.items.# (the array's length). A string field
 //	         renders without its quotes; a number, true, false, null, object or
-//	         array renders as its JSON text. When the value is not JSON or the
+//	         array renders as its JSON text. A value that is an http row's
+//	         result, "HTTP <status>:<body>", is read through its body: after an
+//	         http step, $PREV.current.temperature_2m reads the JSON the upstream
+//	         answered ($PREV alone is still the whole "HTTP 200:…" string).
+//	         When the value (or that body) is not JSON or the
 //	         path leads nowhere, the reference renders EMPTY (unlike an unknown
 //	         name, which stays literal). A dot that is not followed by a path
 //	         character is plain text, so "see $PREV." keeps its full stop; but
 //	         "$F.txt" reads field "txt" of $F (empty unless $F is JSON with
 //	         that field), so never write a name straight before ".word".
+//	$SELF    the base URL of the host running the call (scheme://host[:port],
+//	         no trailing slash), resolved at call time: an http row that calls
+//	         its own host writes "GET $SELF/api/directory/$1", and the row
+//	         keeps working when exported to a host at another address. The
+//	         runner puts it in Values.Vars[Self] from the host's configuration
+//	         (package httpcall: Config.Self), so it is written unescaped in every
+//	         mode, as $$SELF would be; without a value it stays as written.
 //	$$REF    any of the above with a second '$' ($$1, $$2+, $$PREV, $$R.id):
 //	         the value goes in raw, with no escaping whatever the mode. An
 //	         unresolved $$NAME stays as written, both dollars included.

@@ -59,6 +59,9 @@ func parseRef(s string) ref {
 			r.path = s[i+1 : end]
 			i = end
 		}
+		if r.name == Self && r.path == "" {
+			r.raw = true // the host's own base URL, from its configuration: never escaped
+		}
 	default:
 		return ref{}
 	}
@@ -84,10 +87,11 @@ func (r ref) value(v Values) (val string, ok bool) {
 	return strings.Join(v.Args[r.n-1:], "|"), true
 }
 
-// pick returns the field at path in the JSON text val: a string without its
-// quotes, anything else as its JSON text, "" when val is not JSON or the path
-// leads nowhere.
+// pick returns the field at path in the JSON text val (or in the body of an
+// http result "HTTP <status>:<body>"): a string without its quotes, anything
+// else as its JSON text, "" when val is not JSON or the path leads nowhere.
 func pick(val, path string) string {
+	val = httpBody(val)
 	if !gjson.Valid(val) {
 		return ""
 	}
@@ -99,6 +103,15 @@ func pick(val, path string) string {
 		return res.Str
 	}
 	return res.Raw
+}
+
+// httpBody returns the body of an http row's result "HTTP <status>:<body>"
+// (three digits of status), or val unchanged when it has another form.
+func httpBody(val string) string {
+	if len(val) >= 9 && val[:5] == "HTTP " && isDigit(val[5]) && isDigit(val[6]) && isDigit(val[7]) && val[8] == ':' {
+		return val[9:]
+	}
+	return val
 }
 
 func isDigit(c byte) bool     { return '0' <= c && c <= '9' }

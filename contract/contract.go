@@ -8,6 +8,19 @@
 // invocation, ledger and repair links; troubleshooting. The seed's documents
 // are about 4.4 KB because scaffolding dominates; these carry the same blocks
 // in under 2,500 bytes for a typical row by saying each thing once.
+//
+// # contract_sha256
+//
+// The document's contract_sha256 (rowcall.ContractFingerprint, the hash a
+// token pins and every receipt carries) covers what defines the call, as the
+// seed's hash does: key, type, runner, category, target, payload (content
+// without its '#' lines), input_schema, auth spec, risk, status,
+// allowed_categories, includes, an fn row's module digest, and the row's
+// description — its "# WHAT:" line (or, without one, its first '#' line),
+// since a caller chooses a capability by it. Editing the examples, the
+// planner hints or any other documentation line (# WHEN_TO_USE, # ARGS,
+// # EX, # OUTPUT, …) leaves the fingerprint unchanged; editing the
+// description or the category changes it.
 package contract
 
 import (
@@ -63,7 +76,7 @@ func Build(row *rowcall.Row, contract, base string, v Viewer) Doc {
 	d := Doc{
 		Path:       "rowcall > " + strings.ToUpper(category) + " > " + row.Key,
 		Key:        row.Key,
-		Capability: orElse(row.DocLine("WHAT"), firstDoc(row)),
+		Capability: orElse(row.Description(), "(no description)"),
 		WhenToUse:  orElse(row.DocLine("WHEN_TO_USE"), "when the capability above is what you need"),
 		RunNow:     base + "/api/dispatch?key=" + url.QueryEscape(row.Key) + "&run=1&body=" + url.QueryEscape(example),
 		Example:    "[" + row.Key + "]" + example + "[/" + row.Key + "]",
@@ -150,16 +163,6 @@ func firstExample(row *rowcall.Row) string {
 		return strings.TrimSuffix(ex[i+1:], "[/"+row.Key+"]")
 	}
 	return ""
-}
-
-// firstDoc is the first documentation line, for rows without "# WHAT:".
-func firstDoc(row *rowcall.Row) string {
-	for _, line := range strings.Split(row.Content, "\n") {
-		if l := strings.TrimSpace(line); strings.HasPrefix(l, "#") {
-			return strings.TrimSpace(strings.TrimLeft(l, "#"))
-		}
-	}
-	return "(no description)"
 }
 
 func orElse(s, def string) string {

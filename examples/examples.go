@@ -1,13 +1,15 @@
-// Package examples holds the capabilities a new local host starts with, so a
-// newcomer can call something offline right after `go run ./host serve`: rows
-// that read and edit this host's own directory through its API (as the seed's
-// DIR_PATCH does), a flow that fans out over two of them, and fn rows backed by
-// the built-in WebAssembly modules.
+// Package examples holds the capabilities a new host starts with, so a
+// newcomer can call something offline right after `go run ./host serve` (or
+// the first request to a fresh worker): rows that read and edit this host's
+// own directory through its API as $SELF (as the seed's DIR_PATCH does), a
+// flow that fans out over two of them, and fn rows backed by the built-in
+// WebAssembly modules. InstallAll installs them all; the local host calls it
+// when it creates its database, the worker on its first request to an empty
+// one (worker/seed.go).
 package examples
 
 import (
 	"context"
-	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/modules"
@@ -19,11 +21,12 @@ type Creator interface {
 	Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error)
 }
 
-// HTTPRows returns the example http and flow rows, calling the host at base
-// (e.g. http://127.0.0.1:8787) with the owner key the host exposes to rows as
-// ROWCALL_OWNER_KEY.
-func HTTPRows(base string) []rowcall.Row {
-	base = strings.TrimRight(base, "/")
+// HTTPRows returns the example http and flow rows. They call the host they
+// run on as $SELF (its base URL, resolved at each call: see package args), so
+// they keep working when exported to another host, with the owner key the host
+// exposes to rows as ROWCALL_OWNER_KEY.
+func HTTPRows() []rowcall.Row {
+	const base = "$SELF"
 	return []rowcall.Row{
 		row("DIR_GET", rowcall.TypeHTTP, "GET "+base+"/api/directory/$1", "bearer:ROWCALL_OWNER_KEY", "rowcall", `# WHAT: Read one row of this directory: its whole contract, version and row_num.
 # WHEN_TO_USE: you need to see how a capability is defined before calling or editing it.
@@ -82,18 +85,38 @@ func Install(ctx context.Context, store Creator, rows []rowcall.Row) (created []
 
 // ModuleStore registers fn modules (modules.Registry does).
 type ModuleStore interface {
+	Get(ctx context.Context, name string) (modules.Module, error)
 	Put(ctx context.Context, name string, wasm []byte) (modules.Module, error)
 }
 
+// InstallAll installs everything a new host starts with: the example http and
+// flow rows, and the built-in modules with their rows. What exists already (a
+// row's key, a module's name) is left alone, so running it again, or on two
+// hosts at once, changes nothing.
+func InstallAll(ctx context.Context, reg ModuleStore, store Creator) (created []string, err error) {
+	created, err = Install(ctx, store, HTTPRows())
+	if err != nil {
+		return created, err
+	}
+	fnRows, err := InstallModules(ctx, reg, store)
+	return append(created, fnRows...), err
+}
+
 // InstallModules registers the built-in example modules (those whose bytes are
-// committed; see wasm/examples) and creates their rows.
+// committed; see wasm/examples) that are not registered yet, and creates
+// their rows.
 func InstallModules(ctx context.Context, reg ModuleStore, store Creator) (created []string, err error) {
 	var rows []rowcall.Row
 	for _, e := range wasmexamples.All() {
 		if e.Wasm == nil {
 			continue
 		}
-		if _, err := reg.Put(ctx, e.Name, e.Wasm); err != nil {
+		switch _, err := reg.Get(ctx, e.Name); {
+		case rowcall.ErrorCode(err) == rowcall.ENotFound:
+			if _, err := reg.Put(ctx, e.Name, e.Wasm); err != nil {
+				return nil, err
+			}
+		case err != nil:
 			return nil, err
 		}
 		r := rowcall.NewRow(e.Key, rowcall.TypeFn)

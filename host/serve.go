@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -112,6 +113,9 @@ func serve(args []string) error {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
+	// Rows reach this host's own API as $SELF (the public URL, else the listen
+	// address), served in-process by the API handler (set below).
+	self := &outbound.Self{Base: func(context.Context) string { return cmp.Or(strings.TrimRight(*publicURL, "/"), base) }}
 	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
 	// nothing else on loopback unless the operator allows it.
 	if self, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
@@ -133,7 +137,7 @@ func serve(args []string) error {
 		Speculate: !embedded,
 		Audience:  *audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: policy.Client(httpcall.DefaultTimeout)}),
+			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: self.Client(policy.Client(httpcall.DefaultTimeout)), Self: self.Base}),
 			rowcall.TypeFlow: flow.Runner{},
 		},
 	}
@@ -155,16 +159,12 @@ func serve(args []string) error {
 		// a request's Host and X-Forwarded-* are the client's to choose, unless a
 		// trusted proxy in front sets them.
 		ListenURL: base, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
+	self.Handler = h
 	if freshDatabase(applied) && !*noExamples {
-		created, err := examples.Install(ctx, store, examples.HTTPRows(base))
+		created, err := examples.InstallAll(ctx, registry, store)
 		if err != nil {
 			return err
 		}
-		fnRows, err := examples.InstallModules(ctx, registry, store)
-		if err != nil {
-			return err
-		}
-		created = append(created, fnRows...)
 		fmt.Printf("Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(created, ", "))
 	}
 	if created {

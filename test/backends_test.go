@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -311,6 +312,11 @@ func startWorker(t testing.TB, env []string) *target {
 	wrangler(t, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist)
 	key := "rk_" + strings.NewReplacer("+", "-", "/", "_", "=", "").Replace(randomKey(32))
 	vars := []string{"ROWCALL_OWNER_KEY:" + key, "ROWCALL_RECEIPT_KEY:" + randomKey(32), "ROWCALL_ALLOW_OUTBOUND:127.0.0.1/32"}
+	// Like the hosts (--no-examples), a fresh worker stays empty unless the
+	// test asks for the example rows with ROWCALL_NO_EXAMPLES=0.
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "ROWCALL_NO_EXAMPLES=") }) {
+		vars = append(vars, "ROWCALL_NO_EXAMPLES:1")
+	}
 	for _, e := range env {
 		name, value, _ := strings.Cut(e, "=")
 		vars = append(vars, name+":"+value)

@@ -77,6 +77,7 @@ func TestFlowRuns(t *testing.T) {
 	createRow(t, h, map[string]any{"key": "FAILS", "type": "http", "target": "GET " + up.URL + "/fail"})
 	createRow(t, h, map[string]any{"key": "CHAIN", "type": "flow", "content": "# WHAT: chain\nECHO_A: $1 => FIRST\n> { ECHO_B: $FIRST | ECHO_A: two }\n> ECHO_B: $PREV.ECHO_A"})
 	createRow(t, h, map[string]any{"key": "STOPS", "type": "flow", "content": "# WHAT: stops\nECHO_A: x\n> FAILS: y\n> ECHO_B: never"})
+	createRow(t, h, map[string]any{"key": "PICKS", "type": "flow", "content": "# WHAT: reads a field of an http answer\nECHO_A: $1\n> ECHO_B: $PREV.q"})
 	createRow(t, h, map[string]any{"key": "LOOP", "type": "flow", "content": "# WHAT: calls itself\nLOOP: again"})
 
 	got := dispatchCall(t, h, "CHAIN", "one")
@@ -84,6 +85,8 @@ func TestFlowRuns(t *testing.T) {
 	if r := got.JSON["result"].(string); !strings.HasPrefix(r, `HTTP 200:{"path":"/b","q":"HTTP 200:{\"path\":\"/a\",\"q\":\"two\"}"}`) {
 		t.Fatalf("result %q", r)
 	}
+	// $PREV.path after an http step reads the JSON body of its HTTP 200:… answer.
+	expect(t, dispatchCall(t, h, "PICKS", "one"), 200, map[string]any{"ok": true, "result": `HTTP 200:{"path":"/b","q":"one"}`})
 	trace := got.JSON["trace"].(string)
 	var steps, nested int
 	db := h.db(t)
@@ -107,31 +110,48 @@ func TestFlowRuns(t *testing.T) {
 	}
 }
 
-// The contract fingerprint covers what defines the call: an examples edit keeps
-// it, a target edit changes it.
+// The contract fingerprint covers what defines the call and the description a
+// caller chooses it by (the # WHAT line), as the seed's hash does: an examples
+// edit or an edit of the other documentation lines keeps it; a # WHAT, category
+// or target edit changes it.
 func TestContractFingerprint(t *testing.T) {
 	up := newUpstream(t, openMeteo)
 	h := startHost(t, allowLoopback)
-	createRow(t, h, temperatureRow(up.URL))
+	row := temperatureRow(up.URL)
+	createRow(t, h, row)
 	contract := func() string {
 		got := dispatchCall(t, h, "ZZ_TEST_TEMPERATURE", "37.77|-122.42")
 		id := proof(t, got)["invocation_id"].(string)
 		rc := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + id}).JSON["receipt"].(map[string]any)
 		return rc["contract_sha256"].(string)
 	}
+	patch := func(field, value string) {
+		t.Helper()
+		expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE", Body: map[string]any{field: value}}), 200, nil)
+	}
 	base := contract()
-	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE", Body: map[string]any{"examples": `["51.51|-0.13"]`}}), 200, nil)
+	patch("examples", `["51.51|-0.13"]`)
 	if c := contract(); c != base {
 		t.Fatalf("examples edit changed the contract: %s != %s", c, base)
 	}
-	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE",
-		Body: map[string]any{"content": "# WHAT: reworded documentation only\n# ARGS: $1 | $2"}}), 200, nil)
+	content := row["content"].(string)
+	what, _, _ := strings.Cut(content, "\n")
+	patch("content", what+"\n# WHEN_TO_USE: reworded.\n# ARGS: $1 | $2\n# OUTPUT: reworded too")
 	if c := contract(); c != base {
-		t.Fatalf("documentation edit changed the contract")
+		t.Fatalf("an edit of documentation lines other than # WHAT changed the contract")
 	}
-	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE",
-		Body: map[string]any{"target": "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m,wind_speed_10m"}}), 200, nil)
-	if c := contract(); c == base {
+	patch("content", "# WHAT: Something else entirely.\n# ARGS: $1 | $2")
+	described := contract()
+	if described == base {
+		t.Fatalf("a # WHAT edit kept the contract")
+	}
+	patch("category", "weather")
+	categorized := contract()
+	if categorized == described {
+		t.Fatalf("a category edit kept the contract")
+	}
+	patch("target", "GET "+up.URL+"/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m,wind_speed_10m")
+	if c := contract(); c == categorized {
 		t.Fatalf("target edit kept the contract")
 	}
 }

@@ -198,8 +198,9 @@ func TestContractPinning(t *testing.T) {
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE", Body: map[string]any{"examples": `["51.51|-0.13"]`}}), 200, nil)
 	expect(t, tokenCall(t, h, tok, "ZZ_TEST_TEMPERATURE", "51.51|-0.13"), 200, map[string]any{"ok": true})
 
+	// The description is part of the contract: a pinned token stops at a new # WHAT.
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE",
-		Body: map[string]any{"target": "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m,wind_speed_10m"}}), 200, nil)
+		Body: map[string]any{"content": "# WHAT: Deletes everything (it says now).\n# ARGS: $1 | $2"}}), 200, nil)
 	current := proof(t, dispatchCall(t, h, "ZZ_TEST_TEMPERATURE", "1|2"))["contract_sha256"].(string)
 	n := len(up.requests())
 	refused(t, h, tokenCall(t, h, tok, "ZZ_TEST_TEMPERATURE", "37.77|-122.42"), 409, "contract_changed:"+pinned+"!="+current)

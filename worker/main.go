@@ -31,9 +31,12 @@
 //	                         (openssl rand -base64 32 | npx wrangler secret put ROWCALL_RECEIPT_KEY).
 //	ROWCALL_AUDIENCE         var: this host's token audience (default "rowcall").
 //	ROWCALL_PUBLIC_READS     var: "true" lets anyone read the directory.
-//	ROWCALL_PUBLIC_URL       var: base URL of public receipt links (default: the request's).
+//	ROWCALL_PUBLIC_URL       var: base URL of public receipt links and of $SELF (default: the
+//	                         request's origin).
 //	ROWCALL_ALLOW_OUTBOUND   var: CIDRs (CIDR:port for one port) and host names http rows may
 //	                         reach although they are loopback or private literals (see guard.go).
+//	ROWCALL_SECRETS_PREFIX   var: only variables starting with it may be named in rows' auth.
+//	ROWCALL_NO_EXAMPLES      var: "1" keeps a fresh database empty (no example rows; seed.go).
 //	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash (tests only; see stats.go).
 //	any other secret or var  a credential that rows name in their auth column.
 //
@@ -47,6 +50,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"database/sql"
@@ -105,6 +109,7 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	inst.requests.Add(1)
 	h, _ := handleFrom(r.Context())
 	a := inst.appFor(h)
+	a.seeder.seed(r.Context())
 	if strings.HasPrefix(r.URL.Path, "/_worker/") {
 		inst.serveWorker(a, w, r)
 		return
@@ -122,6 +127,7 @@ type settings struct {
 	allowOutbound string
 	secretsPrefix string
 	debug         bool
+	noExamples    bool
 	hasDB         bool
 	models        modelSettings
 }
@@ -135,6 +141,7 @@ func readSettings(h *reqHandle) settings {
 		allowOutbound: h.setting("ROWCALL_ALLOW_OUTBOUND"),
 		secretsPrefix: h.setting("ROWCALL_SECRETS_PREFIX"),
 		debug:         h.setting("ROWCALL_WORKER_DEBUG") == "1",
+		noExamples:    h.settingBool("ROWCALL_NO_EXAMPLES"),
 		hasDB:         h.hasBinding("DB"),
 		models: modelSettings{providers: h.setting("ROWCALL_MODEL_PROVIDERS"), def: h.setting("ROWCALL_MODEL_DEFAULT"),
 			prices: h.setting("ROWCALL_MODEL_PRICES")},
@@ -150,13 +157,15 @@ func readSettings(h *reqHandle) settings {
 func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
 		s.audience == o.audience && s.publicReads == o.publicReads && s.publicURL == o.publicURL &&
-		s.allowOutbound == o.allowOutbound && s.secretsPrefix == o.secretsPrefix && s.debug == o.debug && s.hasDB == o.hasDB && s.models == o.models
+		s.allowOutbound == o.allowOutbound && s.secretsPrefix == o.secretsPrefix && s.debug == o.debug && s.noExamples == o.noExamples &&
+		s.hasDB == o.hasDB && s.models == o.models
 }
 
 // app is the handler built from one set of settings.
 type app struct {
 	settings settings
 	handler  http.Handler
+	seeder   *seeder // nil: no examples to install (ROWCALL_NO_EXAMPLES, or a failing handler)
 }
 
 // appFor returns the handler for the settings in h's env: the current one, or
@@ -177,9 +186,11 @@ func (inst *instance) appFor(h *reqHandle) *app {
 	defer inst.mu.Unlock()
 	if inst.app == nil || !inst.app.settings.equal(s) {
 		a := &app{settings: s}
-		handler, err := inst.build(s)
+		handler, store, err := inst.build(s)
 		if err != nil {
 			handler = failing(err)
+		} else if !s.noExamples {
+			a.seeder = &seeder{db: inst.db, store: store, fn: inst.fn}
 		}
 		a.handler = handler
 		inst.app = a
@@ -208,31 +219,43 @@ func (a *app) isOwner(r *http.Request) bool {
 }
 
 // build wires the API handler for s over the instance's database, fetch
-// client and fn runner.
-func (inst *instance) build(s settings) (http.Handler, error) {
+// client and fn runner, and returns it with the store it serves.
+func (inst *instance) build(s settings) (http.Handler, *sqlstore.Store, error) {
 	keys := s.ownerKeys
 	if len(keys) == 0 {
-		return nil, &rowcall.Error{Code: rowcall.EInternal,
+		return nil, nil, &rowcall.Error{Code: rowcall.EInternal,
 			Message:  "the worker has no owner key: the secret ROWCALL_OWNER_KEY is not set",
 			HowToFix: "run `npx wrangler secret put ROWCALL_OWNER_KEY` (or, with wrangler dev, --var ROWCALL_OWNER_KEY:<key> or a .dev.vars file)"}
 	}
 	signer, err := receiptSigner(s.receiptKey)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !s.hasDB {
-		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
+		return nil, nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
 			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see README.md)"}
 	}
 	policy, err := outbound.Parse(s.allowOutbound)
 	if err != nil {
-		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ALLOW_OUTBOUND: " + err.Error(),
+		return nil, nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ALLOW_OUTBOUND: " + err.Error(),
 			HowToFix: "list CIDRs, IPs, IP:port or CIDR:port entries or host names separated by commas, e.g. 127.0.0.1/32, 127.0.0.1:9000"}
 	}
+	// Rows reach this worker's own API as $SELF (ROWCALL_PUBLIC_URL, else the
+	// origin the request came in on), served in-process by the handler: a
+	// Worker cannot fetch() its own hostname.
+	self := &outbound.Self{Base: func(ctx context.Context) string {
+		if s.publicURL != "" {
+			return strings.TrimRight(s.publicURL, "/")
+		}
+		if h, err := handleFrom(ctx); err == nil {
+			return h.origin
+		}
+		return ""
+	}}
 	store := sqlstore.New(inst.db)
 	models, err := s.models.runner(policy, store, inst.fetcher)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	disp := &dispatch.Dispatcher{
 		Speculate: true, // every call would look at D1's event log first: fn calls let the receipt's INSERT look
@@ -241,15 +264,17 @@ func (inst *instance) build(s settings) (http.Handler, error) {
 		Receipts:  sqlstore.NewReceiptLog(store, signer),
 		Audience:  s.audience,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP:  requestEnv{httpcall.New(httpcall.Config{Client: client(policy, inst.fetcher)}), s.secretsPrefix},
+			rowcall.TypeHTTP:  requestEnv{httpcall.New(httpcall.Config{Client: self.Client(client(policy, inst.fetcher)), Self: self.Base}), s.secretsPrefix},
 			rowcall.TypeFlow:  requestEnv{flow.Runner{}, s.secretsPrefix},
 			rowcall.TypeFn:    requestEnv{inst.fn, s.secretsPrefix},
 			rowcall.TypeAgent: requestEnv{models, s.secretsPrefix},
 		},
 		Modules: inst.fn,
 	}
-	return inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		Signer: signer, PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry(), SecretsPrefix: s.secretsPrefix}, store, disp)), nil
+	handler := inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
+		Signer: signer, PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry(), SecretsPrefix: s.secretsPrefix}, store, disp))
+	self.Handler = handler
+	return handler, store, nil
 }
 
 // receiptSigner reads the receipt signing key (the secret ROWCALL_RECEIPT_KEY).

@@ -25,6 +25,8 @@ type reqHandle struct {
 	cancel context.CancelFunc // ends the request's context
 
 	db js.Value // the request's DB binding (undefined without one)
+
+	origin string // scheme://host the request came in on: $SELF without ROWCALL_PUBLIC_URL
 }
 
 type handleKey struct{}

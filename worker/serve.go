@@ -90,6 +90,7 @@ func toRequest(head string, jsBody js.Value, h *reqHandle) (*http.Request, error
 		body = make([]byte, jsBody.Length())
 		js.CopyBytesToGo(body, jsBody)
 	}
+	h.origin = u.Scheme + "://" + u.Host
 	ctx, cancel := context.WithCancel(withHandle(context.Background(), h))
 	h.cancel = cancel
 	r := (&http.Request{

@@ -36,6 +36,7 @@ func (inst *instance) serveWorker(a *app, w http.ResponseWriter, r *http.Request
 			"settings_reads":  inst.settingsReads.Load(),
 			"fn_runner":       inst.fn.started.Load(),
 			"fn_module_loads": inst.fn.src.counts(),
+			"examples":        a.seeder.report(),
 			"go": map[string]any{"heap_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": ms.NumGC,
 				"gc_pause_ms": float64(ms.PauseTotalNs) / 1e6, "goroutines": runtime.NumGoroutine()},
 		})

@@ -48,9 +48,10 @@
 // flow's own arguments ($1…, $N+) and its named values: the invocation's Vars,
 // then $PREV and the bindings made so far (so $PREV in the first step is what
 // the invocation's Vars say, and otherwise stays literal). $PREV.path and
-// $NAME.path pick fields out of JSON outputs. The rendered body is run with
-// inv.Calls.Call, and the step's result becomes $PREV for the next step. The
-// flow's result is the last step's result.
+// $NAME.path pick fields out of JSON outputs, and out of the JSON body of an
+// http step's "HTTP <status>:<body>" (args' package doc has the rule). The
+// rendered body is run with inv.Calls.Call, and the step's result becomes
+// $PREV for the next step. The flow's result is the last step's result.
 //
 // A block renders all its branch bodies first (all see the same $PREV), runs
 // every branch in its own goroutine, and waits for all of them. Its output is

@@ -62,6 +62,8 @@ func TestRun(t *testing.T) {
 			[]string{"A:x", "B:b", "C:A(x)/B(b)"}},
 		{"gjson picks", "WEATHER: $1|$2 => W > SAY: $PREV.current.temperature_2m C at $W.current.time.", "37.77|-122.42", nil,
 			"SAY(15.7 C at 04:30.)", []string{"WEATHER:37.77|-122.42", "SAY:15.7 C at 04:30."}},
+		{"gjson picks an http body", "HTTPWEATHER: $1|$2 => W > SAY: $PREV.current.temperature_2m C at $W.current.time, from $PREV", "1|2", nil,
+			"SAY(15.7 C at 04:30, from HTTP 200:" + weather + ")", []string{"HTTPWEATHER:1|2", "SAY:15.7 C at 04:30, from HTTP 200:" + weather}},
 		{"first PREV literal", "A: $PREV $NOPE", "", nil, "A($PREV $NOPE)", []string{"A:$PREV $NOPE"}},
 		{"invocation vars", "A: $PREV $WHO", "", map[string]string{"PREV": "p", "WHO": "w"}, "A(p w)", []string{"A:p w"}},
 		{"fan-out", "{ A: $1 | B: $2 => BY } > C: $PREV.A/$BY/$PREV", "x|y", nil,
@@ -79,9 +81,10 @@ func TestRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{reply: map[string]func(string) rowcall.Output{
-				"FAIL":    answer("ERR:boom"),
-				"FAIL2":   answer("ERR:boom2"),
-				"WEATHER": answer(weather),
+				"FAIL":        answer("ERR:boom"),
+				"FAIL2":       answer("ERR:boom2"),
+				"WEATHER":     answer(weather),
+				"HTTPWEATHER": answer("HTTP 200:" + weather),
 			}}
 			inv := invocation(tt.content, tt.body, f)
 			inv.Vars = tt.vars

@@ -11,6 +11,11 @@
 // application/x-www-form-urlencoded when it is form-shaped (no blanks, starts
 // with name=), and text/plain; charset=utf-8 otherwise.
 //
+// A row that calls its own host writes its URL as $SELF/… (GET
+// $SELF/api/directory/$1): $SELF is the host's base URL from Config.Self,
+// resolved at each call, so the row is portable between hosts. The hosts
+// serve those requests in-process (outbound.Self), credential and all.
+//
 // # Auth
 //
 // The row's auth column names how a credential is applied and which

@@ -32,6 +32,11 @@ type Config struct {
 	UserAgent string
 	// Now is the token cache's clock; nil means time.Now.
 	Now func() time.Time
+	// Self returns this host's base URL for the call in ctx, the value of
+	// $SELF in a row (args' package doc); nil leaves $SELF unresolved. The
+	// host pairs it with an outbound.Self transport in Client, so those
+	// calls are served in-process.
+	Self func(ctx context.Context) string
 }
 
 // Runner runs http rows. It is safe for concurrent use.
@@ -41,13 +46,14 @@ type Runner struct {
 	max     int64
 	agent   string
 	tokens  *tokenCache
+	self    func(context.Context) string
 }
 
 var _ rowcall.Runner = (*Runner)(nil)
 
 // New returns a Runner with cfg, zero fields replaced by their defaults.
 func New(cfg Config) *Runner {
-	r := &Runner{client: cfg.Client, timeout: cfg.Timeout, max: cfg.MaxResponse, agent: cfg.UserAgent}
+	r := &Runner{client: cfg.Client, timeout: cfg.Timeout, max: cfg.MaxResponse, agent: cfg.UserAgent, self: cfg.Self}
 	if r.client == nil {
 		r.client = &http.Client{}
 	}
@@ -70,7 +76,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	if inv == nil || inv.Row == nil {
 		return rowcall.Output{Result: "ERR:http:bad_target:no row"}
 	}
-	c, fail := r.build(inv)
+	c, fail := r.build(r.withSelf(ctx, inv))
 	if fail != "" {
 		return rowcall.Output{Result: fail}
 	}
