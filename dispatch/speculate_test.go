@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,12 +34,15 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 		edited time.Time
 		wg     sync.WaitGroup
 	)
-	stop := time.Now().Add(300 * time.Millisecond)
+	// The callers run until 50 calls have begun after the edit (or a minute,
+	// on a machine too loaded for that): the test needs calls on both sides.
+	var afterEdit atomic.Int64
+	giveUp := time.Now().Add(time.Minute)
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(stop) {
+			for afterEdit.Load() < 50 && time.Now().Before(giveUp) {
 				start := time.Now()
 				res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "a", Actor: "t"})
 				if err == nil {
@@ -50,6 +54,9 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 				}
 				mu.Lock()
 				calls = append(calls, call{start, res.Result})
+				if !edited.IsZero() && start.After(edited) {
+					afterEdit.Add(1)
+				}
 				mu.Unlock()
 			}
 		}()
@@ -58,7 +65,9 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 	if _, err := d.Store.DB.Exec(`UPDATE directory SET content = ? WHERE key = 'ECHO'`, `["edited","$1"]`); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
 	edited = time.Now() // the edit is committed: every call from here on must see it
+	mu.Unlock()
 	wg.Wait()
 	var after int
 	for _, c := range calls {
