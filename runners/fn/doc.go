@@ -27,7 +27,8 @@
 // empty) is the last Config.StderrTail bytes the module wrote to stderr:
 //
 //	exit:<code>                  the module exited with a non-zero code
-//	trap:<message>               a WebAssembly trap (unreachable, out of bounds, …)
+//	trap:<message>               a WebAssembly trap (unreachable, out of bounds,
+//	                             stack overflow, …)
 //	timeout:<limit>              still running at Config.Timeout (e.g. timeout:5s),
 //	                             or out of Config.Fuel (timeout:10000000 loop iterations)
 //	memory_limit:<pages>         failed after its memory reached the limit, or

@@ -31,6 +31,8 @@ type Config struct {
 	Interpreter      bool             // force wazero's interpreter (what the worker runs)
 	Fuel             int64            // > 0: meter modules, this many loop iterations a call (package wasm/fuel); the worker's time limit
 	Now              func() time.Time // the guest's wall clock; default time.Now
+	MaxConcurrent    int              // calls running at once; default 4×GOMAXPROCS
+	QueueWait        time.Duration    // how long a call waits for a slot before ERR:fn:busy; default 1s
 }
 
 // The defaults.
