@@ -2,6 +2,7 @@ package fn_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,5 +102,48 @@ func TestBusy(t *testing.T) {
 	}
 	if out := call(r, "echo", "", "free again"); out.Result != "free again" {
 		t.Fatalf("after the sleepers: %q", out.Result)
+	}
+}
+
+// hostileLoad keeps one goroutine per module calling it until stop is closed:
+// a CPU loop, a memory bomb and a table bomb.
+func hostileLoad(r *fn.Runner, stop chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, m := range []string{"loop", "grow", "tablegrow"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				call(r, m, "", "")
+			}
+		}()
+	}
+	return &wg
+}
+
+// TestNormalCallUnderAttack: while a CPU loop, a memory bomb and a table bomb
+// run without pause, a normal call still gets a slot and answers well within
+// a generous bound (the figure is BenchmarkCallUnderAttack's).
+func TestNormalCallUnderAttack(t *testing.T) {
+	r, reg := newRunner(t, fn.Config{MaxConcurrent: 4, Timeout: time.Second})
+	put(t, reg, "tablegrow")
+	stop := make(chan struct{})
+	wg := hostileLoad(r, stop)
+	defer wg.Wait()
+	defer close(stop)
+	time.Sleep(100 * time.Millisecond) // the attack under way
+	for i := range 20 {
+		start := time.Now()
+		if out := call(r, "echo", "", "hi"); out.Result != "hi" {
+			t.Fatalf("call %d under attack: %q", i+1, out.Result)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("call %d under attack took %v; want well under 1s", i+1, d)
+		}
 	}
 }

@@ -131,11 +131,7 @@ func (s *call) failure(parent, callCtx context.Context, err error) (result strin
 	case s.mem.refused.Load():
 		kind, detail = "memory_limit", strconv.Itoa(int(s.cfg.MemoryLimitPages))
 	case callCtx.Err() != nil && parent.Err() != nil:
-		// The caller gave up first: its deadline or its cancellation.
-		if errors.Is(parent.Err(), context.DeadlineExceeded) {
-			return "ERR:fn:timeout:caller_deadline", true
-		}
-		return "ERR:fn:canceled", true
+		return callerGaveUp(parent), true
 	case callCtx.Err() != nil, isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
 		kind, detail = "timeout", s.cfg.Timeout.String()
 	case isExit:
@@ -150,6 +146,15 @@ func (s *call) failure(parent, callCtx context.Context, err error) (result strin
 		result += ":" + tail
 	}
 	return result, true
+}
+
+// callerGaveUp names why the caller's context ended: its deadline or its
+// cancellation.
+func callerGaveUp(parent context.Context) string {
+	if errors.Is(parent.Err(), context.DeadlineExceeded) {
+		return "ERR:fn:timeout:caller_deadline"
+	}
+	return "ERR:fn:canceled"
 }
 
 // stackOverflow is the whole error wazero's compiler returns when a module
