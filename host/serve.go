@@ -57,6 +57,7 @@ func serve(args []string) error {
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
+	fnConcurrency := fs.Int("fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	fs.Parse(args)
 	startPprof()
 	if os.Getenv("GOGC") == "" {
@@ -133,7 +134,7 @@ func serve(args []string) error {
 	// fn modules: metadata and bytes in the same database (so hosts sharing a
 	// libSQL database share modules), compiled code cached under the data dir.
 	registry := modules.NewRegistry(db, modules.NewSQLBlobs(db))
-	fnRunner, err := fn.New(ctx, registry, fn.Config{CacheDir: filepath.Join(*dataDir, "wasm-cache"), Timeout: *fnTimeout})
+	fnRunner, err := fn.New(ctx, registry, fn.Config{CacheDir: filepath.Join(*dataDir, "wasm-cache"), Timeout: *fnTimeout, MaxConcurrent: *fnConcurrency})
 	if err != nil {
 		return err
 	}
