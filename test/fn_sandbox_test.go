@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
@@ -44,10 +45,11 @@ func TestFnSandboxBreaks(t *testing.T) {
 	}
 	busy := regexp.MustCompile(`^ERR:fn:busy:2 calls running, none finished within 1s$`)
 	var res string
-	for range 20 {
+	for range 50 { // until the sleepers hold both slots
 		if res, _ = dispatchCall(t, h, "ECHO", "hi").JSON["result"].(string); busy.MatchString(res) {
 			break
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if !busy.MatchString(res) {
 		t.Fatalf("with both slots held: %q; want ERR:fn:busy", res)

@@ -87,10 +87,11 @@ func TestBusy(t *testing.T) {
 	}
 	want := "ERR:fn:busy:3 calls running, none finished within 100ms"
 	var got string
-	for range 50 { // until the three sleepers hold every slot
+	for range 100 { // until the three sleepers hold every slot
 		if got = call(r, "echo", "", "hi").Result; got == want {
 			break
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if got != want {
 		t.Fatalf("with 3 sleepers running: %q; want %q", got, want)
