@@ -60,6 +60,7 @@ func serve(args []string) error {
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
+	fnConcurrency := fs.Int("fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	secretsPrefix := fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth ($ROWCALL_SECRETS_PREFIX; rowcall's own ROWCALL_* never may)")
 	lim := limitFlags(fs)
 	if err := envFlags(fs, map[string]string{"max-conns": "ROWCALL_MAX_CONNS", "trust-forwarded": "ROWCALL_TRUST_FORWARDED", "secrets-prefix": "ROWCALL_SECRETS_PREFIX"}); err != nil {
@@ -147,7 +148,7 @@ func serve(args []string) error {
 	// fn modules: metadata and bytes in the same database (so hosts sharing a
 	// libSQL database share modules), compiled code cached under the data dir.
 	registry := modules.NewRegistry(db, modules.NewSQLBlobs(db))
-	fnRunner, err := fn.New(ctx, registry, fn.Config{CacheDir: filepath.Join(*dataDir, "wasm-cache"), Timeout: *fnTimeout})
+	fnRunner, err := fn.New(ctx, registry, fn.Config{CacheDir: filepath.Join(*dataDir, "wasm-cache"), Timeout: *fnTimeout, MaxConcurrent: *fnConcurrency})
 	if err != nil {
 		return err
 	}

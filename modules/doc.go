@@ -4,7 +4,8 @@
 // which checks the bytes before accepting them: at most [MaxSize] bytes, a core
 // WebAssembly module, a WASI preview 1 command (it exports _start), importing
 // nothing but the wasi_snapshot_preview1 functions the sandbox offers (see
-// [AllowedImports] and wasm/ABI.md), and compiling and linking in the sandbox
+// [AllowedImports] and wasm/ABI.md), tables of at most [MaxTableEntries]
+// initial entries, and compiling and linking in the sandbox
 // (the fn runner is the [Compiler] on a host). An fn row's target names a module,
 // optionally pinned to its code: "now" or "now@sha256:<64 hex digits>"
 // ([Registry.Resolve]).

@@ -15,6 +15,9 @@ type Info struct {
 	Imports   []Import
 	Exports   []string // export names, in order
 	MemoryMin uint64   // initial pages of the module's memory (declared or imported); 0 when it has none
+	// TableEntries is the initial entries of all the module's tables together
+	// (declared or imported); see MaxTableEntries.
+	TableEntries uint64
 }
 
 // Import is one import of a module.
@@ -71,7 +74,7 @@ var (
 	errLEBTooLong = errors.New("integer encoding too long")
 )
 
-// Inspect reads the imports, exports and memory size of a WebAssembly binary. It
+// Inspect reads the imports, exports, memory size and table sizes of a WebAssembly binary. It
 // checks the framing only (magic, version, section sizes); the compiler checks
 // the rest. A failure is a *rowcall.Error with code CodeNotWasm.
 func Inspect(wasm []byte) (Info, error) {
@@ -102,6 +105,8 @@ func Inspect(wasm []byte) (Info, error) {
 		switch id {
 		case 2:
 			err = info.readImports(&s)
+		case 4:
+			_, err = info.readTables(&s, body)
 		case 5:
 			err = info.readMemories(&s)
 		case 7:
@@ -153,6 +158,9 @@ func (info Info) check() error {
 			Extra: map[string]any{"imports": names},
 		}
 	}
+	if err := info.checkTables(); err != nil {
+		return err
+	}
 	if !info.Exported("_start") {
 		return &rowcall.Error{
 			Code:     CodeNotCommand,
@@ -188,9 +196,9 @@ func (info *Info) readImports(r *reader) error {
 			_, err = r.u32()
 		case 1: // table: reference type, limits
 			imp.Kind = "table"
-			if _, err = r.byte(); err == nil {
-				_, err = r.limits()
-			}
+			var t tableType
+			t, err = readTable(r, nil, false)
+			info.TableEntries += t.min
 		case 2: // memory: limits
 			imp.Kind = "memory"
 			var min uint64

@@ -84,13 +84,16 @@ func TestInspectRefusesWhatIsNotWasm(t *testing.T) {
 	}
 }
 
-// FuzzInspect: no input makes Inspect panic.
+// FuzzInspect: no input makes Inspect or BoundTables panic.
 func FuzzInspect(f *testing.F) {
 	for _, b := range examples.Hostile() {
 		f.Add(b)
 	}
 	f.Add(example("now"))
-	f.Fuzz(func(t *testing.T, b []byte) { modules.Inspect(b) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		modules.Inspect(b)
+		modules.BoundTables(b)
+	})
 }
 
 // TestAllowedImportsAreWazeros: the allow-list is exactly what wazero's

@@ -2,6 +2,7 @@ package fn_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -136,4 +137,31 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+// BenchmarkCallUnderAttack: BenchmarkCall's echo while a CPU loop, a memory
+// bomb (64 MiB, then a trap) and a table bomb (table.grow by 100,000,000) run
+// without pause beside it, under the default limits. Compare its p50 and p99
+// with BenchmarkCall/echo-wat/compiler in the same run; host-MiB is the
+// memory the test process took from the OS, the attack's cost to the host.
+func BenchmarkCallUnderAttack(b *testing.B) {
+	r, reg := newRunner(b, fn.Config{})
+	put(b, reg, "tablegrow")
+	stop := make(chan struct{})
+	wg := hostileLoad(r, stop)
+	defer wg.Wait()
+	defer close(stop)
+	time.Sleep(100 * time.Millisecond)
+	lat := make([]time.Duration, 0, 1024)
+	for b.Loop() {
+		start := time.Now()
+		if out := call(r, "echo", whole, "hello"); out.Failed() {
+			b.Fatal(out.Result)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.Sys>>20), "host-MiB") // the most the process took from the OS
 }

@@ -10,10 +10,13 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// compile compiles wasm into e.
+// compile compiles wasm into e, its tables bounded (modules.BoundTables).
 func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 	info, err := modules.Inspect(wasm)
 	if err != nil {
+		return err
+	}
+	if wasm, err = modules.BoundTables(wasm); err != nil {
 		return err
 	}
 	if r.cfg.Fuel > 0 {

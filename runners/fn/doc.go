@@ -13,11 +13,15 @@
 // The sandbox offers arguments, the wall and monotonic clocks, sleep (cut short
 // at the time limit), crypto-quality random bytes, stdout and stderr. There is no
 // filesystem (no preopened directory), no network, no environment variable and
-// no stdin (reads see end of file). Each call gets a fresh instance, bounded in
-// memory (Config.MemoryLimitPages), time (Config.Timeout, enforced through the
+// no stdin (reads see end of file). Each call gets a fresh instance whose memory
+// reads as zero wherever it grows (the host reuses buffers, never their bytes),
+// bounded in memory (Config.MemoryLimitPages), tables (modules.MaxTableEntries
+// entries in all; table.grow past them returns -1), time (Config.Timeout, enforced through the
 // context with wazero's WithCloseOnContextDone; where nothing can interrupt a
 // running module — Go on js/wasm — Config.Fuel bounds every loop instead, see
-// package wasm/fuel) and output (Config.OutputLimit).
+// package wasm/fuel) and output (Config.OutputLimit). At most
+// Config.MaxConcurrent instances run at once; a call that finds none free waits
+// up to Config.QueueWait for one.
 //
 // Failures are results, never Go errors or crashes, and the runner keeps
 // serving after any of them. Besides the seed's three (ERR:fn:unknown_target:<target>,
@@ -27,13 +31,17 @@
 // empty) is the last Config.StderrTail bytes the module wrote to stderr:
 //
 //	exit:<code>                  the module exited with a non-zero code
-//	trap:<message>               a WebAssembly trap (unreachable, out of bounds, …)
+//	trap:<message>               a WebAssembly trap (unreachable, out of bounds,
+//	                             stack overflow, …)
 //	timeout:<limit>              still running at Config.Timeout (e.g. timeout:5s),
 //	                             or out of Config.Fuel (timeout:10000000 loop iterations)
 //	memory_limit:<pages>         failed after its memory reached the limit, or
 //	                             declares more initial memory than the limit
 //	output_limit:<bytes>         wrote more than Config.OutputLimit to stdout
 //	canceled                     the caller's context was canceled
+//	busy:<n> calls running, none finished within <wait>
+//	                             Config.MaxConcurrent calls held every slot for
+//	                             Config.QueueWait; nothing ran, try again later
 //	digest_mismatch:sha256:<pinned>!=sha256:<current>   the pinned code changed
 //	bad_args:<why>               an argument holds a NUL byte
 //	module_unavailable:<why>, compile:<why>, instantiate:<why>, registry:<why>

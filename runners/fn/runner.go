@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ type Config struct {
 	Interpreter      bool             // force wazero's interpreter (what the worker runs)
 	Fuel             int64            // > 0: meter modules, this many loop iterations a call (package wasm/fuel); the worker's time limit
 	Now              func() time.Time // the guest's wall clock; default time.Now
+	MaxConcurrent    int              // instances running at once; default 4×GOMAXPROCS
+	QueueWait        time.Duration    // how long a call waits for one to finish before ERR:fn:busy; default 1s
 }
 
 // The defaults.
@@ -42,7 +45,13 @@ const (
 	DefaultMaxCompiled      = 64
 	DefaultFuel             = 10_000_000 // loop iterations: 0.8 s of wazero's interpreter natively, 3.3 s in the worker
 	DefaultTemplate         = `["$1"]`
+	DefaultQueueWait        = time.Second
 )
+
+// DefaultMaxConcurrent is 4×GOMAXPROCS: enough to keep every core busy while
+// some calls sleep, and a bound on what hostile calls can hold at once (each up
+// to MemoryLimitPages of memory and modules.MaxTableEntries table entries).
+func DefaultMaxConcurrent() int { return 4 * runtime.GOMAXPROCS(0) }
 
 func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
@@ -64,6 +73,12 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent()
+	}
+	if c.QueueWait <= 0 {
+		c.QueueWait = DefaultQueueWait
+	}
 	return c
 }
 
@@ -81,6 +96,7 @@ type Runner struct {
 	cache wazero.CompilationCache
 	mods  *compiledCache
 	base  wazero.ModuleConfig
+	slots chan struct{} // one token per running instance, Config.MaxConcurrent of them
 }
 
 // Plan is what shape mode returns: the module that would run and its argv.
@@ -116,7 +132,8 @@ func New(ctx context.Context, src Source, cfg Config) (*Runner, error) {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("fn: instantiate WASI: %w", err)
 	}
-	r := &Runner{src: src, cfg: cfg, rt: rt, cache: cache, mods: newCompiledCache(cfg.MaxCompiled)}
+	r := &Runner{src: src, cfg: cfg, rt: rt, cache: cache, mods: newCompiledCache(cfg.MaxCompiled),
+		slots: make(chan struct{}, cfg.MaxConcurrent)}
 	r.base = r.baseConfig()
 	if s, ok := src.(interface{ SetCompiler(modules.Compiler) }); ok {
 		s.SetCompiler(r)
@@ -178,7 +195,34 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		return rowcall.Output{Result: loadFailure(m, err)}
 	}
 	defer r.mods.release(c)
+	leave, fail := r.enter(ctx)
+	if fail != "" {
+		return rowcall.Output{Result: fail}
+	}
+	defer leave()
 	return r.exec(ctx, c, argv)
+}
+
+// enter takes one of the Config.MaxConcurrent slots for a call, waiting at most
+// Config.QueueWait for a running one to finish; fail is the call's result when
+// none did (ERR:fn:busy) or its caller gave up first.
+func (r *Runner) enter(ctx context.Context) (leave func(), fail string) {
+	leave = func() { <-r.slots }
+	select {
+	case r.slots <- struct{}{}:
+		return leave, ""
+	default:
+	}
+	wait := time.NewTimer(r.cfg.QueueWait)
+	defer wait.Stop()
+	select {
+	case r.slots <- struct{}{}:
+		return leave, ""
+	case <-wait.C:
+		return nil, fmt.Sprintf("ERR:fn:busy:%d calls running, none finished within %v", cap(r.slots), r.cfg.QueueWait)
+	case <-ctx.Done():
+		return nil, callerGaveUp(ctx)
+	}
 }
 
 // resolveFailure turns a registry error into the row's result.

@@ -131,16 +131,12 @@ func (s *call) failure(parent, callCtx context.Context, err error) (result strin
 	case s.mem.refused.Load():
 		kind, detail = "memory_limit", strconv.Itoa(int(s.cfg.MemoryLimitPages))
 	case callCtx.Err() != nil && parent.Err() != nil:
-		// The caller gave up first: its deadline or its cancellation.
-		if errors.Is(parent.Err(), context.DeadlineExceeded) {
-			return "ERR:fn:timeout:caller_deadline", true
-		}
-		return "ERR:fn:canceled", true
+		return callerGaveUp(parent), true
 	case callCtx.Err() != nil, isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
 		kind, detail = "timeout", s.cfg.Timeout.String()
 	case isExit:
 		kind, detail = "exit", strconv.FormatUint(uint64(exit.ExitCode()), 10)
-	case strings.Contains(err.Error(), "wasm error: "):
+	case strings.Contains(err.Error(), "wasm error: "), err.Error() == stackOverflow:
 		kind, detail = "trap", trapMessage(err)
 	default:
 		return "ERR:fn:instantiate:" + oneLine(err.Error()), false
@@ -151,6 +147,20 @@ func (s *call) failure(parent, callCtx context.Context, err error) (result strin
 	}
 	return result, true
 }
+
+// callerGaveUp names why the caller's context ended: its deadline or its
+// cancellation.
+func callerGaveUp(parent context.Context) string {
+	if errors.Is(parent.Err(), context.DeadlineExceeded) {
+		return "ERR:fn:timeout:caller_deadline"
+	}
+	return "ERR:fn:canceled"
+}
+
+// stackOverflow is the whole error wazero's compiler returns when a module
+// exhausts its call stack (wasmruntime.ErrRuntimeStackOverflow, which it does
+// not wrap as a "wasm error: " trap, unlike its interpreter).
+const stackOverflow = "stack overflow"
 
 // trapMessage is wazero's trap message without its prefix or stack trace,
 // with no ':' (so the stderr tail after it can be found).
@@ -243,7 +253,11 @@ type linearMemory struct {
 
 // pooled keeps linear memories of small modules between calls: a fresh
 // instance per call would otherwise allocate (and the GC reclaim) its memory
-// every time. A reused buffer is zeroed before a module sees it.
+// every time. Its invariant: a pooled buffer is zero over its whole capacity,
+// not only its length, so neither an instance's initial memory nor the pages
+// memory.grow adds inside that capacity can show an earlier call's bytes.
+// Free keeps it by clearing up to the high-water mark (memory never shrinks, so
+// that is the buffer's length); make and append give zeroed capacity.
 var pooled = sync.Pool{New: func() any { return new([]byte) }}
 
 // poolMax is the largest memory returned to the pool.
@@ -259,11 +273,8 @@ func (l *linearMemory) Reallocate(size uint64) []byte {
 		p := pooled.Get().(*[]byte)
 		if uint64(cap(*p)) < size {
 			*p = make([]byte, size, max(size, min(l.capacity, poolMax)))
-		} else {
-			*p = (*p)[:size]
-			clear(*p)
 		}
-		l.buf = *p
+		l.buf = (*p)[:size] // zero: see pooled
 	case l.buf == nil:
 		l.buf = make([]byte, size, max(size, l.capacity))
 	case size <= uint64(cap(l.buf)):
@@ -276,6 +287,7 @@ func (l *linearMemory) Reallocate(size uint64) []byte {
 
 func (l *linearMemory) Free() {
 	if cap(l.buf) <= poolMax {
+		clear(l.buf) // everything the module could have written
 		b := l.buf[:0]
 		pooled.Put(&b)
 	}

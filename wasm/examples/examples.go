@@ -99,8 +99,10 @@ func Builtin() []Example {
 }
 
 // Hostile returns the modules that attack the sandbox, by name: loop, sleep,
-// grow, flood, trap and exit run and fail; forbidden, reactor, notwasm, badsig,
-// bigmem and startloop are refused at registration. Each source's header
+// grow, flood, trap, exit and recurse run and fail; spill and peek, regrow and
+// tablegrow run and must see nothing of other calls nor grow past the limits;
+// forbidden, reactor, notwasm, badsig, bigmem, bigtable and startloop are
+// refused at registration. Each source's header
 // (hostile/<name>.wat) says what it must produce. The Go probe
 // (hostile/probe), which reports what the sandbox lets it reach, is built by
 // BuildGo.

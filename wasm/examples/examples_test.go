@@ -69,7 +69,7 @@ func TestAllAndBuiltin(t *testing.T) {
 	if len(Builtin()) != 3 {
 		t.Errorf("Builtin() has %d modules; want the 3 committed ones", len(Builtin()))
 	}
-	for _, name := range []string{"loop", "sleep", "grow", "flood", "trap", "exit", "forbidden", "reactor", "notwasm", "badsig", "bigmem", "startloop"} {
+	for _, name := range []string{"loop", "sleep", "grow", "flood", "trap", "exit", "forbidden", "reactor", "notwasm", "badsig", "bigmem", "startloop", "regrow", "recurse", "tablegrow", "bigtable"} {
 		if len(Hostile()[name]) == 0 {
 			t.Errorf("Hostile()[%q] is missing", name)
 		}
