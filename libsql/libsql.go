@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/tursodatabase/libsql-client-go/libsql"
 )
@@ -62,10 +61,11 @@ func Open(ctx context.Context, rawURL string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: %w", Redact(rawURL), err)
 	}
-	db := sql.OpenDB(conn)
-	// Each connection is a server-side stream that the server expires when it
-	// idles; do not keep idle ones long.
-	db.SetConnMaxIdleTime(5 * time.Second)
+	db := sql.OpenDB(connector{conn})
+	// Each connection holds a server-side stream that the server expires when
+	// it idles; do not keep idle ones long (the connections renew their stream
+	// anyway: connector).
+	db.SetConnMaxIdleTime(StreamIdle)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("--db %s: %w", Redact(rawURL), err)

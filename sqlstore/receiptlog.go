@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rowcall/rowcall"
 )
@@ -155,6 +156,14 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 // seq refuses the fork), what is left is linked and signed again on the new
 // end; when a condition no longer holds, what is left is ErrStale. Receipts
 // already stored keep their signature: their paths still lead to it.
+//
+// Any other failure (a lost connection, an expired libSQL stream, a restarted
+// server) drops the writer's connection and tries again on a fresh one, up to
+// maxLost times in a row. A statement whose answer was lost may still have
+// been stored, so before trying again the writer looks its first receipt up
+// by id: if it is there, the statement committed and is not sent again. So a
+// receipt is never stored twice, and no caller is told that a stored receipt
+// failed.
 func (l *ReceiptLog) write(group []pending) {
 	ctx := context.Background()
 	cond := group[0].cond
@@ -168,10 +177,16 @@ func (l *ReceiptLog) write(group []pending) {
 			group[i].err = err
 		}
 	}
-	for attempt := 0; len(rcs) > 0; attempt++ {
-		if err := l.chainEnd(ctx); err != nil {
-			fail(err)
-			return
+	for races, lostRun := 0, 0; len(rcs) > 0; {
+		err := l.chainEnd(ctx)
+		if err != nil {
+			l.release() // the next try starts on a fresh connection
+			if lostRun++; lostRun > maxLost {
+				fail(err)
+				return
+			}
+			time.Sleep(time.Duration(lostRun) * 50 * time.Millisecond)
+			continue
 		}
 		l.signer.SignChain(rcs, l.seq, l.hash)
 		for len(rcs) > 0 {
@@ -179,21 +194,58 @@ func (l *ReceiptLog) write(group []pending) {
 			stored, err := l.insert(ctx, rcs[:n], cond)
 			if err != nil {
 				l.know = false
-				if attempt >= 20 || !strings.Contains(err.Error(), "UNIQUE") {
-					l.release() // the next group starts on a fresh connection
+				if landed, lerr := l.landed(ctx, rcs[0]); lerr == nil && landed {
+					// The answer was lost, not the statement (an earlier try's,
+					// or this one's): those receipts are stored; link the rest
+					// to the end as it now is.
+					rcs, lostRun = rcs[n:], 0
+					break
+				}
+				if strings.Contains(err.Error(), "UNIQUE") {
+					if races++; races > maxRaces {
+						fail(err)
+						return
+					}
+					break // another writer took the end: link again
+				}
+				l.release() // the next try starts on a fresh connection
+				if lostRun++; lostRun > maxLost {
 					fail(err)
 					return
 				}
+				time.Sleep(time.Duration(lostRun) * 50 * time.Millisecond)
 				break
 			}
 			if !stored {
 				fail(ErrStale)
 				return
 			}
+			lostRun = 0
 			l.seq, l.hash = rcs[n-1].Seq, rcs[n-1].SHA256
 			rcs = rcs[n:]
 		}
 	}
+}
+
+// maxRaces bounds how often one group relinks after losing the chain's end to
+// another writer; maxLost how often in a row the writer starts on a fresh
+// connection after a failure.
+const (
+	maxRaces = 20
+	maxLost  = 3
+)
+
+// landed reports whether rc is stored: then the statement that carried it
+// committed although its answer was lost (ids are unique, and one statement
+// stores all its receipts or none). It reads through the pool, not the
+// writer's connection.
+func (l *ReceiptLog) landed(ctx context.Context, rc *rowcall.Receipt) (bool, error) {
+	var one int
+	err := l.store.DB.QueryRowContext(ctx, `SELECT 1 FROM receipts WHERE id = ?`, rc.ID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // chainEnd makes sure the writer has its connection and knows the chain's end.
