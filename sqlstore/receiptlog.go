@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -177,6 +178,7 @@ func (l *ReceiptLog) write(group []pending) {
 			group[i].err = err
 		}
 	}
+	start := time.Now()
 	for races, lostRun := 0, 0; len(rcs) > 0; {
 		err := l.chainEnd(ctx)
 		if err != nil {
@@ -202,9 +204,14 @@ func (l *ReceiptLog) write(group []pending) {
 					break
 				}
 				if strings.Contains(err.Error(), "UNIQUE") {
-					if races++; races > maxRaces {
+					if races++; time.Since(start) > raceFor {
 						fail(err)
 						return
+					}
+					if races > 1 {
+						// Lost again: the other writer, which knows the end it
+						// just wrote, is a round trip ahead; give way a little.
+						time.Sleep(time.Duration(rand.Int64N(int64(min(races, 16)) * int64(time.Millisecond))))
 					}
 					break // another writer took the end: link again
 				}
@@ -227,12 +234,12 @@ func (l *ReceiptLog) write(group []pending) {
 	}
 }
 
-// maxRaces bounds how often one group relinks after losing the chain's end to
-// another writer; maxLost how often in a row the writer starts on a fresh
-// connection after a failure.
+// raceFor bounds how long one group keeps relinking after losing the chain's
+// end to another writer; maxLost how often in a row the writer starts on a
+// fresh connection after a failure.
 const (
-	maxRaces = 20
-	maxLost  = 3
+	raceFor = 10 * time.Second
+	maxLost = 3
 )
 
 // landed reports whether rc is stored: then the statement that carried it

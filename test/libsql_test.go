@@ -1,12 +1,16 @@
 package test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -116,4 +120,135 @@ func verifyChain(t *testing.T, hosts ...*host) []exported {
 	}
 	t.Log(strings.TrimSpace(string(res)))
 	return chain.Receipts
+}
+
+// soakFor is how long TestSqldTwoHostsSoak runs: 20 s, or $ROWCALL_SOAK (a Go
+// duration, e.g. ROWCALL_SOAK=10m) for the long run README gives.
+func soakFor(t *testing.T) time.Duration {
+	if v := os.Getenv("ROWCALL_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("ROWCALL_SOAK=%s: %v", v, err)
+		}
+		return d
+	}
+	return 20 * time.Second
+}
+
+// Two hosts on one sqld, for a while: both answer every call, a row edited
+// through one is live on the other for the next call that starts after the
+// edit answered (past the dispatcher's 1 ms event-log freshness), and the two
+// write one receipt chain (each group signed by its own host's key) that
+// verifies offline with every acknowledged receipt in it exactly once.
+func TestSqldTwoHostsSoak(t *testing.T) {
+	url := startSqld(t)
+	a := startHost(t, []string{"--db", url, "--no-examples=false"})
+	b := startHost(t, []string{"--db", url})
+	hosts := []*host{a, b}
+	createRow(t, a, map[string]any{"key": "SOAK_V", "type": "flow", "content": "# WHAT: says the soak's version\nECHO: v0"})
+
+	client := &http.Client{Timeout: 30 * time.Second}
+	post := func(h *host, method, path string, body any) (int, map[string]any, error) {
+		j, _ := json.Marshal(body)
+		r, _ := http.NewRequest(method, h.URL+path, bytes.NewReader(j))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("x-terminal-key", h.Key)
+		res, err := client.Do(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		raw, _ := io.ReadAll(res.Body)
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return res.StatusCode, nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, raw)
+		}
+		return res.StatusCode, out, nil
+	}
+	call := func(h *host, key, body string) (result, id string, err error) {
+		status, out, err := post(h, "POST", "/api/dispatch", map[string]any{"key": key, "body": body})
+		if err != nil {
+			return "", "", err
+		}
+		p, _ := out["proof"].(map[string]any)
+		id, _ = p["invocation_id"].(string)
+		result, _ = out["result"].(string)
+		if status != 200 || out["ok"] != true || id == "" {
+			return "", "", fmt.Errorf("HTTP %d %v", status, out)
+		}
+		return result, id, nil
+	}
+
+	var (
+		mu     sync.Mutex
+		acked  []string
+		failed []string
+	)
+	note := func(id string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			failed = append(failed, err.Error())
+		} else {
+			acked = append(acked, id)
+		}
+	}
+	deadline := time.Now().Add(soakFor(t))
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		for range 2 {
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					body := fmt.Sprint(time.Now().UnixNano())
+					result, id, err := call(h, "ECHO", body)
+					if err == nil && result != body {
+						err = fmt.Errorf("ECHO %s answered %q", body, result)
+					}
+					note(id, err)
+				}
+			})
+		}
+	}
+	edits := 0
+	wg.Go(func() {
+		for i := 1; time.Now().Before(deadline); i++ {
+			from, to := hosts[i%2], hosts[(i+1)%2]
+			want := fmt.Sprint("v", i)
+			status, out, err := post(from, "PATCH", "/api/directory/SOAK_V", map[string]any{"content": "# WHAT: says the soak's version\nECHO: " + want})
+			if err == nil && status != 200 {
+				err = fmt.Errorf("PATCH: HTTP %d %v", status, out)
+			}
+			if err != nil {
+				note("", err)
+				continue
+			}
+			time.Sleep(2 * time.Millisecond) // past the other host's 1 ms freshness
+			result, id, err := call(to, "SOAK_V", "")
+			if err == nil && result != want {
+				err = fmt.Errorf("edit %d made through one host: the other answered %q, want %q", i, result, want)
+			}
+			note(id, err)
+			edits++
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	wg.Wait()
+	if len(failed) > 0 {
+		t.Fatalf("%d of %d calls failed; the first: %s\nhost A:\n%s\nhost B:\n%s", len(failed), len(failed)+len(acked), failed[0], a.out.String(), b.out.String())
+	}
+	chain := verifyChain(t, a, b)
+	seen, signers := map[string]int{}, map[string]bool{}
+	for _, rc := range chain {
+		seen[rc.ID]++
+		signers[rc.KeyID] = true
+	}
+	for _, id := range acked {
+		if seen[id] != 1 {
+			t.Fatalf("acknowledged receipt %s is stored %d times", id, seen[id])
+		}
+	}
+	if len(signers) != 2 {
+		t.Fatalf("the chain is signed by %d keys, want both hosts'", len(signers))
+	}
+	t.Logf("%d calls acknowledged on two hosts (%d edits seen across), %d receipts in one chain", len(acked), edits, len(chain))
 }
