@@ -57,6 +57,9 @@ func serve(args []string) error {
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
+	if err := envFlags(fs, serveSettings); err != nil {
+		return err
+	}
 	fs.Parse(args)
 	startPprof()
 	if os.Getenv("GOGC") == "" {
@@ -155,7 +158,8 @@ func serve(args []string) error {
 	}
 	if created {
 		fmt.Printf("A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+
-			"  export ROWCALL_KEY=$(cat %s/owner.key)\n  curl -H \"x-terminal-key: $ROWCALL_KEY\" %s/api/directory\n",
+			"  export ROWCALL_OWNER_KEY=$(cat %s/owner.key) ROWCALL_URL=%s\n"+
+			"  curl -H \"x-terminal-key: $ROWCALL_OWNER_KEY\" $ROWCALL_URL/api/directory\n",
 			*dataDir, *dataDir, base)
 	}
 	fmt.Printf("rowcall serving %s (database %s)\n", base, where)
