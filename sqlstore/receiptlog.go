@@ -178,16 +178,23 @@ func (l *ReceiptLog) write(group []pending) {
 			group[i].err = err
 		}
 	}
-	start := time.Now()
-	for races, lostRun := 0, 0; len(rcs) > 0; {
-		err := l.chainEnd(ctx)
-		if err != nil {
-			l.release() // the next try starts on a fresh connection
-			if lostRun++; lostRun > maxLost {
-				fail(err)
+	start, races, lostRun := time.Now(), 0, 0
+	// lost drops the writer's connection after err and says whether to try
+	// again (on a fresh one, after a pause) or to give up.
+	lost := func(err error) (again bool) {
+		l.release()
+		if lostRun++; lostRun > maxLost {
+			fail(err)
+			return false
+		}
+		time.Sleep(time.Duration(lostRun) * 50 * time.Millisecond)
+		return true
+	}
+	for len(rcs) > 0 {
+		if err := l.chainEnd(ctx); err != nil {
+			if !lost(err) {
 				return
 			}
-			time.Sleep(time.Duration(lostRun) * 50 * time.Millisecond)
 			continue
 		}
 		l.signer.SignChain(rcs, l.seq, l.hash)
@@ -215,12 +222,9 @@ func (l *ReceiptLog) write(group []pending) {
 					}
 					break // another writer took the end: link again
 				}
-				l.release() // the next try starts on a fresh connection
-				if lostRun++; lostRun > maxLost {
-					fail(err)
+				if !lost(err) {
 					return
 				}
-				time.Sleep(time.Duration(lostRun) * 50 * time.Millisecond)
 				break
 			}
 			if !stored {

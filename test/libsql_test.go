@@ -1,11 +1,8 @@
 package test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,34 +144,16 @@ func TestSqldTwoHostsSoak(t *testing.T) {
 	hosts := []*host{a, b}
 	createRow(t, a, map[string]any{"key": "SOAK_V", "type": "flow", "content": "# WHAT: says the soak's version\nECHO: v0"})
 
-	client := &http.Client{Timeout: 30 * time.Second}
-	post := func(h *host, method, path string, body any) (int, map[string]any, error) {
-		j, _ := json.Marshal(body)
-		r, _ := http.NewRequest(method, h.URL+path, bytes.NewReader(j))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("x-terminal-key", h.Key)
-		res, err := client.Do(r)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		raw, _ := io.ReadAll(res.Body)
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return res.StatusCode, nil, fmt.Errorf("HTTP %d: %s", res.StatusCode, raw)
-		}
-		return res.StatusCode, out, nil
-	}
 	call := func(h *host, key, body string) (result, id string, err error) {
-		status, out, err := post(h, "POST", "/api/dispatch", map[string]any{"key": key, "body": body})
+		r, err := h.send(req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": key, "body": body}})
 		if err != nil {
 			return "", "", err
 		}
-		p, _ := out["proof"].(map[string]any)
+		p, _ := r.JSON["proof"].(map[string]any)
 		id, _ = p["invocation_id"].(string)
-		result, _ = out["result"].(string)
-		if status != 200 || out["ok"] != true || id == "" {
-			return "", "", fmt.Errorf("HTTP %d %v", status, out)
+		result, _ = r.JSON["result"].(string)
+		if r.Status != 200 || r.JSON["ok"] != true || id == "" {
+			return "", "", fmt.Errorf("HTTP %d %s", r.Status, r.Raw)
 		}
 		return result, id, nil
 	}
@@ -214,9 +193,9 @@ func TestSqldTwoHostsSoak(t *testing.T) {
 		for i := 1; time.Now().Before(deadline); i++ {
 			from, to := hosts[i%2], hosts[(i+1)%2]
 			want := fmt.Sprint("v", i)
-			status, out, err := post(from, "PATCH", "/api/directory/SOAK_V", map[string]any{"content": "# WHAT: says the soak's version\nECHO: " + want})
-			if err == nil && status != 200 {
-				err = fmt.Errorf("PATCH: HTTP %d %v", status, out)
+			r, err := from.send(req{Method: "PATCH", Path: "/api/directory/SOAK_V", Body: map[string]any{"content": "# WHAT: says the soak's version\nECHO: " + want}})
+			if err == nil && r.Status != 200 {
+				err = fmt.Errorf("PATCH: HTTP %d %s", r.Status, r.Raw)
 			}
 			if err != nil {
 				note("", err)
