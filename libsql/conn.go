@@ -18,6 +18,9 @@ import (
 // after 10 s works, after 11 s it answers 400 STREAM_EXPIRED).
 const StreamIdle = 5 * time.Second
 
+// renewAfter is StreamIdle; a test raises it to see an expired stream refused.
+var renewAfter = StreamIdle
+
 // connector makes connections that outlive their Hrana stream. A
 // libsql-client-go connection is one stream on the server (a baton passed
 // from request to request); once the server forgets it — it expired while
@@ -104,7 +107,7 @@ func (c *conn) do(ctx context.Context, op func(clientConn) error) error {
 	if !ok {
 		return fmt.Errorf("libsql: the client's connection (%T) lacks the context methods", c.cur)
 	}
-	if !c.inTx && (c.broken || time.Since(c.used) > StreamIdle) {
+	if !c.inTx && (c.broken || time.Since(c.used) > renewAfter) {
 		if err := c.renew(ctx); err != nil {
 			return err
 		}

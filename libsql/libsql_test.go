@@ -120,3 +120,36 @@ func TestRefused(t *testing.T) {
 		}
 	}
 }
+
+// A held connection whose stream sqld expired (not renewed first: the idle
+// renewal is off) has it refused, and sends the statement again on a new one.
+func TestConnOutlivesExpiredStream(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	startSqld(t, addr, filepath.Join(t.TempDir(), "db"))
+	renewAfter = time.Hour
+	defer func() { renewAfter = StreamIdle }()
+	ctx := context.Background()
+	db, err := Open(ctx, "http://"+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(11 * time.Second) // sqld expires a stream idle for about 10 s
+	if _, err := conn.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatalf("after the stream expired: %v", err)
+	}
+	var count int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&count); err != nil || count != 1 {
+		t.Fatalf("%d rows (%v), want 1", count, err)
+	}
+}
