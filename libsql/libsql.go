@@ -7,6 +7,12 @@
 // database token, or a JWT that sqld is configured to accept) comes from
 // ?authToken=… in the URL or, better, from $ROWCALL_DB_AUTH_TOKEN.
 //
+// The *sql.DB that Open returns survives the server forgetting its streams
+// (idle expiry after about 10 s, a restart): each connection, pooled or held
+// with DB.Conn, starts a new stream when its own is refused or has idled past
+// StreamIdle (see connector). Statements inside a transaction are never sent
+// again.
+//
 // Do not link github.com/tursodatabase/go-libsql into the same program: it
 // registers the driver name "libsql" too, and the program panics at start.
 package libsql
