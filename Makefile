@@ -11,10 +11,14 @@ CORE = . ./api ./sqlstore ./migrations ./dispatch ./args ./redact ./runners/flow
 # than node_modules: a current node_modules costs nothing.
 NODE_STAMP = node_modules/.package-lock.json
 
-.PHONY: run test wasm-check vet deps mcp-client toolchains
+.PHONY: run build test wasm-check vet deps mcp-client toolchains
 
 run:
 	go run ./host serve
+
+# The host as one binary, ./rowcall (then: ./rowcall serve).
+build:
+	go build -o rowcall ./host
 
 test: vet wasm-check deps mcp-client toolchains
 	go test -count=1 ./...

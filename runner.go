@@ -1,6 +1,9 @@
 package rowcall
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Runner executes one row of one type. It never returns a Go error for a failed
 // call: a failure is an Output whose Result starts with "ERR:" (the seed's
@@ -57,3 +60,14 @@ type EnvFunc func(name string) (string, bool)
 
 // Lookup calls f.
 func (f EnvFunc) Lookup(name string) (string, bool) { return f(name) }
+
+// SettingOn reports whether the value of a yes-or-no setting (such as
+// ROWCALL_PUBLIC_READS: the host's environment, the worker's vars) means yes:
+// 1, true, yes or on, in any case. Anything else, or nothing, means no.
+func SettingOn(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}

@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rowcall/rowcall"
 )
 
 // client is the flags and credential shared by the commands that talk to a
 // running host.
 type client struct {
 	base, key string
+	keyFrom   string // where key came from, for a 401's message
 }
 
 // clientFlags parses args (flags may follow the positional arguments) and
@@ -24,7 +27,7 @@ type client struct {
 func clientFlags(name string, args []string, extra func(*flag.FlagSet)) (client, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	base := fs.String("url", envOr("ROWCALL_URL", "http://127.0.0.1:8787"), "the host's base URL ($ROWCALL_URL)")
-	data := fs.String("data", "./data", "data directory holding owner.key (when $ROWCALL_OWNER_KEY is unset)")
+	data := fs.String("data", "./data", "data directory holding owner.key (when $"+rowcall.OwnerEnv+" is unset)")
 	if extra != nil {
 		extra(fs)
 	}
@@ -44,12 +47,18 @@ func clientFlags(name string, args []string, extra func(*flag.FlagSet)) (client,
 	if err := fs.Parse(flags); err != nil {
 		return client{}, nil, err
 	}
-	key := strings.TrimSpace(os.Getenv("ROWCALL_OWNER_KEY"))
-	if key == "" {
-		b, _ := os.ReadFile(filepath.Join(*data, "owner.key"))
-		key = strings.TrimSpace(string(b))
+	c := client{base: strings.TrimRight(*base, "/"), key: strings.TrimSpace(os.Getenv(rowcall.OwnerEnv))}
+	c.keyFrom = "the owner key sent came from $" + rowcall.OwnerEnv
+	if c.key == "" {
+		file := filepath.Join(*data, "owner.key")
+		b, err := os.ReadFile(file)
+		c.key = strings.TrimSpace(string(b))
+		c.keyFrom = "the owner key sent came from " + file + " ($" + rowcall.OwnerEnv + " is unset)"
+		if c.key == "" {
+			c.keyFrom = fmt.Sprintf("no owner key was sent: $%s is unset and %s holds none (%v)", rowcall.OwnerEnv, file, err)
+		}
 	}
-	return client{base: strings.TrimRight(*base, "/"), key: key}, pos, nil
+	return c, pos, nil
 }
 
 func isBool(f *flag.Flag) bool {
@@ -82,6 +91,12 @@ func (c client) raw(method, path string, body any) (*http.Response, error) {
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is `rowcall serve` running at %s?)", err, c.base)
+	}
+	if res.StatusCode == http.StatusUnauthorized {
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return nil, fmt.Errorf("HTTP 401 %s from %s: %s; set $%s to this host's owner key, or pass --data with its data directory",
+			bytes.TrimSpace(raw), c.base, c.keyFrom, rowcall.OwnerEnv)
 	}
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/ledger"
 )
 
@@ -155,6 +156,10 @@ func rotateKey(args []string) error {
 		return err
 	}
 	fmt.Printf("New owner key written to %s/owner.key; the previous key stays valid until %s.\n", dir, until)
+	if os.Getenv(rowcall.OwnerEnv) != "" {
+		fmt.Fprintf(os.Stderr, "$%s is set here: commands run with it send the previous key, and a host started with it\n"+
+			"uses it instead of owner.key. Export the new key: export %s=$(cat %s/owner.key)\n", rowcall.OwnerEnv, rowcall.OwnerEnv, dir)
+	}
 	return nil
 }
 

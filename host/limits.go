@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -31,25 +30,12 @@ const (
 
 func limitFlags(fs *flag.FlagSet) *limits {
 	l := &limits{}
-	fs.IntVar(&l.maxConns, "max-conns", DefaultMaxConns, "most connections open at once; more wait to be accepted ($ROWCALL_MAX_CONNS). Keep it under the open-file limit")
+	fs.IntVar(&l.maxConns, "max-conns", DefaultMaxConns, "most connections open at once; more wait to be accepted. Keep it under the open-file limit")
 	fs.DurationVar(&l.idle, "idle-timeout", DefaultIdleTimeout, "close a keep-alive connection idle this long")
 	fs.DurationVar(&l.read, "read-timeout", DefaultReadTimeout, "longest a request's body may take to arrive (its headers: 10s at most)")
 	fs.DurationVar(&l.write, "write-timeout", DefaultWriteTimeout, "longest an API answer may take (calls and MCP have --call-timeout)")
 	fs.DurationVar(&l.callTime, "call-timeout", DefaultCallTimeout, "longest a call's answer may take (/api/dispatch, MCP requests); must outlast the slowest row, flows in turn; MCP's notification stream has none")
 	return l
-}
-
-// envFlags gives the named flags their value from an environment variable;
-// the command line, parsed after, wins.
-func envFlags(fs *flag.FlagSet, vars map[string]string) error {
-	for name, env := range vars {
-		if v := os.Getenv(env); v != "" {
-			if err := fs.Set(name, v); err != nil {
-				return fmt.Errorf("$%s=%q: %v", env, v, err)
-			}
-		}
-	}
-	return nil
 }
 
 // check refuses limits that would cut every call short.

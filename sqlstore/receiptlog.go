@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rowcall/rowcall"
 )
@@ -155,6 +157,14 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 // seq refuses the fork), what is left is linked and signed again on the new
 // end; when a condition no longer holds, what is left is ErrStale. Receipts
 // already stored keep their signature: their paths still lead to it.
+//
+// Any other failure (a lost connection, an expired libSQL stream, a restarted
+// server) drops the writer's connection and tries again on a fresh one, up to
+// maxLost times in a row. A statement whose answer was lost may still have
+// been stored, so before trying again the writer looks its first receipt up
+// by id: if it is there, the statement committed and is not sent again. So a
+// receipt is never stored twice, and no caller is told that a stored receipt
+// failed.
 func (l *ReceiptLog) write(group []pending) {
 	ctx := context.Background()
 	cond := group[0].cond
@@ -168,10 +178,24 @@ func (l *ReceiptLog) write(group []pending) {
 			group[i].err = err
 		}
 	}
-	for attempt := 0; len(rcs) > 0; attempt++ {
-		if err := l.chainEnd(ctx); err != nil {
+	start, races, lostRun := time.Now(), 0, 0
+	// lost drops the writer's connection after err and says whether to try
+	// again (on a fresh one, after a pause) or to give up.
+	lost := func(err error) (again bool) {
+		l.release()
+		if lostRun++; lostRun > maxLost {
 			fail(err)
-			return
+			return false
+		}
+		time.Sleep(time.Duration(lostRun) * 50 * time.Millisecond)
+		return true
+	}
+	for len(rcs) > 0 {
+		if err := l.chainEnd(ctx); err != nil {
+			if !lost(err) {
+				return
+			}
+			continue
 		}
 		l.signer.SignChain(rcs, l.seq, l.hash)
 		for len(rcs) > 0 {
@@ -179,9 +203,26 @@ func (l *ReceiptLog) write(group []pending) {
 			stored, err := l.insert(ctx, rcs[:n], cond)
 			if err != nil {
 				l.know = false
-				if attempt >= 20 || !strings.Contains(err.Error(), "UNIQUE") {
-					l.release() // the next group starts on a fresh connection
-					fail(err)
+				if landed, lerr := l.landed(ctx, rcs[0]); lerr == nil && landed {
+					// The answer was lost, not the statement (an earlier try's,
+					// or this one's): those receipts are stored; link the rest
+					// to the end as it now is.
+					rcs, lostRun = rcs[n:], 0
+					break
+				}
+				if strings.Contains(err.Error(), "UNIQUE") {
+					if races++; time.Since(start) > raceFor {
+						fail(err)
+						return
+					}
+					if races > 1 {
+						// Lost again: the other writer, which knows the end it
+						// just wrote, is a round trip ahead; give way a little.
+						time.Sleep(time.Duration(rand.Int64N(int64(min(races, 16)) * int64(time.Millisecond))))
+					}
+					break // another writer took the end: link again
+				}
+				if !lost(err) {
 					return
 				}
 				break
@@ -190,10 +231,32 @@ func (l *ReceiptLog) write(group []pending) {
 				fail(ErrStale)
 				return
 			}
+			lostRun = 0
 			l.seq, l.hash = rcs[n-1].Seq, rcs[n-1].SHA256
 			rcs = rcs[n:]
 		}
 	}
+}
+
+// raceFor bounds how long one group keeps relinking after losing the chain's
+// end to another writer; maxLost how often in a row the writer starts on a
+// fresh connection after a failure.
+const (
+	raceFor = 10 * time.Second
+	maxLost = 3
+)
+
+// landed reports whether rc is stored: then the statement that carried it
+// committed although its answer was lost (ids are unique, and one statement
+// stores all its receipts or none). It reads through the pool, not the
+// writer's connection.
+func (l *ReceiptLog) landed(ctx context.Context, rc *rowcall.Receipt) (bool, error) {
+	var one int
+	err := l.store.DB.QueryRowContext(ctx, `SELECT 1 FROM receipts WHERE id = ?`, rc.ID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // chainEnd makes sure the writer has its connection and knows the chain's end.

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -179,5 +180,59 @@ func BenchmarkLookup(b *testing.B) {
 		if _, err := store.Lookup(ctx, "K"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A receipt INSERT whose answer is lost (the statement committed, then the
+// connection failed) or that fails before it runs is tried again on a fresh
+// connection: every Append is acknowledged, and every receipt is stored once,
+// in one chain that verifies.
+func TestReceiptLogSurvivesLostConnections(t *testing.T) {
+	for _, after := range []bool{true, false} {
+		t.Run(fmt.Sprintf("committed=%v", after), func(t *testing.T) {
+			dsn := "file:" + filepath.Join(t.TempDir(), "r.db") + "?_pragma=busy_timeout(10000)"
+			plain, err := sql.Open("sqlite", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer plain.Close()
+			if _, err := migrations.Apply(context.Background(), plain); err != nil {
+				t.Fatal(err)
+			}
+			faults := &faulty{drv: plain.Driver(), dsn: dsn}
+			db := sql.OpenDB(faults)
+			defer db.Close()
+			signer, _ := ledger.NewSigner(make([]byte, 32))
+			keys, _ := ledger.ParseKeys([]ledger.PublicKey{signer.Public()})
+			store := sqlstore.New(db)
+			log := sqlstore.NewReceiptLog(store, signer)
+			defer log.Close()
+			var ids []string
+			for i := range 6 {
+				if i%2 == 1 {
+					faults.failNext(after)
+				}
+				rc := receipt()
+				ids = append(ids, rc.ID)
+				if err := <-log.Append(rc); err != nil {
+					t.Fatalf("append %d: %v", i, err)
+				}
+			}
+			if faults.fired.Load() != 3 {
+				t.Fatalf("%d faults fired, want 3", faults.fired.Load())
+			}
+			chain, err := store.Receipts(context.Background(), 0, 100)
+			if err != nil || len(chain) != len(ids) {
+				t.Fatalf("%d receipts stored for %d appends (%v)", len(chain), len(ids), err)
+			}
+			for i, rc := range chain {
+				if rc.ID != ids[i] {
+					t.Fatalf("receipt %d is %s, want %s", i, rc.ID, ids[i])
+				}
+			}
+			if err := keys.Verify(chain); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -190,12 +190,18 @@ func waitHTTP(t testing.TB, p *proc, url string, timeout time.Duration) time.Dur
 // startSqld runs a libSQL server on a fresh directory and returns its URL.
 func startSqld(t testing.TB) string {
 	t.Helper()
-	bin := tool(t, "sqld")
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	p := startProc(t, t.TempDir(), nil, bin, "--db-path", filepath.Join(t.TempDir(), "db.sqld"),
-		"--http-listen-addr", addr, "--no-welcome")
-	waitHTTP(t, p, "http://"+addr+"/health", 30*time.Second)
+	startSqldAt(t, addr, filepath.Join(t.TempDir(), "db.sqld"))
 	return "http://" + addr
+}
+
+// startSqldAt runs a libSQL server on addr over the database directory dbPath
+// (a restart passes the same two) and waits until it answers.
+func startSqldAt(t testing.TB, addr, dbPath string) *proc {
+	t.Helper()
+	p := startProc(t, t.TempDir(), nil, tool(t, "sqld"), "--db-path", dbPath, "--http-listen-addr", addr, "--no-welcome")
+	waitHTTP(t, p, "http://"+addr+"/health", 30*time.Second)
+	return p
 }
 
 func startSqldHost(t testing.TB, env []string) *target {

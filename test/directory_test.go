@@ -351,6 +351,7 @@ func TestEventLogAndHistory(t *testing.T) {
 	h := startHost(t, nil)
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "LOGGED", "type": "http", "content": "# WHAT: one", "target": "GET http://a/"}}), 201, nil)
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/LOGGED", Body: map[string]any{"target": "GET http://b/"}}), 200, nil)
+	row := h.do(t, req{Method: "GET", Path: "/api/directory/LOGGED"}).JSON
 	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/LOGGED"}), 200, nil)
 
 	got := h.do(t, req{Method: "GET", Path: "/api/directory/LOGGED/history"})
@@ -379,6 +380,14 @@ func TestEventLogAndHistory(t *testing.T) {
 		if e["kind"] != "DIRECTORY_MUTATE" || e["action"] != w.action || e["version"] != w.version ||
 			target(e["before"]) != w.before || target(e["after"]) != w.after {
 			t.Fatalf("event %d = %v, want %+v", i, e, w)
+		}
+	}
+	// A version in the history reads as GET read it: "auth":"" in both, not
+	// "" in one and null in the other.
+	after := events[1].(map[string]any)["after"].(map[string]any)
+	for k, v := range after {
+		if fmt.Sprint(row[k]) != fmt.Sprint(v) || (row[k] == nil) != (v == nil) {
+			t.Errorf("history %s = %#v, GET showed %#v", k, v, row[k])
 		}
 	}
 

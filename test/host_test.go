@@ -148,6 +148,15 @@ type req struct {
 
 func (h *host) do(t testing.TB, r req) resp {
 	t.Helper()
+	out, err := h.send(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// send is do for goroutines other than the test's: it returns the error.
+func (h *host) send(r req) (resp, error) {
 	var body io.Reader
 	switch b := r.Body.(type) {
 	case nil:
@@ -158,13 +167,13 @@ func (h *host) do(t testing.TB, r req) resp {
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
-			t.Fatal(err)
+			return resp{}, err
 		}
 		body = bytes.NewReader(j)
 	}
 	hr, err := http.NewRequestWithContext(context.Background(), r.Method, h.URL+r.Path, body)
 	if err != nil {
-		t.Fatal(err)
+		return resp{}, err
 	}
 	if body != nil {
 		hr.Header.Set("Content-Type", "application/json")
@@ -184,13 +193,13 @@ func (h *host) do(t testing.TB, r req) resp {
 	}
 	res, err := client.Do(hr)
 	if err != nil {
-		t.Fatal(err)
+		return resp{}, err
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	out := resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	json.Unmarshal(raw, &out.JSON)
-	return out
+	return out, nil
 }
 
 // expect fails unless the response has status and, for each key of fields, that

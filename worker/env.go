@@ -40,13 +40,7 @@ func (h *reqHandle) setting(name string) string {
 	return s
 }
 
-func (h *reqHandle) settingBool(name string) bool {
-	switch strings.ToLower(strings.TrimSpace(h.setting(name))) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
-}
+func (h *reqHandle) settingBool(name string) bool { return rowcall.SettingOn(h.setting(name)) }
 
 // noEnv is the Env outside any request: it has nothing.
 type noEnv struct{}
