@@ -25,10 +25,27 @@ func TestString(t *testing.T) {
 		{"no secrets", "text", "text", nil},
 		{"json escaped", `{"k":"pa\"ss\\word"}`, `{"k":"[REDACTED]"}`, []string{`pa"ss\word`}},
 		{"html json escaped", `{"k":"a\u003cbcd"}`, `{"k":"[REDACTED]"}`, []string{`a<bcd`}},
+		// The issue's echoes: \u002B for '+', \/ for '/', encodeURIComponent's raw '!'.
+		{"json \\u002B", `{"echo":"sk-live-abc\/def\u002Bghi"}`, `{"echo":"[REDACTED]"}`, []string{sec}},
+		{"json any subset any case", `"\u0073k-live-\u0061bc/def+g\u0068I"`, `"[REDACTED]"`, []string{"sk-live-abc/def+ghI"}},
+		{"encodeURIComponent", "?k=a!b%2Fc%2Bd(e)*&x", "?k=[REDACTED]&x", []string{"a!b/c+d(e)*"}},
+		{"percent any case mixed", "k=%73k%2dlive-abc%2Fdef%2bghi", "k=[REDACTED]", []string{sec}},
+		{"space as plus", "q=pass+phrase+here", "q=[REDACTED]", []string{"pass phrase here"}},
+		{"surrogate pair", `"key-\ud83d\ude00-end"`, `"[REDACTED]"`, []string{"key-\U0001F600-end"}},
+		{"backslash both ways", `a\\b\cd`, `[REDACTED]cd`, []string{`a\b\`}},
+		{"base64 with \\/", `{"b":"` + strings.ReplaceAll(base64.StdEncoding.EncodeToString([]byte("\xff\xff\xfe-secret-\xff\xff")), "/", `\/`) + `"}`,
+			"", []string{"-secret-"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := String(tt.in, tt.secrets); got != tt.want {
+			got := String(tt.in, tt.secrets)
+			if tt.want == "" { // only: redacted, nothing survives
+				if !strings.Contains(got, Marker) || survives(got, tt.secrets[0], nil) != "" {
+					t.Errorf("String(%q) = %q, want the secret redacted", tt.in, got)
+				}
+				return
+			}
+			if got != tt.want {
 				t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
@@ -44,7 +61,7 @@ func TestStringBase64(t *testing.T) {
 			if !strings.Contains(out, Marker) {
 				t.Errorf("base64 of %q not redacted: %q", plain, out)
 			}
-			if leaks(out, sec) {
+			if frag := survives(out, sec, nil); frag != "" {
 				t.Errorf("base64 of %q leaks after redaction: %q", plain, out)
 			}
 		}
@@ -113,5 +130,33 @@ func TestRedactForeign(t *testing.T) {
 	got, _ := json.Marshal(Redact(&plan{URL: "u?t=abcdef", Headers: map[string]string{"x-api-key": "k"}, N: 7}, []string{"abcdef"}))
 	if string(got) != `{"headers":{},"n":7,"url":"u?t=[REDACTED]"}` {
 		t.Errorf("got %s", got)
+	}
+}
+
+func TestClip(t *testing.T) {
+	const sec = "sk-live-0123456789abcdefghijklmno" // 33 bytes, like the issue's
+	tests := []struct {
+		name, in string
+		n        int
+		want     string
+	}{
+		{"short text kept", "ok", 10, "ok"},
+		{"cut on a character boundary", "héllo", 2, "h…"},
+		{"no secrets: only cut", "abcdef", 3, "abc…"},
+		{"secret across the cut is redacted first", "error: key " + sec + " is invalid", 30, "error: key [REDACTED] is inval…"},
+		{"cut inside the marker", "error: key " + sec, 15, "error: key [RED…"},
+		{"secret's beginning at the edge goes", "a partial sk-live-0123 left " + sec, 22, "a partial …"},
+		{"escaped beginning at the edge goes", `echo sk\u002Dlive\/0123`, 100, `echo sk\u002Dlive\/0123`},
+		{"escaped beginning cut at the edge goes", `echo sk\u002Dlive-0123 more`, 21, "echo …"},
+		{"cut inside an escape", `echo sk-live\u002D0123`, 15, "echo …"},
+		{"beginning shorter than MinSecretLen stays", "tail sk-", 7, "tail sk…"},
+		{"negative length", "abc", -1, "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Clip(tt.in, tt.n, []string{sec}); got != tt.want {
+				t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+			}
+		})
 	}
 }
