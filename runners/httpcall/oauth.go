@@ -15,9 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/redact"
 )
 
 // oauthSpec is the oauth:{…} object as written in the auth column.
@@ -31,7 +31,10 @@ type oauthSpec struct {
 }
 
 // oauthClient is an oauthSpec with its variables read.
-type oauthClient oauthSpec
+type oauthClient struct {
+	oauthSpec
+	secrets []string // the variables' values, redacted from the token endpoint's answers
+}
 
 func parseOAuth(s string) (*oauthSpec, error) {
 	var o oauthSpec
@@ -58,7 +61,7 @@ func parseOAuth(s string) (*oauthSpec, error) {
 
 // resolve reads the spec's variables. ok is false when any is missing.
 func (o *oauthSpec) resolve(env rowcall.Env) (c *oauthClient, used []string, ok bool) {
-	out := oauthClient{AuthStyle: o.AuthStyle}
+	out := oauthClient{oauthSpec: oauthSpec{AuthStyle: o.AuthStyle}}
 	for _, f := range []struct {
 		dst *string
 		src string
@@ -73,6 +76,7 @@ func (o *oauthSpec) resolve(env rowcall.Env) (c *oauthClient, used []string, ok 
 		*f.dst = v
 		used = append(used, u...)
 	}
+	out.secrets = used
 	return &out, used, true
 }
 
@@ -154,6 +158,9 @@ type tokenAnswer struct {
 	ExpiresIn   json.RawMessage `json:"expires_in"`
 }
 
+// maxErrorBody is how much of a token endpoint's failed answer is shown.
+const maxErrorBody = 512
+
 // fetchToken makes one client-credentials request.
 func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max int64) (string, time.Duration, *tokenError) {
 	form := url.Values{"grant_type": {"client_credentials"}}
@@ -192,7 +199,7 @@ func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max in
 		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + " with more than " + strconv.FormatInt(max, 10) + " bytes")
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + ": " + clip(string(body), 512))
+		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + ": " + redact.Clip(string(body), maxErrorBody, c.secrets))
 	}
 	var a tokenAnswer
 	if err := json.Unmarshal(body, &a); err != nil || a.AccessToken == "" {
@@ -213,15 +220,4 @@ func lifetime(raw json.RawMessage) time.Duration {
 		return maxTokenLife
 	}
 	return time.Duration(n * float64(time.Second))
-}
-
-// clip cuts s to at most n bytes, on a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
