@@ -1,4 +1,4 @@
-package redact
+package redact_test
 
 import (
 	"encoding/base64"
@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/test/leak"
 )
 
 func TestString(t *testing.T) {
@@ -38,15 +41,15 @@ func TestString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := String(tt.in, tt.secrets)
+			got := redact.String(tt.in, tt.secrets)
 			if tt.want == "" { // only: redacted, nothing survives
-				if !strings.Contains(got, Marker) || survives(got, tt.secrets[0], nil) != "" {
-					t.Errorf("String(%q) = %q, want the secret redacted", tt.in, got)
+				if !strings.Contains(got, redact.Marker) || leak.Fragment(tt.secrets[0], leak.Views(got), nil) != "" {
+					t.Errorf("redact.String(%q) = %q, want the secret redacted", tt.in, got)
 				}
 				return
 			}
 			if got != tt.want {
-				t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+				t.Errorf("redact.String(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -57,11 +60,11 @@ func TestStringBase64(t *testing.T) {
 	for _, plain := range []string{sec + ":", "user:" + sec, "ab" + sec + "cd", "a" + sec} {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
 			in := "Basic " + enc.EncodeToString([]byte(plain))
-			out := String(in, []string{sec})
-			if !strings.Contains(out, Marker) {
+			out := redact.String(in, []string{sec})
+			if !strings.Contains(out, redact.Marker) {
 				t.Errorf("base64 of %q not redacted: %q", plain, out)
 			}
-			if frag := survives(out, sec, nil); frag != "" {
+			if frag := leak.Fragment(sec, leak.Views(out), nil); frag != "" {
 				t.Errorf("base64 of %q leaks after redaction: %q", plain, out)
 			}
 		}
@@ -73,13 +76,13 @@ func TestSensitiveName(t *testing.T) {
 		"GROK_API_KEY", "grok_api_key", "X-Auth-Token", "access_token", "CLIENT_SECRET", "x-csrf-token"}
 	no := []string{"Content-Type", "Accept", "token", "secret", "apikey_hint", "tokens", "key", "x-request-id"}
 	for _, n := range yes {
-		if !SensitiveName(n) {
-			t.Errorf("SensitiveName(%q) = false, want true", n)
+		if !redact.SensitiveName(n) {
+			t.Errorf("redact.SensitiveName(%q) = false, want true", n)
 		}
 	}
 	for _, n := range no {
-		if SensitiveName(n) {
-			t.Errorf("SensitiveName(%q) = true, want false", n)
+		if redact.SensitiveName(n) {
+			t.Errorf("redact.SensitiveName(%q) = true, want false", n)
 		}
 	}
 }
@@ -99,7 +102,7 @@ func TestRedact(t *testing.T) {
 		"list": []string{sec, "ok"},
 		"hdr":  http.Header{"Cookie": {"a=b"}, "Accept": {"*/*"}},
 	}
-	got := Redact(in, []string{sec}).(map[string]any)
+	got := redact.Redact(in, []string{sec}).(map[string]any)
 	raw, _ := json.Marshal(got)
 	want := `{"env":{"nested":["a [REDACTED]",3.5,true,null]},` +
 		`"hdr":{"Accept":["*/*"]},` +
@@ -115,7 +118,7 @@ func TestRedact(t *testing.T) {
 
 func TestRedactHeadersOnlyCredential(t *testing.T) {
 	// The seed's shape preview: a redacted credential and a missing one look alike.
-	got, _ := json.Marshal(Redact(map[string]any{"headers": map[string]string{"Authorization": "Bearer x"}}, nil))
+	got, _ := json.Marshal(redact.Redact(map[string]any{"headers": map[string]string{"Authorization": "Bearer x"}}, nil))
 	if string(got) != `{"headers":{}}` {
 		t.Errorf("got %s", got)
 	}
@@ -127,7 +130,7 @@ func TestRedactForeign(t *testing.T) {
 		Headers map[string]string `json:"headers"`
 		N       int               `json:"n"`
 	}
-	got, _ := json.Marshal(Redact(&plan{URL: "u?t=abcdef", Headers: map[string]string{"x-api-key": "k"}, N: 7}, []string{"abcdef"}))
+	got, _ := json.Marshal(redact.Redact(&plan{URL: "u?t=abcdef", Headers: map[string]string{"x-api-key": "k"}, N: 7}, []string{"abcdef"}))
 	if string(got) != `{"headers":{},"n":7,"url":"u?t=[REDACTED]"}` {
 		t.Errorf("got %s", got)
 	}
@@ -149,13 +152,13 @@ func TestClip(t *testing.T) {
 		{"escaped beginning at the edge goes", `echo sk\u002Dlive\/0123`, 100, `echo sk\u002Dlive\/0123`},
 		{"escaped beginning cut at the edge goes", `echo sk\u002Dlive-0123 more`, 21, "echo …"},
 		{"cut inside an escape", `echo sk-live\u002D0123`, 15, "echo …"},
-		{"beginning shorter than MinSecretLen stays", "tail sk-", 7, "tail sk…"},
+		{"beginning shorter than redact.MinSecretLen stays", "tail sk-", 7, "tail sk…"},
 		{"negative length", "abc", -1, "…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Clip(tt.in, tt.n, []string{sec}); got != tt.want {
-				t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+			if got := redact.Clip(tt.in, tt.n, []string{sec}); got != tt.want {
+				t.Errorf("redact.Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 			}
 		})
 	}
