@@ -1,142 +1,103 @@
-package redact
+package redact_test
 
 import (
 	"encoding/base64"
-	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/url"
-	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/test/leak"
 )
 
-// FuzzString proves a secret never survives String: not as itself, not URL
-// escaped, not JSON escaped, and not inside base64 at any alignment, in
-// either alphabet. "Survives" means an occurrence that does not overlap a
-// Marker (the marker's own letters may coincide with a secret's).
+// basic is the oauth client's Basic credential: base64(id:QueryEscape(secret)).
+func basic(id, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
+}
+
+// FuzzString proves that no fragment of a secret of 8 or more bytes (the whole
+// secret when it is shorter) survives String, Redact or Clip at any cut
+// length, for every leak.Encodings spelling of the secret embedded in other
+// text and for the oauth client's Basic credential, looking at the output
+// plainly and through every decoding a client could apply (leak.Views: JSON
+// unescaping, percent-decoding with and without '+' as space, base64 of any
+// run at any offset, and base64 inside those). "Survives" means readable from
+// the output but not from the same text with the secret replaced by bytes
+// foreign to it (the surrounding text may hold fragments by itself).
 func FuzzString(f *testing.F) {
-	f.Add("sk-abc123", "Bearer ", " tail")
-	f.Add("p@ss w/rd+=", "user:", ":")
-	f.Add("DACT", "[RE", "ED]")
-	f.Add("]x[R", "]x[R", "x]x[R")
-	f.Add("aaaa", "aaa", "aaaaa")
-	f.Add("\x00\xff\xfe\x01", "", "")
-	f.Fuzz(func(t *testing.T, secret, prefix, suffix string) {
-		if len(secret) < MinSecretLen {
+	f.Add("sk-abc123", "Bearer ", " tail", uint64(1))
+	f.Add("p@ss w/rd+=", "user:", ":", uint64(2))
+	f.Add("sk-live-abc/def+ghi!'()*~", `{"echo":"`, `"}`, uint64(3))
+	f.Add("DACT", "[RE", "ED]", uint64(4))
+	f.Add("]x[R", "]x[R", "x]x[R", uint64(5))
+	f.Add("aaaa", "aaa", "aaaaa", uint64(6))
+	f.Add("%25%\\\\\\u00", "%", "\\", uint64(7))
+	f.Add("ключ-секрет-😀-значение", "key=", "&x=1", uint64(8))
+	f.Add("0123456789abcdefghijklmnopqrstuvwxyzABCDEF", "error: invalid key ", ".", uint64(9))
+	f.Fuzz(property)
+}
+
+// property is FuzzString's check for one input; seed drives the random
+// subsets and hex cases.
+func property(t *testing.T, secret, prefix, suffix string, seed uint64) {
+	{
+		if len(secret) < redact.MinSecretLen || len(secret) > 40 || len(prefix)+len(suffix) > 40 || !utf8.ValidString(secret) {
 			return
 		}
-		text := prefix + secret + suffix
-		inputs := []string{
-			text,
-			url.QueryEscape(text),
-			url.PathEscape(text),
-			lowerHex(url.QueryEscape(text)),
-			base64.StdEncoding.EncodeToString([]byte(text)),
-			base64.URLEncoding.EncodeToString([]byte(text)),
-			base64.RawStdEncoding.EncodeToString([]byte(text)),
-			"Basic " + base64.StdEncoding.EncodeToString([]byte(secret+":")),
-			"Basic " + base64.StdEncoding.EncodeToString([]byte(prefix+":"+secret)),
-		}
-		if j, err := json.Marshal(text); err == nil {
-			inputs = append(inputs, string(j))
+		filler := leak.Foreign(secret)
+		if filler == "" {
+			return
 		}
 		secrets := []string{secret}
-		for _, in := range inputs {
-			out := String(in, secrets)
-			if leaks(out, secret) {
-				t.Fatalf("secret %q survives in String(%q) = %q", secret, in, out)
+		check := func(name, in, ctxText string) {
+			ctx := leak.Views(ctxText)
+			if frag := leak.Fragment(secret, leak.Views(redact.String(in, secrets)), ctx); frag != "" {
+				t.Fatalf("%s: fragment %q of secret %q survives redact.String(%q) = %q", name, frag, secret, in, redact.String(in, secrets))
+			}
+			for n := 0; n <= len(in)+1; n++ {
+				out := redact.Clip(in, n, secrets)
+				if len(out) > n+len("…") && n < len(redact.String(in, secrets)) {
+					t.Fatalf("%s: redact.Clip(%q, %d) = %q is longer than the cut", name, in, n, out)
+				}
+				if frag := leak.Fragment(secret, leak.Views(out), ctx); frag != "" {
+					t.Fatalf("%s: fragment %q of secret %q survives redact.Clip(%q, %d) = %q", name, frag, secret, in, n, out)
+				}
 			}
 			// The same through Redact, nested and as a map key.
-			v := Redact(map[string]any{"k": []any{in}, in: "x"}, secrets).(map[string]any)
-			for k, e := range v {
-				if leaks(k, secret) {
-					t.Fatalf("secret %q survives in key %q", secret, k)
-				}
-				if s, ok := e.(string); ok && leaks(s, secret) {
-					t.Fatalf("secret %q survives in value %q", secret, s)
+			v := redact.Redact(map[string]any{"k": []any{in}, in: "x"}, secrets).(map[string]any)
+			for k := range v {
+				if frag := leak.Fragment(secret, leak.Views(k), ctx); frag != "" {
+					t.Fatalf("%s: fragment %q survives in key %q", name, frag, k)
 				}
 			}
-			if s := v["k"].([]any)[0].(string); leaks(s, secret) {
-				t.Fatalf("secret %q survives nested: %q", secret, s)
+			if s := v["k"].([]any)[0].(string); leak.Fragment(secret, leak.Views(s), ctx) != "" {
+				t.Fatalf("%s: secret %q survives nested: %q", name, secret, s)
 			}
 		}
-	})
-}
-
-// leaks reports whether out still carries secret outside a Marker: plainly,
-// URL or JSON escaped, or decodable from a run of base64 characters.
-func leaks(out, secret string) bool {
-	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), lowerHex(url.QueryEscape(secret))}
-	if j, err := json.Marshal(secret); err == nil {
-		forms = append(forms, string(j[1:len(j)-1]))
-	}
-	marks := markerSpans(out)
-	for _, f := range forms {
-		for i := 0; i+len(f) <= len(out); i++ {
-			if out[i:i+len(f)] == f && !overlaps(marks, i, i+len(f)) {
-				return true
+		for _, e := range leak.Encodings {
+			r := rand.New(rand.NewPCG(seed, 7))
+			rc := rand.New(rand.NewPCG(seed, 7))
+			if e.Whole {
+				check(e.Name, e.Enc(prefix+secret+suffix, r), e.Enc(prefix+filler+suffix, rc))
+			} else {
+				check(e.Name, prefix+e.Enc(secret, r)+suffix, prefix+e.Enc(filler, rc)+suffix)
 			}
 		}
-	}
-	// Base64: every maximal run of one alphabet's characters between markers,
-	// decoded at each of the four character offsets.
-	for _, seg := range segments(out, marks) {
-		for _, enc := range []struct {
-			extra string
-			enc   *base64.Encoding
-		}{{"+/", base64.RawStdEncoding}, {"-_", base64.RawURLEncoding}} {
-			for _, run := range base64Runs(seg, enc.extra) {
-				for r := 0; r < 4 && r < len(run); r++ {
-					body := run[r:]
-					body = body[:len(body)/4*4]
-					dec, err := enc.enc.DecodeString(body)
-					if err == nil && strings.Contains(string(dec), secret) {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
-}
-
-func markerSpans(s string) [][2]int {
-	var spans [][2]int
-	for from := 0; ; {
-		i := strings.Index(s[from:], Marker)
-		if i < 0 {
-			return spans
-		}
-		spans = append(spans, [2]int{from + i, from + i + len(Marker)})
-		from += i + 1
+		check("basic", basic(prefix, secret), basic(prefix, filler))
 	}
 }
 
-func overlaps(spans [][2]int, start, end int) bool {
-	for _, sp := range spans {
-		if start < sp[1] && sp[0] < end {
-			return true
+// TestClipEveryEncoding runs the fuzz property over fixed secrets and texts
+// with many random subsets, so plain `go test` covers more than the seeds.
+func TestClipEveryEncoding(t *testing.T) {
+	secrets := []string{"sk-live-0123456789abcdef", "p@ss w/rd+=!'()*~x", "tok\"with\\quote/slash", "ключ-секрет-😀"}
+	for i, sec := range secrets {
+		for seed := range uint64(20) {
+			t.Run(fmt.Sprint(i, "/", seed), func(t *testing.T) {
+				property(t, sec, "answer: ", ` and more`, seed)
+			})
 		}
 	}
-	return false
-}
-
-// segments is s with the marker spans cut out.
-func segments(s string, spans [][2]int) []string {
-	var out []string
-	last := 0
-	for _, sp := range spans {
-		if sp[0] > last {
-			out = append(out, s[last:sp[0]])
-		}
-		last = max(last, sp[1])
-	}
-	return append(out, s[last:])
-}
-
-// base64Runs splits s into maximal runs of base64 characters: letters,
-// digits and the two characters of extra.
-func base64Runs(s, extra string) []string {
-	isB64 := func(c rune) bool {
-		return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.ContainsRune(extra, c)
-	}
-	return strings.FieldsFunc(s, func(c rune) bool { return !isB64(c) })
 }

@@ -35,7 +35,7 @@ func (c *conversation) complete(ctx context.Context) (answer, string) {
 		if status >= 200 && status < 300 {
 			return c.parse(status, raw)
 		}
-		msg := redact.String(errorMessage(raw, http.StatusText(status)), c.out.Secrets)
+		msg := errorMessage(raw, http.StatusText(status), c.out.Secrets)
 		fail = "ERR:agent:" + strconv.Itoa(status) + ":" + msg
 		if status != http.StatusTooManyRequests && status < 500 {
 			return answer{}, fail
@@ -95,17 +95,20 @@ func (c *conversation) transportFailure(parent, ctx context.Context, err error) 
 	return "ERR:agent:fetch:" + redact.String(httpcall.FetchMessage(err), c.out.Secrets)
 }
 
+// maxBodyText is how much of an answer that is not a chat completion is shown.
+const maxBodyText = 200
+
 // parse reads a 2xx answer as a chat completion.
 func (c *conversation) parse(status int, raw []byte) (answer, string) {
 	var comp completion
 	if err := json.Unmarshal(raw, &comp); err != nil {
 		return answer{}, "ERR:agent:bad_response:the provider answered " + strconv.Itoa(status) +
-			" with a body that is not a chat completion (" + oneLine(err.Error()) + "): " + redact.String(clip(oneLine(string(raw)), 200), c.out.Secrets)
+			" with a body that is not a chat completion (" + oneLine(err.Error()) + "): " + shown(string(raw), maxBodyText, c.out.Secrets)
 	}
 	if len(comp.Choices) == 0 {
 		if comp.Error != nil && comp.Error.Message != "" {
 			return answer{}, "ERR:agent:bad_response:the provider answered " + strconv.Itoa(status) + " with an error: " +
-				redact.String(clip(oneLine(comp.Error.Message), maxErrorText), c.out.Secrets)
+				shown(comp.Error.Message, maxErrorText, c.out.Secrets)
 		}
 		return answer{}, "ERR:agent:bad_response:the provider answered " + strconv.Itoa(status) + " with no choices"
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/redact"
 )
 
 // ReplyTag is the tag that holds a model's answer to the user. It is never a
@@ -182,7 +183,7 @@ func projectTool(row *rowcall.Row) tool {
 			"additionalProperties": false,
 		})
 	}
-	return tool{Type: "function", Function: toolFunction{Name: row.Key, Description: clip(oneLine(desc), maxDescription), Parameters: params}}
+	return tool{Type: "function", Function: toolFunction{Name: row.Key, Description: redact.Clip(oneLine(desc), maxDescription, nil), Parameters: params}}
 }
 
 func firstLine(s string) string {

@@ -339,7 +339,7 @@ func (c *conversation) run(ctx context.Context) {
 		}
 		if round >= c.r.maxRounds {
 			c.out.Result = "ERR:agent:round_limit:" + strconv.Itoa(c.r.maxRounds) + " — the model was still making calls after " +
-				strconv.Itoa(c.r.maxRounds) + " rounds (the last answer's calls did not run); its last text: " + clip(oneLine(content), maxErrorText)
+				strconv.Itoa(c.r.maxRounds) + " rounds (the last answer's calls did not run); its last text: " + shown(content, maxErrorText, c.out.Secrets)
 			return
 		}
 		c.feed(ctx, ans, content, tags)
@@ -378,7 +378,7 @@ func (c *conversation) feed(ctx context.Context, ans answer, content string, tag
 			budget--
 			res = c.callTool(ctx, tc)
 		}
-		c.req.Messages = append(c.req.Messages, text("tool", clip(res, c.r.maxResult)))
+		c.req.Messages = append(c.req.Messages, text("tool", redact.Clip(res, c.r.maxResult, c.out.Secrets)))
 		c.req.Messages[len(c.req.Messages)-1].ToolCallID = tc.ID
 	}
 	if len(tags) == 0 {
@@ -394,7 +394,7 @@ func (c *conversation) feed(ctx context.Context, ans answer, content string, tag
 			budget--
 			res = c.call(ctx, t.Key, t.Args)
 		}
-		b.WriteString("\n[RESULT " + t.Key + "]\n" + clip(res, c.r.maxResult) + "\n[/RESULT " + t.Key + "]")
+		b.WriteString("\n[RESULT " + t.Key + "]\n" + redact.Clip(res, c.r.maxResult, c.out.Secrets) + "\n[/RESULT " + t.Key + "]")
 	}
 	c.req.Messages = append(c.req.Messages, text("user", b.String()))
 }

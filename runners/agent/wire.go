@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/rowcall/rowcall/redact"
 )
 
 // The OpenAI chat completions wire format, the parts this runner sends and
@@ -90,34 +92,28 @@ type apiErr struct {
 }
 
 // errorMessage is the provider's own message for a failed answer: the
-// error.message of an OpenAI error body, else the body itself (trimmed and
-// cut to maxErrorText bytes), else the status text.
-func errorMessage(body []byte, status string) string {
+// error.message of an OpenAI error body, else the body itself, else the
+// status text; shown (redacted, on one line, cut to maxErrorText bytes).
+func errorMessage(body []byte, status string, secrets []string) string {
 	var e errorBody
 	if json.Unmarshal(body, &e) == nil && e.Error != nil && e.Error.Message != "" {
-		return clip(oneLine(e.Error.Message), maxErrorText)
+		return shown(e.Error.Message, maxErrorText, secrets)
 	}
 	if s := strings.TrimSpace(string(body)); s != "" {
-		return clip(oneLine(s), maxErrorText)
+		return shown(s, maxErrorText, secrets)
 	}
 	return status
 }
 
 const maxErrorText = 500
 
-// clip cuts s to at most n bytes (on a rune boundary), marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8Start(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+// shown is text from the provider or a model as a result shows it: secrets
+// redacted, on one line, cut to at most n bytes. It redacts before oneLine
+// (which rewrites whitespace a secret may contain) and redact.Clip again
+// after, before it cuts, so no cut leaves a piece of a secret.
+func shown(s string, n int, secrets []string) string {
+	return redact.Clip(oneLine(redact.String(s, secrets)), n, secrets)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")

@@ -12,17 +12,20 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/redact"
 )
 
 // oauthClient is an oauth: spec with its variables read.
-type oauthClient rowcall.OAuth
+type oauthClient struct {
+	rowcall.OAuth
+	secrets []string // the variables' values, redacted from the token endpoint's answers
+}
 
 // resolveOAuth reads the spec's variables. ok is false when any is missing.
 func resolveOAuth(o *rowcall.OAuth, env rowcall.Env) (c *oauthClient, used []string, ok bool) {
-	out := oauthClient{AuthStyle: o.AuthStyle}
+	out := oauthClient{OAuth: rowcall.OAuth{AuthStyle: o.AuthStyle}}
 	for _, f := range []struct {
 		dst *string
 		src string
@@ -37,6 +40,7 @@ func resolveOAuth(o *rowcall.OAuth, env rowcall.Env) (c *oauthClient, used []str
 		*f.dst = v
 		used = append(used, u...)
 	}
+	out.secrets = used
 	return &out, used, true
 }
 
@@ -118,6 +122,9 @@ type tokenAnswer struct {
 	ExpiresIn   json.RawMessage `json:"expires_in"`
 }
 
+// maxErrorBody is how much of a token endpoint's failed answer is shown.
+const maxErrorBody = 512
+
 // fetchToken makes one client-credentials request.
 func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max int64) (string, time.Duration, *tokenError) {
 	form := url.Values{"grant_type": {"client_credentials"}}
@@ -156,7 +163,7 @@ func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max in
 		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + " with more than " + strconv.FormatInt(max, 10) + " bytes")
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + ": " + clip(string(body), 512))
+		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + ": " + redact.Clip(string(body), maxErrorBody, c.secrets))
 	}
 	var a tokenAnswer
 	if err := json.Unmarshal(body, &a); err != nil || a.AccessToken == "" {
@@ -177,15 +184,4 @@ func lifetime(raw json.RawMessage) time.Duration {
 		return maxTokenLife
 	}
 	return time.Duration(n * float64(time.Second))
-}
-
-// clip cuts s to at most n bytes, on a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
