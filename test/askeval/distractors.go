@@ -81,7 +81,16 @@ var quals = []struct{ key, phrase string }{
 	{"NIGHTLY", "in the nightly batch"},
 }
 
-// Distractors returns n admin and housekeeping rows (at most 28,800) that
+// MaxDistractors is how many different distractors there are.
+var MaxDistractors = func() int {
+	n := 0
+	for _, ns := range nouns {
+		n += len(ns) * len(chores) * len(quals)
+	}
+	return n
+}()
+
+// Distractors returns n admin and housekeeping rows (at most MaxDistractors) that
 // share the targets' vocabulary (their vendors, categories and nouns) but not
 // their actions, in an order fixed by seed. Vendors are the first word of the
 // domain's target keys.
@@ -111,8 +120,8 @@ func Distractors(n int, seed uint64) []Distractor {
 			}
 		}
 	}
-	if n > len(all) {
-		panic(fmt.Sprintf("askeval: at most %d distractors, asked for %d", len(all), n))
+	if n < 0 || n > len(all) {
+		panic(fmt.Sprintf("askeval: 0 to %d distractors, not %d", len(all), n))
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })

@@ -26,7 +26,7 @@ var rankers = map[string]func(*sqlstore.Store) askeval.Ranker{
 
 func main() {
 	split := flag.String("split", "all", "which intents to score: all, tune or test")
-	rows := flag.Int("rows", 10_000, "how many distractor rows to mix the targets into")
+	rows := flag.Int("rows", 10_000, fmt.Sprintf("how many distractor rows to mix the targets into (0 to %d)", askeval.MaxDistractors))
 	name := flag.String("ranker", "words", "the ranking to score (words: today's ask)")
 	show := flag.Bool("show", false, "list each tune intent with its target's rank")
 	flag.Parse()
@@ -39,6 +39,9 @@ func main() {
 func run(split string, rows int, name string, show bool) error {
 	if split != "all" && split != askeval.Tune && split != askeval.Test {
 		return fmt.Errorf("-split must be all, tune or test, not %q", split)
+	}
+	if rows < 0 || rows > askeval.MaxDistractors {
+		return fmt.Errorf("-rows must be 0 to %d, not %d", askeval.MaxDistractors, rows)
 	}
 	mk, ok := rankers[name]
 	if !ok {
