@@ -113,22 +113,10 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 	for _, hit := range hits {
 		row := hit.Row
 		matches = append(matches, ordered{{"key", row.Key}, {"type", row.Type}, {"category", row.Category},
-			{"what", orDoc(&row)}, {"when_to_use", row.DocLine("WHEN_TO_USE")}, {"args", row.DocLine("ARGS")},
+			{"what", row.Description()}, {"when_to_use", row.DocLine("WHEN_TO_USE")}, {"args", row.DocLine("ARGS")},
 			{"contract", base + "/api/dispatch?key=" + row.Key + "&format=markdown"}, {"score", hit.Score}})
 	}
 	writeJSON(w, http.StatusOK, ordered{{"ask", q.Get("ask")}, {"matches", matches}})
-}
-
-func orDoc(r *rowcall.Row) string {
-	if s := r.DocLine("WHAT"); s != "" {
-		return s
-	}
-	for _, line := range strings.Split(r.Content, "\n") {
-		if l := strings.TrimSpace(line); strings.HasPrefix(l, "#") {
-			return strings.TrimSpace(strings.TrimLeft(l, "#"))
-		}
-	}
-	return ""
 }
 
 // registry handles GET /api/dispatch?registry=1: every row the caller may see

@@ -2,6 +2,7 @@ package libsql
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net"
 	"net/http"
@@ -74,16 +75,7 @@ func TestConnOutlivesServerRestart(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "db")
 	stop := startSqld(t, addr, dbPath)
 	ctx := context.Background()
-	db, err := Open(ctx, "http://"+addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	db, conn := heldConn(t, addr)
 	insert := func(n int) {
 		t.Helper()
 		if _, err := conn.ExecContext(ctx, `INSERT INTO t VALUES (?)`, n); err != nil {
@@ -102,6 +94,23 @@ func TestConnOutlivesServerRestart(t *testing.T) {
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM t`).Scan(&count); err != nil || count != 3 {
 		t.Fatalf("%d rows (%v), want 3", count, err)
 	}
+}
+
+// heldConn opens the database on the sqld at addr and holds one connection,
+// as the receipt writer does; both close when the test ends.
+func heldConn(t *testing.T, addr string) (*sql.DB, *sql.Conn) {
+	t.Helper()
+	db, err := Open(context.Background(), "http://"+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return db, conn
 }
 
 // Only the server's refusal of a stream counts as "nothing ran".
@@ -131,16 +140,7 @@ func TestConnOutlivesExpiredStream(t *testing.T) {
 	renewAfter = time.Hour
 	defer func() { renewAfter = StreamIdle }()
 	ctx := context.Background()
-	db, err := Open(ctx, "http://"+addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	_, conn := heldConn(t, addr)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
