@@ -11,17 +11,25 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// Get returns the row for key with its row_num.
+// Get returns the row for key with its row_num, counted on the canonical
+// order's index: it reads about as many index entries as rows come before it
+// (not the whole table).
 func (s *Store) Get(ctx context.Context, key string) (rowcall.Row, error) {
-	q := `SELECT ` + columns + `, row_num FROM (SELECT ` + columns + `, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory) WHERE key = ?`
 	var n int64
-	r, err := scanRow(s.DB.QueryRowContext(ctx, q, key), &n)
+	r, err := scanRow(s.queryRow(ctx, getSQL, key), &n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, notFound(key)
 	}
 	r.RowNum = n
 	return r, err
 }
+
+// getSQL reads one row and its row_num: 1 + the rows before it in canonical
+// order (seq IS NULL, seq, key), counted on directory_order (seq, key).
+const getSQL = `SELECT ` + columns + `, 1 + CASE WHEN d.seq IS NULL
+		THEN (SELECT COUNT(*) FROM directory o WHERE o.seq IS NOT NULL) + (SELECT COUNT(*) FROM directory o WHERE o.seq IS NULL AND o.key < d.key)
+		ELSE (SELECT COUNT(*) FROM directory o WHERE (o.seq, o.key) < (d.seq, d.key)) END
+	FROM directory d WHERE d.key = ?`
 
 // Filter selects rows for List. Zero values select everything.
 type Filter struct {
@@ -52,7 +60,9 @@ type Page struct {
 }
 
 // List returns rows in canonical order with their row_num, and the number of
-// rows matching the filter.
+// rows matching the filter. An unfiltered page reads its offset plus its rows
+// (an index walk); a filtered one reads the whole directory (row_num counts
+// in all of it). docs/d1.md has the figures.
 func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 	var where []string
 	var args []any
@@ -80,9 +90,16 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 		f.Limit = DefaultPage
 	}
 	f.Limit = min(f.Limit, MaxPage)
-	q := `SELECT ` + columns + `, row_num, COUNT(*) OVER () FROM (SELECT ` + columns +
-		`, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory)` + cond +
-		` ORDER BY row_num LIMIT ? OFFSET ?`
+	// Unfiltered (the common page): walk the canonical order's index
+	// (directory_canonical) for offset+limit rows, number them from the
+	// offset, and take the total from directory_count. A filter keeps the
+	// window over the whole directory: row_num is the place in all of it.
+	q := `SELECT ` + columns + `, 0, (SELECT rows FROM directory_count) FROM directory ORDER BY ` + canonicalOrder + ` LIMIT ? OFFSET ?`
+	if cond != "" {
+		q = `SELECT ` + columns + `, row_num, COUNT(*) OVER () FROM (SELECT ` + columns +
+			`, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory)` + cond +
+			` ORDER BY row_num LIMIT ? OFFSET ?`
+	}
 	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return Page{}, err
@@ -95,6 +112,9 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 		if err != nil {
 			return p, err
 		}
+		if cond == "" {
+			n = int64(f.Offset + len(p.Rows) + 1)
+		}
 		r.RowNum = n
 		p.Rows = append(p.Rows, r)
 	}
@@ -102,7 +122,11 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 		return p, err
 	}
 	if len(p.Rows) == 0 && f.Offset > 0 { // past the end: still report the total
-		err = s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM directory`+cond, args...).Scan(&p.Total)
+		count := `SELECT rows FROM directory_count`
+		if cond != "" {
+			count = `SELECT COUNT(*) FROM directory` + cond
+		}
+		err = s.DB.QueryRowContext(ctx, count, args...).Scan(&p.Total)
 	}
 	return p, err
 }
