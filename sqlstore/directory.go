@@ -94,7 +94,7 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 	// (directory_canonical) for offset+limit rows, number them from the
 	// offset, and take the total from directory_count. A filter keeps the
 	// window over the whole directory: row_num is the place in all of it.
-	q := `SELECT ` + columns + `, 0, (SELECT rows FROM directory_count) FROM directory ORDER BY ` + canonicalOrder + ` LIMIT ? OFFSET ?`
+	q := `SELECT ` + columns + `, 0 AS row_num, (SELECT rows FROM directory_count) AS total FROM directory ORDER BY ` + canonicalOrder + ` LIMIT ? OFFSET ?`
 	if cond != "" {
 		q = `SELECT ` + columns + `, row_num, COUNT(*) OVER () FROM (SELECT ` + columns +
 			`, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory)` + cond +

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall/js"
 	"time"
 )
 
@@ -146,7 +147,12 @@ func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (st
 	if err != nil {
 		return "", err
 	}
-	db, err := h.d1()
+	var db js.Value
+	if _, own := ctx.Value(handleKey{}).(*reqHandle); own {
+		db, err = h.d1()
+	} else {
+		db, err = h.primarySession()
+	}
 	if err != nil {
 		return "", err
 	}

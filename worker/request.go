@@ -119,6 +119,18 @@ func (h *reqHandle) d1() (js.Value, error) {
 	return h.session, nil
 }
 
+// primarySession returns a session of its own, first-primary, on h's
+// binding: for a statement of work on a context of its own (the receipt log's
+// writer), which borrows the oldest request's binding but not its session
+// (that one may read a lagging copy; the writer's read of the chain's end must
+// be the primary's).
+func (h *reqHandle) primarySession() (js.Value, error) {
+	if h.db.IsUndefined() || h.db.IsNull() {
+		return js.Undefined(), errNoDB
+	}
+	return h.db.Call("withSession", firstPrimary), nil
+}
+
 // startFrom chooses the constraint r's D1 session starts from
 // (d1session.go), before any of its statements runs.
 func (h *reqHandle) startFrom(r *http.Request) error {
