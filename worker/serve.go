@@ -126,7 +126,9 @@ func run(inst *instance, r *http.Request, h *reqHandle, respond js.Value) {
 	defer func() {
 		inflight.end(h)
 		h.cancel()
-		d1ledger.record(h.d1Line(r))
+		if !strings.HasPrefix(r.URL.Path, "/_worker/") {
+			d1ledger.record(h.d1Line(r))
+		}
 	}()
 	defer func() {
 		if p := recover(); p != nil {
