@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall/internal/rowgen"
+	"github.com/rowcall/rowcall/sqlstore"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
@@ -134,6 +135,25 @@ func TestD1RowsRead(t *testing.T) {
 		if p.limit >= 0 && n > p.limit {
 			t.Errorf("%s read %d rows of a 10,000-row directory (at most %d expected)", p.name, n, p.limit)
 		}
+	}
+
+	// An MCP session's tool list (the enabled, visible rows in canonical
+	// order, up to its cap) reads about the page it lists, not the table.
+	mcp := map[string]string{"Accept": "application/json, text/event-stream"}
+	init := h.do(t, req{Method: "POST", Path: "/mcp", Header: mcp, Body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":` +
+		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"d1test","version":"1"}}}`})
+	expect(t, init, 200, nil)
+	mcp["Mcp-Session-Id"] = init.Header.Get("Mcp-Session-Id")
+	h.do(t, req{Method: "POST", Path: "/mcp", Header: mcp, Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`})
+	list := h.do(t, req{Method: "POST", Path: "/mcp", Header: mcp, Body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`})
+	expect(t, list, 200, nil)
+	if !strings.Contains(string(list.Raw), "W_ECHO") && !strings.Contains(string(list.Raw), "_00") {
+		t.Fatalf("tools/list: %.300s", list.Raw)
+	}
+	n := rowsRead(t, init) + rowsRead(t, list)
+	t.Logf("MCP initialize and tools/list: %d + %d rows read", rowsRead(t, init), rowsRead(t, list))
+	if n > 2*sqlstore.MaxPage {
+		t.Errorf("an MCP tool list read %d rows of a 10,000-row directory", n)
 	}
 }
 
