@@ -87,7 +87,7 @@ func (h *Handler) project(ctx context.Context, c Caller) ([]projected, error) {
 		return nil, nil
 	}
 	enabled := int64(1)
-	f := sqlstore.Filter{Enabled: &enabled, Scope: scope(c), Limit: min(sqlstore.MaxPage, max(100, 2*h.cfg.MaxTools))}
+	f := sqlstore.Filter{Enabled: &enabled, Scope: scope(c), Limit: min(sqlstore.MaxPage, max(100, 2*h.cfg.MaxTools)), Bare: true}
 	out := []projected{}
 	for {
 		page, err := h.cfg.Store.List(ctx, f)

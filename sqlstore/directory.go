@@ -11,17 +11,25 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// Get returns the row for key with its row_num.
+// Get returns the row for key with its row_num, counted on the canonical
+// order's index: it reads about as many index entries as rows come before it
+// (not the whole table).
 func (s *Store) Get(ctx context.Context, key string) (rowcall.Row, error) {
-	q := `SELECT ` + columns + `, row_num FROM (SELECT ` + columns + `, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory) WHERE key = ?`
 	var n int64
-	r, err := scanRow(s.DB.QueryRowContext(ctx, q, key), &n)
+	r, err := scanRow(s.queryRow(ctx, getSQL, key), &n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, notFound(key)
 	}
 	r.RowNum = n
 	return r, err
 }
+
+// getSQL reads one row and its row_num: 1 + the rows before it in canonical
+// order (seq IS NULL, seq, key), counted on directory_order (seq, key).
+const getSQL = `SELECT ` + columns + `, 1 + CASE WHEN d.seq IS NULL
+		THEN (SELECT COUNT(*) FROM directory o WHERE o.seq IS NOT NULL) + (SELECT COUNT(*) FROM directory o WHERE o.seq IS NULL AND o.key < d.key)
+		ELSE (SELECT COUNT(*) FROM directory o WHERE (o.seq, o.key) < (d.seq, d.key)) END
+	FROM directory d WHERE d.key = ?`
 
 // Filter selects rows for List. Zero values select everything.
 type Filter struct {
@@ -31,6 +39,13 @@ type Filter struct {
 	Scope    *Scope // only rows a token covers, when set
 	Limit    int    // at most MaxPage; DefaultPage when 0
 	Offset   int
+
+	// Bare asks for the rows alone: no row_num, and Total 0. A filtered page
+	// then reads its matches (up to its last one on the canonical order's
+	// index, or a type's or category's through theirs) instead of numbering
+	// the whole directory. The MCP tool list and the agent catalog need no
+	// row_num.
+	Bare bool
 }
 
 // Scope is a token's scope: rows with one of Keys, or in one of Categories
@@ -52,38 +67,16 @@ type Page struct {
 }
 
 // List returns rows in canonical order with their row_num, and the number of
-// rows matching the filter.
+// rows matching the filter. An unfiltered page reads its offset plus its rows
+// (an index walk); a filtered one reads the whole directory (row_num counts
+// in all of it), unless it is Bare. docs/d1.md has the figures.
 func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
-	var where []string
-	var args []any
-	if f.Type != "" {
-		where, args = append(where, "type = ?"), append(args, string(f.Type))
-	}
-	if f.Category != "" {
-		where, args = append(where, "category = ?"), append(args, f.Category)
-	}
-	if f.Enabled != nil {
-		where, args = append(where, "COALESCE(enabled, 1) = ?"), append(args, *f.Enabled)
-	}
-	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
-		// One bound parameter each, whatever the scope's size (D1 allows 100).
-		keys, _ := json.Marshal(orNone(sc.Keys))
-		cats, _ := json.Marshal(orNone(sc.Categories))
-		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
-		args = append(args, string(keys), string(cats))
-	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
 	if f.Limit <= 0 {
 		f.Limit = DefaultPage
 	}
 	f.Limit = min(f.Limit, MaxPage)
-	q := `SELECT ` + columns + `, row_num, COUNT(*) OVER () FROM (SELECT ` + columns +
-		`, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory)` + cond +
-		` ORDER BY row_num LIMIT ? OFFSET ?`
-	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit, f.Offset)...)
+	q, args, cond, condArgs, numbered := listQuery(f)
+	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return Page{}, err
 	}
@@ -95,16 +88,71 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 		if err != nil {
 			return p, err
 		}
+		if !numbered && !f.Bare {
+			n = int64(f.Offset + len(p.Rows) + 1)
+		}
 		r.RowNum = n
 		p.Rows = append(p.Rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return p, err
 	}
-	if len(p.Rows) == 0 && f.Offset > 0 { // past the end: still report the total
-		err = s.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM directory`+cond, args...).Scan(&p.Total)
+	if len(p.Rows) == 0 && f.Offset > 0 && !f.Bare { // past the end: still report the total
+		count := `SELECT rows FROM directory_count`
+		if cond != "" {
+			count = `SELECT COUNT(*) FROM directory` + cond
+		}
+		err = s.DB.QueryRowContext(ctx, count, condArgs...).Scan(&p.Total)
 	}
 	return p, err
+}
+
+// listQuery is List's statement for f: the filter's WHERE clause and its
+// arguments, and whether the statement numbers the rows itself.
+//
+// Unfiltered (the common page), it walks the canonical order's index
+// (directory_canonical) for offset+limit rows, which List numbers from the
+// offset, and takes the total from directory_count. Bare, it walks the same
+// index and filters as it goes. A filtered page keeps the window over the
+// whole directory: its row_num is the place in all of it.
+func listQuery(f Filter) (q string, args []any, cond string, condArgs []any, numbered bool) {
+	var where []string
+	if f.Type != "" {
+		where, condArgs = append(where, "type = ?"), append(condArgs, string(f.Type))
+	}
+	if f.Category != "" {
+		where, condArgs = append(where, "category = ?"), append(condArgs, f.Category)
+	}
+	if f.Enabled != nil {
+		where, condArgs = append(where, "COALESCE(enabled, 1) = ?"), append(condArgs, *f.Enabled)
+	}
+	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
+		// One bound parameter each, whatever the scope's size (D1 allows 100).
+		keys, _ := json.Marshal(orNone(sc.Keys))
+		cats, _ := json.Marshal(orNone(sc.Categories))
+		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
+		condArgs = append(condArgs, string(keys), string(cats))
+	}
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(slices.Clone(condArgs), f.Limit, f.Offset)
+	switch {
+	case f.Bare:
+		// SQLite walks directory_canonical and filters as it goes, or, for a
+		// type or category, may read that column's matches and sort them.
+		q = `SELECT ` + columns + `, 0 AS row_num, 0 AS total FROM directory` + cond +
+			` ORDER BY ` + canonicalOrder + ` LIMIT ? OFFSET ?`
+	case cond == "":
+		q = `SELECT ` + columns + `, 0 AS row_num, (SELECT rows FROM directory_count) AS total FROM directory ORDER BY ` +
+			canonicalOrder + ` LIMIT ? OFFSET ?`
+	default:
+		q = `SELECT ` + columns + `, row_num, COUNT(*) OVER () FROM (SELECT ` + columns +
+			`, ROW_NUMBER() OVER (ORDER BY ` + canonicalOrder + `) AS row_num FROM directory)` + cond +
+			` ORDER BY row_num LIMIT ? OFFSET ?`
+		numbered = true
+	}
+	return q, args, cond, condArgs, numbered
 }
 
 // Create inserts a new row at version 1. A key that exists is EConflict.
@@ -181,6 +229,6 @@ type Catalog struct{ Store *Store }
 // Rows returns up to limit enabled rows of category ("" for every category).
 func (c Catalog) Rows(ctx context.Context, category string, limit int) ([]rowcall.Row, error) {
 	on := int64(1)
-	p, err := c.Store.List(ctx, Filter{Category: category, Enabled: &on, Limit: limit})
+	p, err := c.Store.List(ctx, Filter{Category: category, Enabled: &on, Limit: limit, Bare: true})
 	return p.Rows, err
 }

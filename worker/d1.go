@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall/js"
 	"time"
 )
 
@@ -22,9 +23,10 @@ import (
 // another.
 //
 // A statement crosses from Go to JavaScript once and back once (ops.go): the
-// shim's d1 helper (build/shim/worker.mjs) takes the binding, the SQL and the
-// parameters as JSON, runs prepare().bind().raw() (or run()), and answers
-// with the rows as JSON. syumai's d1 driver, which this replaces, takes its
+// shim's d1 helper (build/shim/worker.mjs) takes the request's D1 session
+// (d1session.go), the SQL and the parameters as JSON, runs
+// prepare().bind().all() (or run()), and answers with D1's meta (rows read
+// and written, the session's bookmark) and the rows as JSON. syumai's d1 driver, which this replaces, takes its
 // binding from a process-wide runtime context, awaits D1 through promise
 // callbacks of its own, and reads a result cell by cell through syscall/js
 // (several calls into JavaScript per column, each JavaScript value tracked by
@@ -134,18 +136,23 @@ func (r d1Result) RowsAffected() (int64, error) { return r.changes, nil }
 
 // The shim's d1 operations.
 const (
-	d1Query = 0 // raw({columnNames: true}): [[names…], [values…], …], [] when no rows
+	d1Query = 0 // all(): [[names…], [values…], …], [] when no rows
 	d1Run   = 1 // run(): [meta.changes, meta.last_row_id]
 )
 
-// d1Call runs one statement on the D1 binding of ctx's request and returns
-// the shim's JSON answer.
+// d1Call runs one statement in the D1 session of ctx's request, adds D1's
+// meta for it to the request's account, and returns the shim's JSON answer.
 func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (string, error) {
 	h, err := handleFrom(ctx)
 	if err != nil {
 		return "", err
 	}
-	db, err := h.d1()
+	var db js.Value
+	if _, own := ctx.Value(handleKey{}).(*reqHandle); own {
+		db, err = h.d1()
+	} else {
+		db, err = h.primarySession()
+	}
 	if err != nil {
 		return "", err
 	}
@@ -157,7 +164,12 @@ func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (st
 	if err != nil {
 		return "", fmt.Errorf("d1: %w", err)
 	}
-	return r.text, nil
+	read, written, bookmark, rest, err := parseD1Answer(r.text)
+	if err != nil {
+		return "", err
+	}
+	h.counted(q, read, written, bookmark)
+	return rest, nil
 }
 
 var shimD1 = runtimeContext.Get("d1")

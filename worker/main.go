@@ -114,6 +114,13 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		inst.serveWorker(a, w, r)
 		return
 	}
+	if err := h.startFrom(r); err != nil {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(jsonObject("error", "invalid_request", "message", err.Error(),
+			"how_to_fix", "send back the x-d1-bookmark of an earlier answer unchanged, or none"))
+		return
+	}
 	a.handler.ServeHTTP(w, r)
 }
 

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -27,6 +28,15 @@ type reqHandle struct {
 	db js.Value // the request's DB binding (undefined without one)
 
 	origin string // scheme://host the request came in on: $SELF without ROWCALL_PUBLIC_URL
+
+	// The request's D1 session (d1session.go): started on its first
+	// statement from constraint, which ServeHTTP chooses before any runs.
+	constraint string
+	mu         sync.Mutex
+	session    js.Value
+	bookmark   string   // the newest bookmark its statements ended at
+	counts     d1Counts // what D1 did for it
+	each       []d1Statement
 }
 
 type handleKey struct{}
@@ -97,13 +107,77 @@ func (r *requests) oldest() *reqHandle {
 // no env: every binding comes from the handle of the request that uses it.
 var runtimeContext = js.Global().Get("context")
 
-// d1 returns the request's D1 binding (DB).
+// d1 returns the request's D1 session: env.DB.withSession(constraint),
+// started on first use.
 func (h *reqHandle) d1() (js.Value, error) {
 	if h.db.IsUndefined() || h.db.IsNull() {
 		return js.Undefined(), errNoDB
 	}
-	return h.db, nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.session.IsUndefined() {
+		h.session = h.db.Call("withSession", cmpOr(h.constraint, firstPrimary))
+	}
+	return h.session, nil
 }
+
+// primarySession returns a session of its own, first-primary, on h's
+// binding: for a statement of work on a context of its own (the receipt log's
+// writer), which borrows the oldest request's binding but not its session
+// (that one may read a lagging copy; the writer's read of the chain's end must
+// be the primary's).
+func (h *reqHandle) primarySession() (js.Value, error) {
+	if h.db.IsUndefined() || h.db.IsNull() {
+		return js.Undefined(), errNoDB
+	}
+	return h.db.Call("withSession", firstPrimary), nil
+}
+
+// startFrom chooses the constraint r's D1 session starts from
+// (d1session.go), before any of its statements runs.
+func (h *reqHandle) startFrom(r *http.Request) error {
+	c, err := sessionConstraint(r.Method, r.URL, r.Header)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.constraint = c
+	h.mu.Unlock()
+	return nil
+}
+
+// counted adds statement q's meta to the request's account.
+func (h *reqHandle) counted(q string, read, written int64, bookmark string) {
+	h.mu.Lock()
+	h.counts.add(d1Counts{Statements: 1, RowsRead: read, RowsWritten: written})
+	if len(h.each) < maxEach {
+		h.each = append(h.each, statement(q, read, written))
+	}
+	if newerBookmark(bookmark, h.bookmark) {
+		h.bookmark = bookmark
+	}
+	h.mu.Unlock()
+	d1ledger.saw(bookmark)
+}
+
+// d1Account returns what D1 did for the request so far, and the bookmark its
+// answer carries (d1session.go).
+func (h *reqHandle) d1Account() (d1Counts, string) {
+	h.mu.Lock()
+	c, own := h.counts, h.bookmark
+	h.mu.Unlock()
+	return c, d1ledger.newest(own)
+}
+
+// d1Line is the request's line in /_worker/stats once it is done.
+func (h *reqHandle) d1Line(r *http.Request) d1Request {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return d1Request{Request: r.Method + " " + r.URL.RequestURI(), Session: h.constraint, d1Counts: h.counts, Each: h.each}
+}
+
+// d1ledger is this instance's D1 account (GET /_worker/stats).
+var d1ledger = &d1Ledger{}
 
 var errNoDB = errors.New("the worker has no D1 binding named DB")
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall/js"
@@ -126,6 +127,9 @@ func run(inst *instance, r *http.Request, h *reqHandle, respond js.Value) {
 	defer func() {
 		inflight.end(h)
 		h.cancel()
+		if !strings.HasPrefix(r.URL.Path, "/_worker/") {
+			d1ledger.record(h.d1Line(r))
+		}
 	}()
 	defer func() {
 		if p := recover(); p != nil {
@@ -215,10 +219,17 @@ func writeHeader(b *strings.Builder, h http.Header) {
 
 var headerValue = strings.NewReplacer("\r", " ", "\n", " ")
 
-// head returns the status text and the header lines.
+// head returns the status text and the header lines, with D1's account of
+// the request so far and the bookmark to send back (d1session.go).
 func (w *writer) head() string {
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	counts, bookmark := w.h.d1Account()
+	w.header.Set(rowsReadHeader, strconv.FormatInt(counts.RowsRead, 10))
+	w.header.Set(rowsWrittenHeader, strconv.FormatInt(counts.RowsWritten, 10))
+	if bookmark != "" {
+		w.header.Set(bookmarkHeader, bookmark)
 	}
 	var b strings.Builder
 	b.WriteString(http.StatusText(w.status))

@@ -14,7 +14,10 @@ import (
 //	GET  /_worker/stats   this Go instance: which one the isolate is on (1 unless
 //	                      one died), when it started, how many requests it has
 //	                      served, and the fn runner's module loads by digest
-//	                      (a load is a compile: see countingSource).
+//	                      (a load is a compile: see countingSource), and D1's
+//	                      account: rows read and written in all and for each of
+//	                      the last requests, and the newest bookmark seen
+//	                      (d1session.go).
 //	POST /_worker/crash   only with ROWCALL_WORKER_DEBUG=1: kill this Go
 //	                      instance (a panic outside any handler), so tests can
 //	                      watch the shim start a fresh one on the next request.
@@ -37,6 +40,7 @@ func (inst *instance) serveWorker(a *app, w http.ResponseWriter, r *http.Request
 			"fn_runner":       inst.fn.started.Load(),
 			"fn_module_loads": inst.fn.src.counts(),
 			"examples":        a.seeder.report(),
+			"d1":              d1ledger.snapshot(),
 			"go": map[string]any{"heap_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": ms.NumGC,
 				"gc_pause_ms": float64(ms.PauseTotalNs) / 1e6, "goroutines": runtime.NumGoroutine()},
 		})

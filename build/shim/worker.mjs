@@ -259,16 +259,23 @@ class Instance {
   }
 }
 
-// d1 runs one statement on the D1 binding db: op 0 answers the rows of
-// raw({columnNames: true}) as JSON, op 1 (run) [changes, last_row_id]. params
-// is a JSON array ("" for none) in which {"$b": base64} is a BLOB; BLOBs come
-// back the same way.
+// d1 runs one statement on db, the request's D1 session (env.DB.withSession,
+// worker/request.go): op 0 answers the rows of all() as JSON, [[names…],
+// [values…], …] ([] for none), op 1 (run) [changes, last_row_id]. params is a
+// JSON array ("" for none) in which {"$b": base64} is a BLOB; BLOBs come back
+// the same way. The answer's first line is D1's meta for the statement and the
+// session's bookmark after it: "<rows_read> <rows_written> <bookmark>" (no
+// bookmark: "-"). all() rather than raw(): raw() drops meta. all() keys a row
+// by column name, so a statement's result columns must be distinct and not
+// integer-like (rowcall's are).
 async function d1(db, op, sql, params) {
   let stmt = db.prepare(sql);
   if (params !== "") stmt = stmt.bind(...JSON.parse(params, unblob));
-  if (op === 0) return [encodeRows(await stmt.raw({ columnNames: true }))];
-  const r = await stmt.run();
-  return [JSON.stringify([r.meta?.changes ?? 0, r.meta?.last_row_id ?? 0])];
+  const r = op === 0 ? await stmt.all() : await stmt.run();
+  const meta = r.meta ?? {};
+  const head = `${meta.rows_read ?? 0} ${meta.rows_written ?? 0} ${db.getBookmark?.() || "-"}\n`;
+  if (op === 0) return [head + encodeRows(r.results ?? [])];
+  return [head + JSON.stringify([meta.changes ?? 0, meta.last_row_id ?? 0])];
 }
 
 // fetchFor runs one fetch(): head is "METHOD URL" and one "name:value" line per
@@ -352,13 +359,18 @@ function unblob(key, value) {
   return value;
 }
 
-function encodeRows(rows) {
-  for (let r = 1; r < rows.length; r++) {
-    const row = rows[r];
-    for (let i = 0; i < row.length; i++) {
-      const v = row[i];
-      if (v !== null && typeof v === "object") row[i] = { $b: base64(v) };
+// encodeRows turns all()'s row objects into [[names…], [values…], …].
+function encodeRows(results) {
+  if (results.length === 0) return "[]";
+  const names = Object.keys(results[0]);
+  const rows = [names];
+  for (const obj of results) {
+    const row = new Array(names.length);
+    for (let i = 0; i < names.length; i++) {
+      const v = obj[names[i]];
+      row[i] = v !== null && typeof v === "object" ? { $b: base64(v) } : v;
     }
+    rows.push(row);
   }
   return JSON.stringify(rows);
 }
