@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -86,7 +85,7 @@ func Load(dir string) (*Encoder, error) {
 	e.lnEps = l.scalarF(pkTS + "Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x")
 	e.l2Eps = l.scalarF("module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y")
 	e.maxLen = int(l.scalarI(pk + "ClipToMaxLength/Less/y"))
-	e.tanhW = newMatrix(l.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", Dim, Dim).f32, Dim, Dim)
+	e.tanhW = l.matrix(l.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", Dim, Dim).f32, Dim, Dim)
 	e.tanhB = l.get("module/Encoder_en/hidden_layers/tanh_layer_0/bias", Dim).f32
 	for i := range e.layers {
 		e.layers[i] = l.layer(i, e.embDim)
@@ -123,6 +122,17 @@ func (l *loader) get(name string, shape ...int) tensor {
 		l.err = fmt.Errorf("use: weight %s has shape %v, want %v", name, t.shape, shape)
 	}
 	return t
+}
+
+func (l *loader) matrix(w []float32, k, n int) matrix {
+	if l.err != nil {
+		return matrix{}
+	}
+	m, err := newMatrix(w, k, n)
+	if err != nil {
+		l.err = err
+	}
+	return m
 }
 
 func (l *loader) scalarF(name string) float32 {
@@ -162,7 +172,7 @@ func (l *loader) layer(i, embDim int) layer {
 		return ly
 	}
 	ly.dq = qkv.shape[3] / 3
-	ly.qkvW = newMatrix(qkv.f32, ly.in, 3*ly.dq)
+	ly.qkvW = l.matrix(qkv.f32, ly.in, 3*ly.dq)
 	ly.qkvB = l.get(p+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*ly.dq).f32
 	split := l.get(q+"MultiheadAttention/Const", 3)
 	if l.err == nil && (split.i32 == nil || split.i32[0] != int32(ly.dq) || split.i32[1] != int32(ly.dq) || split.i32[2] != int32(ly.dq)) {
@@ -175,10 +185,10 @@ func (l *loader) layer(i, embDim int) layer {
 		l.err = fmt.Errorf("use: layer %d has %d heads of %d, not %d", i, ly.heads, ly.depth, ly.dq)
 	}
 	ly.scale = l.scalarF(q + "MultiheadAttention/mul/y")
-	ly.outW = newMatrix(l.get(kp+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, ly.dq, Dim).f32, ly.dq, Dim)
+	ly.outW = l.matrix(l.get(kp+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, ly.dq, Dim).f32, ly.dq, Dim)
 	ly.outB = l.get(p+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", Dim).f32
 	if ly.in != Dim {
-		m := newMatrix(l.get(p+"dense/kernel/ConcatPartitions/concat", ly.in, Dim).f32, ly.in, Dim)
+		m := l.matrix(l.get(p+"dense/kernel/ConcatPartitions/concat", ly.in, Dim).f32, ly.in, Dim)
 		ly.resW = &m
 		ly.resB = l.get(p+"dense/bias/ConcatPartitions/concat", Dim).f32
 	}
@@ -189,9 +199,9 @@ func (l *loader) layer(i, embDim int) layer {
 		return ly
 	}
 	ly.ffn = w1.shape[1]
-	ly.w1 = newMatrix(w1.f32, Dim, ly.ffn)
+	ly.w1 = l.matrix(w1.f32, Dim, ly.ffn)
 	ly.b1 = l.get(p+"FFN/conv1/bias/ConcatPartitions/concat", ly.ffn).f32
-	ly.w2 = newMatrix(l.get(q+"FFN/conv2/Tensordot/Reshape_1", ly.ffn, Dim).f32, ly.ffn, Dim)
+	ly.w2 = l.matrix(l.get(q+"FFN/conv2/Tensordot/Reshape_1", ly.ffn, Dim).f32, ly.ffn, Dim)
 	ly.b2 = l.get(p+"FFN/conv2/bias/ConcatPartitions/concat", Dim).f32
 	return ly
 }
@@ -223,64 +233,6 @@ func (e *Encoder) EmbedBatch(texts []string) [][]float32 {
 }
 
 var impl gonum.Implementation
-
-// panelWidth is the column width of a packed weight panel: a [k, 128]
-// float32 panel of a 512- or 1536-row matrix is 256 KB or 768 KB, so it stays
-// in cache while every row of the activations passes over it.
-const panelWidth = 128
-
-// matrix is a weight matrix [k, n] stored as n/panelWidth contiguous column
-// panels, each [k, panelWidth] row-major.
-type matrix struct {
-	k, n   int
-	panels [][]float32
-}
-
-func newMatrix(w []float32, k, n int) matrix {
-	m := matrix{k: k, n: n}
-	pw := min(panelWidth, n)
-	for c := 0; c < n; c += pw {
-		w1 := min(pw, n-c)
-		p := make([]float32, k*w1)
-		for r := 0; r < k; r++ {
-			copy(p[r*w1:(r+1)*w1], w[r*n+c:r*n+c+w1])
-		}
-		m.panels = append(m.panels, p)
-	}
-	return m
-}
-
-// mul sets c[rows, n] = a[rows, k] @ m + bias (nil for none) or, with
-// accumulate, adds a @ m (+ bias) to c.
-func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {
-	if rows == 0 {
-		return
-	}
-	k, n := m.k, m.n
-	a = a[:rows*k]
-	var tmp []float32
-	col := 0
-	for _, p := range m.panels {
-		w := len(p) / k
-		if cap(tmp) < rows*w {
-			tmp = make([]float32, rows*w)
-		}
-		t := vek32.MatMul_Into(tmp, a, p, k)
-		for r := 0; r < rows; r++ {
-			dst := c[r*n+col : r*n+col+w]
-			src := t[r*w : (r+1)*w]
-			if accumulate {
-				vek32.Add_Inplace(dst, src)
-			} else {
-				copy(dst, src)
-			}
-			if bias != nil {
-				vek32.Add_Inplace(dst, bias[col:col+w])
-			}
-		}
-		col += w
-	}
-}
 
 // layerNorm writes LN(x) row by row as the graph computes it:
 // (scale * rsqrt(mean((x-mean)^2) + eps)) * (x-mean) + bias.
