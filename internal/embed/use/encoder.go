@@ -5,9 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // Dim is the length of every vector Embed returns.
@@ -232,8 +229,6 @@ func (e *Encoder) EmbedBatch(texts []string) [][]float32 {
 	return e.forward(seqs)
 }
 
-var impl gonum.Implementation
-
 // layerNorm writes LN(x) row by row as the graph computes it:
 // (scale * rsqrt(mean((x-mean)^2) + eps)) * (x-mean) + bias.
 func layerNorm(out, x []float32, rows, dim int, scale, bias []float32, eps float32) {
@@ -333,7 +328,7 @@ func (e *Encoder) layerForward(ly *layer, x []float32, seqs [][]int, T int) []fl
 	qkv := make([]float32, T*3*dq)
 	ly.qkvW.mul(qkv, ln, T, ly.qkvB, false)
 	ctx := make([]float32, T*dq)
-	var logits []float32
+	var logits, kt, vp []float32
 	row := 0
 	ld := 3 * dq
 	for _, s := range seqs {
@@ -341,21 +336,28 @@ func (e *Encoder) layerForward(ly *layer, x []float32, seqs [][]int, T int) []fl
 		if L == 0 {
 			continue
 		}
-		if cap(logits) < L*L {
-			logits = make([]float32, L*L)
-		}
-		lg := logits[:L*L]
+		Lp := (L + panelWidth - 1) / panelWidth * panelWidth
+		logits = grow(logits, L*Lp)
+		kt = grow(kt, ly.depth*Lp)
+		vp = grow(vp, L*ly.depth)
 		base := row * ld
 		for hd := 0; hd < ly.heads; hd++ {
 			off := hd * ly.depth
-			// logits = (q * scale) k^T
-			impl.Sgemm(blas.NoTrans, blas.Trans, L, L, ly.depth, ly.scale,
-				qkv[base+off:], ld, qkv[base+dq+off:], ld, 0, lg, L)
+			q := qkv[base+off:]
+			// logits = (q k^T) * scale, over Lp columns (those past L are zero).
+			pack(kt, qkv[base+dq+off:], ly.depth, L, 1, ld)
+			clear(logits)
+			gemm(logits, Lp, q, ld, L, ly.depth, kt, Lp/panelWidth)
 			for i := 0; i < L; i++ {
-				softmax(lg[i*L : (i+1)*L])
+				li := logits[i*Lp : i*Lp+L]
+				for j := range li {
+					li[j] *= ly.scale
+				}
+				softmax(li)
 			}
-			impl.Sgemm(blas.NoTrans, blas.NoTrans, L, ly.depth, L, 1,
-				lg, L, qkv[base+2*dq+off:], ld, 0, ctx[row*dq+off:], dq)
+			// ctx[:, off:off+depth] = softmax @ v
+			pack(vp, qkv[base+2*dq+off:], L, ly.depth, ld, 1)
+			gemm(ctx[row*dq+off:], dq, logits, Lp, L, L, vp, ly.depth/panelWidth)
 		}
 		row += L
 	}
@@ -373,6 +375,14 @@ func (e *Encoder) layerForward(ly *layer, x []float32, seqs [][]int, T int) []fl
 	}
 	ly.w2.mul(h, f, T, ly.b2, true)
 	return h
+}
+
+// grow returns b resized to n, reallocated only when too small.
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
 }
 
 func softmax(v []float32) {

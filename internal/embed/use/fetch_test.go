@@ -129,3 +129,24 @@ func TestRegistryPinNamesTheVersion(t *testing.T) {
 		t.Fatalf("Integrity does not decode to a SHA-512: %v", err)
 	}
 }
+
+// Load names what is missing or malformed instead of returning a half-built encoder.
+func TestLoadReportsBrokenModelDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "no model.json") {
+		t.Errorf("Load(empty dir): err = %v, want no model.json", err)
+	}
+	manifest := `{"weightsManifest":[{"paths":["shard1"],"weights":[{"name":"module/Embeddings_en","shape":[4,2],"dtype":"float32"}]}]}`
+	os.WriteFile(filepath.Join(dir, "model.json"), []byte(manifest), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "shard1") {
+		t.Errorf("Load(missing shard): err = %v, want the shard named", err)
+	}
+	os.WriteFile(filepath.Join(dir, "shard1"), make([]byte, 12), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "end before weight module/Embeddings_en") {
+		t.Errorf("Load(short shard): err = %v, want the short shard reported", err)
+	}
+	os.WriteFile(filepath.Join(dir, "model.json"), []byte(strings.Replace(manifest, "shard1", "../shard1", 1)), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "not a plain file name") {
+		t.Errorf("Load(shard outside the directory): err = %v, want a refusal", err)
+	}
+}

@@ -65,44 +65,73 @@ func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {
 			}
 		}
 	}
-	if rows == 0 || k == 0 {
+	gemm(c, n, a, k, rows, k, m.packed, n/panelWidth)
+}
+
+// pack writes the k x (16*panels) matrix whose element (l, j) is
+// src[l*ls + j*js] into panels (zero past n columns), the layout gemm reads.
+func pack(dst, src []float32, k, n, ls, js int) {
+	panels := (n + panelWidth - 1) / panelWidth
+	dst = dst[:panels*panelWidth*k]
+	for p := 0; p < panels; p++ {
+		d := dst[p*panelWidth*k : (p+1)*panelWidth*k]
+		for l := 0; l < k; l++ {
+			dl := d[l*panelWidth : (l+1)*panelWidth]
+			for j := range dl {
+				if col := p*panelWidth + j; col < n {
+					dl[j] = src[l*ls+col*js]
+				} else {
+					dl[j] = 0
+				}
+			}
+		}
+	}
+}
+
+// gemm adds a @ B to c, where a is rows x k (row stride lda), B is k x
+// (16*panels) packed by pack or newMatrix, and c has row stride ldc and at
+// least 16*panels columns.
+func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32, panels int) {
+	if rows == 0 || k == 0 || panels == 0 {
 		return
 	}
+	panel := func(p int) []float32 { return packed[p*panelWidth*k : (p+1)*panelWidth*k] }
 	// The last rows%4 rows run as one zero-padded tile.
 	full := rows - rows%tileRows
 	var tail []float32
 	if full < rows {
 		tail = make([]float32, tileRows*k)
-		copy(tail, a[full*k:])
+		for r := full; r < rows; r++ {
+			copy(tail[(r-full)*k:(r-full+1)*k], a[r*lda:r*lda+k])
+		}
 	}
-	panels := n / panelWidth
 	work := func(p0, p1 int) {
-		var ct [tileRows * panelWidth]float32
 		for r0 := 0; r0 < full; r0 += rowBlock {
 			r1 := min(r0+rowBlock, full)
 			for p := p0; p < p1; p++ {
-				pn := m.panel(p)
+				pn := panel(p)
 				for r := r0; r < r1; r += tileRows {
-					tile4x16(k, a[r*k:], k, pn, c[r*n+p*panelWidth:], n)
+					tile4x16(k, a[r*lda:], lda, pn, c[r*ldc+p*panelWidth:], ldc)
 				}
 			}
 		}
 		if tail == nil {
 			return
 		}
+		var ct [tileRows * panelWidth]float32
 		for p := p0; p < p1; p++ {
 			clear(ct[:])
 			for r := full; r < rows; r++ {
-				copy(ct[(r-full)*panelWidth:(r-full+1)*panelWidth], c[r*n+p*panelWidth:])
+				copy(ct[(r-full)*panelWidth:(r-full+1)*panelWidth], c[r*ldc+p*panelWidth:])
 			}
-			tile4x16(k, tail, k, m.panel(p), ct[:], panelWidth)
+			tile4x16(k, tail, k, panel(p), ct[:], panelWidth)
 			for r := full; r < rows; r++ {
-				copy(c[r*n+p*panelWidth:r*n+(p+1)*panelWidth], ct[(r-full)*panelWidth:])
+				copy(c[r*ldc+p*panelWidth:r*ldc+(p+1)*panelWidth], ct[(r-full)*panelWidth:])
 			}
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), panels)
-	if workers < 2 || rows*k*n < parallelAt {
+	if workers < 2 || rows*k*panels*panelWidth < parallelAt {
 		work(0, panels)
 		return
 	}

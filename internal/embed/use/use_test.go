@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/rowcall/rowcall/internal/rowgen"
 )
 
 // modelForTest loads the weights from, in order: $ROWCALL_USE_LITE_DIR, the
@@ -183,7 +185,8 @@ func TestConcurrentEmbed(t *testing.T) {
 func BenchmarkEmbedQuery(b *testing.B) {
 	e := encoder(b)
 	q := "how do I refund an order?"
-	b.ReportMetric(float64(len(e.Tokens(q))), "tokens")
+	defer b.ReportMetric(float64(len(e.Tokens(q))), "tokens")
+	defer cpuTime(b)()
 	for b.Loop() {
 		e.Embed(q)
 	}
@@ -195,7 +198,8 @@ const row60 = "Export the monthly sales report as a CSV file and email it to the
 
 func BenchmarkEmbedRow(b *testing.B) {
 	e := encoder(b)
-	b.ReportMetric(float64(len(e.Tokens(row60))), "tokens")
+	defer b.ReportMetric(float64(len(e.Tokens(row60))), "tokens")
+	defer cpuTime(b)()
 	for b.Loop() {
 		e.Embed(row60)
 	}
@@ -209,7 +213,42 @@ func BenchmarkEmbedRowBatch16(b *testing.B) {
 	for i := range rows {
 		rows[i] = row60
 	}
+	defer cpuTime(b)()
 	for b.Loop() {
 		e.EmbedBatch(rows)
+	}
+}
+
+// BenchmarkEmbedDirectory embeds the content of 256 generated directory rows
+// (internal/rowgen, the rows the discovery tests rank) in batches of 16, on
+// GOMAXPROCS goroutines at once: the way a host would embed a whole
+// directory. "s/10k-rows" extrapolates the wall time to 10,000 rows.
+func BenchmarkEmbedDirectory(b *testing.B) {
+	e := encoder(b)
+	rows := rowgen.Noise(256, 1)
+	texts := make([]string, len(rows))
+	tokens := 0
+	for i, r := range rows {
+		texts[i] = r.Content
+		tokens += len(e.Tokens(r.Content))
+	}
+	defer b.ReportMetric(float64(tokens)/float64(len(texts)), "tokens/row")
+	defer func() { b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(len(texts))*10000, "s/10k-rows") }()
+	defer cpuTime(b)()
+	for b.Loop() {
+		next := make(chan []string)
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for batch := range next {
+					e.EmbedBatch(batch)
+				}
+			})
+		}
+		for i := 0; i < len(texts); i += 16 {
+			next <- texts[i:min(i+16, len(texts))]
+		}
+		close(next)
+		wg.Wait()
 	}
 }
