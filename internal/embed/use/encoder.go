@@ -17,8 +17,8 @@ const (
 	pkTS = pk + "Encode/TransformerStack/"
 )
 
-// layer holds one transformer layer's weights, all row-major [in, out] as
-// the graph's MatMul/Conv2D(1x1) kernels are.
+// layer holds one transformer layer's weights; the matrices are the graph's
+// MatMul and 1x1 Conv2D kernels ([in, out]), packed for gemm.
 type layer struct {
 	in, dq, heads, depth int
 	scale                float32
@@ -219,14 +219,23 @@ func (e *Encoder) Embed(text string) []float32 {
 	return e.EmbedBatch([]string{text})[0]
 }
 
-// EmbedBatch embeds several texts at once; the results are those of Embed
-// on each, computed with larger matrix products (faster per text).
+// batchTexts bounds how many texts one forward pass packs together (their
+// activations: up to 32 x 128 tokens x 1536 float32 = 25 MB).
+const batchTexts = 32
+
+// EmbedBatch embeds several texts; the results are those of Embed on each,
+// computed up to 32 texts at a time with larger matrix products.
 func (e *Encoder) EmbedBatch(texts []string) [][]float32 {
-	seqs := make([][]int, len(texts))
-	for i, t := range texts {
-		seqs[i] = e.Tokens(t)
+	out := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += batchTexts {
+		chunk := texts[i:min(i+batchTexts, len(texts))]
+		seqs := make([][]int, len(chunk))
+		for j, t := range chunk {
+			seqs[j] = e.Tokens(t)
+		}
+		out = append(out, e.forward(seqs)...)
 	}
-	return e.forward(seqs)
+	return out
 }
 
 // layerNorm writes LN(x) row by row as the graph computes it:

@@ -141,7 +141,11 @@ func TestBatchEqualsSingle(t *testing.T) {
 		texts = append(texts, c.Text)
 	}
 	texts = append(texts, "")
+	texts = append(texts, texts...) // more than one forward pass's worth (batchTexts)
 	batch := e.EmbedBatch(texts)
+	if len(batch) != len(texts) {
+		t.Fatalf("EmbedBatch of %d texts returned %d vectors", len(texts), len(batch))
+	}
 	for i, s := range texts {
 		if c := dot(batch[i], e.Embed(s)); c < 0.99999 {
 			t.Errorf("EmbedBatch vs Embed for %q: cosine %.7f", s, c)
