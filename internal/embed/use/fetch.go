@@ -70,13 +70,17 @@ func Open(ctx context.Context, dir string) (*Encoder, error) {
 }
 
 // Fetch downloads src's tarball, checks it against src.Integrity and unpacks
-// the package into dir (replacing what was there). A tarball that does not
+// the package into dir, replacing a previous fetch there (a directory holding
+// anything else is refused and left alone). A tarball that does not
 // match the pin, is too large, or holds anything but plain files of the
 // package leaves dir untouched and returns an error saying why.
 func Fetch(ctx context.Context, dir string, src Source) error {
 	want, ok := strings.CutPrefix(src.Integrity, "sha512-")
 	if !ok {
 		return fmt.Errorf("use: integrity %q is not a sha512- pin", src.Integrity)
+	}
+	if err := replaceable(dir); err != nil { // before downloading; checked again before replacing
+		return err
 	}
 	client := src.Client
 	if client == nil {
@@ -123,6 +127,9 @@ func Fetch(ctx context.Context, dir string, src Source) error {
 	if err := os.WriteFile(filepath.Join(tmp, integrityFile), []byte(src.Integrity+"\n"), 0o644); err != nil {
 		return fmt.Errorf("use: %w", err)
 	}
+	if err := replaceable(dir); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("use: %w", err)
 	}
@@ -130,6 +137,22 @@ func Fetch(ctx context.Context, dir string, src Source) error {
 		return fmt.Errorf("use: %w", err)
 	}
 	return nil
+}
+
+// replaceable refuses to let Fetch delete a directory it did not write: dir
+// may be missing, empty, or a previous fetch (it holds integrityFile).
+func replaceable(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("use: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, integrityFile)); err == nil {
+		return nil
+	}
+	return fmt.Errorf("use: %s already holds files that are not a fetch of the weights; not replacing it (choose an empty or new directory)", dir)
 }
 
 // unpack writes the regular files under the tarball's package/ into dir.

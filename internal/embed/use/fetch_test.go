@@ -150,3 +150,40 @@ func TestLoadReportsBrokenModelDirectory(t *testing.T) {
 		t.Errorf("Load(shard outside the directory): err = %v, want a refusal", err)
 	}
 }
+
+// Fetch never deletes a directory that is not its own, such as a data directory passed by mistake.
+func TestFetchKeepsForeignDirectory(t *testing.T) {
+	tgz := tarball(t, pkgFiles)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rowcall.db"), []byte("data"), 0o600)
+	err := Fetch(context.Background(), dir, Source{URL: serve(t, tgz), Integrity: pin(tgz)})
+	if err == nil || !strings.Contains(err.Error(), "not replacing it") {
+		t.Fatalf("Fetch into a directory of other files: err = %v, want a refusal", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "rowcall.db")); err != nil || string(b) != "data" {
+		t.Fatalf("the refused fetch changed the directory: %q, %v", b, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Fatalf("the refused fetch left %d entries beside the directory", len(entries)-1)
+	}
+}
+
+// After one fetch, Open works offline: with a context that allows no request at all.
+func TestOpenAfterFetchNeedsNoNetwork(t *testing.T) {
+	dir, err := DefaultDir()
+	if err != nil || !Fetched(dir, Registry) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no fetch in %s (err %v); run 'go run ./internal/embed/use/fetch'", dir, err)
+		}
+		t.Skipf("SKIPPING: no fetch in %s; run 'go run ./internal/embed/use/fetch'", dir)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatalf("Open(%s) with no network: %v", dir, err)
+	}
+	if v := e.Embed("hello"); len(v) != Dim {
+		t.Fatalf("Embed returned %d dimensions", len(v))
+	}
+}
