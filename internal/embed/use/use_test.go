@@ -256,3 +256,18 @@ func BenchmarkEmbedDirectory(b *testing.B) {
 		wg.Wait()
 	}
 }
+
+// BenchmarkLoad reads and packs the weights from the directory the tests use.
+func BenchmarkLoad(b *testing.B) {
+	encoder(b) // skips or fails as the other benchmarks do without weights
+	dir, err := DefaultDir()
+	if err != nil || !Fetched(dir, Registry) {
+		b.Skip("SKIPPING: BenchmarkLoad reads DefaultDir, which holds no fetch")
+	}
+	defer cpuTime(b)()
+	for b.Loop() {
+		if _, err := Load(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
