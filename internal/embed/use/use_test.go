@@ -271,3 +271,16 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// Empty text (which the JavaScript model rejects) embeds as zero tokens: a
+// finite unit vector, the same every time.
+func TestEmbedEmptyText(t *testing.T) {
+	e := encoder(t)
+	v := e.Embed("")
+	if n := dot(v, v); math.IsNaN(n) || n < 0.9999 || n > 1.0001 {
+		t.Fatalf("Embed(\"\") has squared norm %v, want 1", n)
+	}
+	if len(e.Tokens("")) != 0 || !slices.Equal(v, e.Embed("")) {
+		t.Fatal("Embed(\"\") is not the zero-token vector")
+	}
+}
