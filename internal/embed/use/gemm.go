@@ -1,0 +1,162 @@
+package use
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// The dense layers' matrix products, blocked for the cache and vectorised:
+// each weight matrix is packed once, at Load, into 16-column panels
+// ([k][16] contiguous: 32 KB for k = 512, so a panel stays in L1 while every
+// row of the activations passes over it), and a 4-row by 16-column
+// micro-kernel (AVX2/FMA assembly on amd64, plain Go elsewhere) keeps its
+// tile of C in registers. Large products split their panels across
+// GOMAXPROCS goroutines.
+
+const (
+	panelWidth = 16
+	tileRows   = 4
+	rowBlock   = 64      // activation rows per pass over the panels (64 x 1536 x 4 B = 384 KB)
+	parallelAt = 1 << 21 // multiply-adds from which a product is split across goroutines
+)
+
+// matrix is a weight matrix [k, n], packed into n/16 panels.
+type matrix struct {
+	k, n   int
+	packed []float32 // panel p is packed[p*16*k : (p+1)*16*k], row-major [k][16]
+}
+
+func newMatrix(w []float32, k, n int) (matrix, error) {
+	if n%panelWidth != 0 || len(w) != k*n {
+		return matrix{}, fmt.Errorf("use: a %dx%d weight matrix (%d values) does not pack into %d-column panels", k, n, len(w), panelWidth)
+	}
+	m := matrix{k: k, n: n, packed: make([]float32, k*n)}
+	for p := 0; p < n/panelWidth; p++ {
+		dst := m.packed[p*panelWidth*k:]
+		for r := 0; r < k; r++ {
+			copy(dst[r*panelWidth:(r+1)*panelWidth], w[r*n+p*panelWidth:])
+		}
+	}
+	return m, nil
+}
+
+func (m matrix) panel(p int) []float32 {
+	return m.packed[p*panelWidth*m.k : (p+1)*panelWidth*m.k]
+}
+
+// mul sets c[rows, n] = a[rows, k] @ m + bias (bias nil for none) or, with
+// accumulate, adds a @ m + bias to c.
+func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {
+	k, n := m.k, m.n
+	c, a = c[:rows*n], a[:rows*k]
+	switch {
+	case !accumulate && bias == nil:
+		clear(c)
+	case !accumulate:
+		for r := 0; r < rows; r++ {
+			copy(c[r*n:(r+1)*n], bias)
+		}
+	case bias != nil:
+		for r := 0; r < rows; r++ {
+			cr := c[r*n : (r+1)*n]
+			for j, b := range bias {
+				cr[j] += b
+			}
+		}
+	}
+	gemm(c, n, a, k, rows, k, m.packed, n/panelWidth)
+}
+
+// pack writes the k x (16*panels) matrix whose element (l, j) is
+// src[l*ls + j*js] into panels (zero past n columns), the layout gemm reads.
+func pack(dst, src []float32, k, n, ls, js int) {
+	panels := (n + panelWidth - 1) / panelWidth
+	dst = dst[:panels*panelWidth*k]
+	for p := 0; p < panels; p++ {
+		d := dst[p*panelWidth*k : (p+1)*panelWidth*k]
+		for l := 0; l < k; l++ {
+			dl := d[l*panelWidth : (l+1)*panelWidth]
+			for j := range dl {
+				if col := p*panelWidth + j; col < n {
+					dl[j] = src[l*ls+col*js]
+				} else {
+					dl[j] = 0
+				}
+			}
+		}
+	}
+}
+
+// gemm adds a @ B to c, where a is rows x k (row stride lda), B is k x
+// (16*panels) packed by pack or newMatrix, and c has row stride ldc and at
+// least 16*panels columns.
+func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32, panels int) {
+	if rows == 0 || k == 0 || panels == 0 {
+		return
+	}
+	panel := func(p int) []float32 { return packed[p*panelWidth*k : (p+1)*panelWidth*k] }
+	// The last rows%4 rows run as one zero-padded tile.
+	full := rows - rows%tileRows
+	var tail []float32
+	if full < rows {
+		tail = make([]float32, tileRows*k)
+		for r := full; r < rows; r++ {
+			copy(tail[(r-full)*k:(r-full+1)*k], a[r*lda:r*lda+k])
+		}
+	}
+	work := func(p0, p1 int) {
+		for r0 := 0; r0 < full; r0 += rowBlock {
+			r1 := min(r0+rowBlock, full)
+			for p := p0; p < p1; p++ {
+				pn := panel(p)
+				for r := r0; r < r1; r += tileRows {
+					tile4x16(k, a[r*lda:], lda, pn, c[r*ldc+p*panelWidth:], ldc)
+				}
+			}
+		}
+		if tail == nil {
+			return
+		}
+		var ct [tileRows * panelWidth]float32
+		for p := p0; p < p1; p++ {
+			clear(ct[:])
+			for r := full; r < rows; r++ {
+				copy(ct[(r-full)*panelWidth:(r-full+1)*panelWidth], c[r*ldc+p*panelWidth:])
+			}
+			tile4x16(k, tail, k, panel(p), ct[:], panelWidth)
+			for r := full; r < rows; r++ {
+				copy(c[r*ldc+p*panelWidth:r*ldc+(p+1)*panelWidth], ct[(r-full)*panelWidth:])
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), panels)
+	if workers < 2 || rows*k*panels*panelWidth < parallelAt {
+		work(0, panels)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		p0, p1 := w*panels/workers, (w+1)*panels/workers
+		wg.Go(func() { work(p0, p1) })
+	}
+	wg.Wait()
+}
+
+// tile4x16Go is the portable micro-kernel: c[r][0:16] += a[r*lda:r*lda+k] @ panel for r < 4.
+func tile4x16Go(k int, a []float32, lda int, panel []float32, c []float32, ldc int) {
+	for r := 0; r < tileRows; r++ {
+		var acc [panelWidth]float32
+		ar := a[r*lda : r*lda+k]
+		for l, x := range ar {
+			b := panel[l*panelWidth : (l+1)*panelWidth]
+			for j := range acc {
+				acc[j] += x * b[j]
+			}
+		}
+		cr := c[r*ldc : r*ldc+panelWidth]
+		for j := range cr {
+			cr[j] += acc[j]
+		}
+	}
+}
