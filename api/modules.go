@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
 // moduleStatus maps the module registry's error codes to HTTP statuses.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/ledger"
 )
 
 // exportReceipts handles GET /api/receipts?after=SEQ&limit=N: the signed chain

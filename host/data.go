@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlite"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // openData opens the database under dir and applies pending migrations.

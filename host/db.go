@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rowcall/rowcall/libsql"
 	"github.com/rowcall/rowcall/migrations"
+	"github.com/rowcall/rowcall/sqlstore/libsql"
 )
 
 // dbFlagHelp is the --db flag's help, shared by serve and migrate.

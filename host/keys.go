@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/ledger"
 )
 
 // keyRing holds the owner keys: $ROWCALL_OWNER_KEY, or DATA/owner.key plus,

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlite"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // migrate implements `rowcall migrate [list]`.

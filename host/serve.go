@@ -20,17 +20,17 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/examples"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/examplerows"
+	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/modules"
-	"github.com/rowcall/rowcall/outbound"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/runners/httpcall"
-	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // hostEnv is where rows' credentials come from: the process environment, plus
@@ -162,7 +162,7 @@ func serve(args []string) error {
 		ListenURL: base, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
 	self.Handler = h
 	if freshDatabase(applied) && !*noExamples {
-		created, err := examples.InstallAll(ctx, registry, store)
+		created, err := examplerows.InstallAll(ctx, registry, store)
 		if err != nil {
 			return err
 		}

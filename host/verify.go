@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/ledger"
 )
 
 // receiptCmd dispatches `rowcall receipt …`.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlite"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 func newStore(t *testing.T) *Store {

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 func newLog(tb testing.TB) (*sqlstore.Store, *sqlstore.ReceiptLog, ledger.Keys) {

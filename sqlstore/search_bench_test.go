@@ -9,8 +9,8 @@ import (
 
 	"github.com/rowcall/rowcall/internal/rowgen"
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // BenchmarkAsk measures ask (Store.Search) over 10,000 and 100,000 generated

@@ -34,7 +34,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall/libsql"
+	"github.com/rowcall/rowcall/sqlstore/libsql"
 )
 
 // repoRoot is the repository (the tests run in test/).

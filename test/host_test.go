@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall/sqlite"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // binary is the rowcall binary built once for the whole suite.

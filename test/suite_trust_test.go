@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/ledger"
 )
 
 // suiteTrust: the statements behind tokens, the receipt chain, import and

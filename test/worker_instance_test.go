@@ -237,7 +237,7 @@ func TestWorkerInstance(t *testing.T) {
 	})
 
 	// Go on js/wasm cannot interrupt a module, so no deadline can stop one
-	// that loops forever: fuel does (package wasm/fuel), as ERR:fn:timeout,
+	// that loops forever: fuel does (package runners/fn/fuel), as ERR:fn:timeout,
 	// and the same instance answers the next call.
 	t.Run("a module that never returns is stopped", func(t *testing.T) {
 		before := stats(t, h)

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/sqlstore"
 )

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
 	"github.com/rowcall/rowcall/runners/fn"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
 // lazyFn is the fn runner, one per Go instance and built on first use:

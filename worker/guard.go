@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/outbound"
 )
 
 // guard is the worker's outbound policy, applied to the URL of every request

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/outbound"
 )
 
 func TestGuardRefusesLocalLiterals(t *testing.T) {

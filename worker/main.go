@@ -64,9 +64,9 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/ledger"
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/httpcall"
 	"github.com/rowcall/rowcall/sqlstore"

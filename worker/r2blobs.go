@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"syscall/js"
 
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
 // moduleBlobs is the worker's modules.BlobStore: the R2 bucket bound as

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rowcall/rowcall/examples"
+	"github.com/rowcall/rowcall/internal/examplerows"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -85,5 +85,5 @@ func (s *seeder) install(ctx context.Context) ([]string, error) {
 	if _, err := s.fn.runner(); err != nil { // the registry compiles uploads with it
 		return nil, err
 	}
-	return examples.InstallAll(ctx, s.fn.registry(), s.store)
+	return examplerows.InstallAll(ctx, s.fn.registry(), s.store)
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 	"github.com/rowcall/rowcall/runners/httpcall"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // ReplyTag is the tag that holds a model's answer to the user. It is never a

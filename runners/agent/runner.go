@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 	"github.com/rowcall/rowcall/runners/httpcall"
 )
 

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // The OpenAI chat completions wire format, the parts this runner sends and

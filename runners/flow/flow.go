@@ -85,7 +85,7 @@ import (
 	"sync"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 	"github.com/rowcall/rowcall/internal/jsontext"
 )
 

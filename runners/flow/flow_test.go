@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 // fake is a Caller that records its calls as "KEY:body" and answers from a

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 // Argv renders inv.Row's content template (default ["$1"]) into the argv a

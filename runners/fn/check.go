@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
-	"github.com/rowcall/rowcall/wasm/fuel"
+	"github.com/rowcall/rowcall/runners/fn/fuel"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/tetratelabs/wazero/experimental"
 )
 

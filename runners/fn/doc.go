@@ -19,7 +19,7 @@
 // entries in all; table.grow past them returns -1), time (Config.Timeout, enforced through the
 // context with wazero's WithCloseOnContextDone; where nothing can interrupt a
 // running module — Go on js/wasm — Config.Fuel bounds every loop instead, see
-// package wasm/fuel) and output (Config.OutputLimit). At most
+// package runners/fn/fuel) and output (Config.OutputLimit). At most
 // Config.MaxConcurrent instances run at once; a call that finds none free waits
 // up to Config.QueueWait for one.
 //

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
 	"github.com/rowcall/rowcall/runners/fn"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/wasm/examples"
 	_ "modernc.org/sqlite"
 )

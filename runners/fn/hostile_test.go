@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
 	"github.com/rowcall/rowcall/runners/fn"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/wasm/examples"
 )
 

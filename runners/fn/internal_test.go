@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/wasm/examples"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
@@ -30,7 +30,7 @@ type Config struct {
 	StderrTail       int              // bytes of stderr quoted in a failure; default 512
 	MaxCompiled      int              // compiled modules kept in memory; default 64
 	Interpreter      bool             // force wazero's interpreter (what the worker runs)
-	Fuel             int64            // > 0: meter modules, this many loop iterations a call (package wasm/fuel); the worker's time limit
+	Fuel             int64            // > 0: meter modules, this many loop iterations a call (package runners/fn/fuel); the worker's time limit
 	Now              func() time.Time // the guest's wall clock; default time.Now
 	MaxConcurrent    int              // instances running at once; default 4×GOMAXPROCS
 	QueueWait        time.Duration    // how long a call waits for one to finish before ERR:fn:busy; default 1s

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/wasm/fuel"
+	"github.com/rowcall/rowcall/runners/fn/fuel"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"

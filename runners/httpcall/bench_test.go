@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/args"
+	"github.com/rowcall/rowcall/internal/outbound"
 )
 
 const benchBody = `{"object":"list","data":[{"id":"grok-4","object":"model","owned_by":"xai"}]}`

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 // seen is what an upstream received.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // oauthClient is an oauth: spec with its variables read.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/outbound"
 )
 
 // tokenServer is a loopback OAuth token endpoint for client "client-7" with

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/outbound"
 )
 
 // The host's real outbound dialer in front of the runner.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall/outbound"
+	"github.com/rowcall/rowcall/internal/outbound"
 )
 
 // A redirect to another origin carries none of the row's credentials: not a

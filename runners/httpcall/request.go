@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/args"
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // call is one request, built and not yet sent.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 // withSelf returns inv with $SELF (args.Self) set to this host's base URL

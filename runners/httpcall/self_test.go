@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 type baseKey struct{}

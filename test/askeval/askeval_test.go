@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/kljensen/snowball/english"
-	"github.com/rowcall/rowcall/sqlite"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // stopwords are ignored on both sides when comparing an intent with its row.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // Depth is how many ranked keys count: MRR@10.

@@ -23,7 +23,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // FragmentLen is the length of the shortest fragment of a secret that counts

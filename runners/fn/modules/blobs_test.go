@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
 func TestBlobStores(t *testing.T) {

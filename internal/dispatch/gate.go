@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/typed"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/rowcall/rowcall/typed"
 )
 
 // gate decides, before any runner, whether the call may run. For a token it

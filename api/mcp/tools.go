@@ -14,9 +14,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/typed"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/rowcall/rowcall/typed"
 )
 
 // The meta-tools' names. A row with one of these keys is not listed as its

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
 )
 
 // Speculating callers never see a row older than the newest committed edit:

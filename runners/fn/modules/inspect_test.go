@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/wasm/examples"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"

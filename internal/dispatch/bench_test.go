@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/httpcall"
-	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // newDispatcher returns a dispatcher over a fresh SQLite file with the http and

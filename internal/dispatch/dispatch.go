@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/args"
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/args"
+	"github.com/rowcall/rowcall/internal/redact"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/runners/fn"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 func TestJoin(t *testing.T) {

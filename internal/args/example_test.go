@@ -3,7 +3,7 @@ package args_test
 import (
 	"fmt"
 
-	"github.com/rowcall/rowcall/args"
+	"github.com/rowcall/rowcall/internal/args"
 )
 
 // The seed's DIR_PATCH row: target "PATCH https://example.test/api/directory/$1",

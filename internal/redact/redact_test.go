@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowcall/rowcall/redact"
+	"github.com/rowcall/rowcall/internal/redact"
 	"github.com/rowcall/rowcall/test/leak"
 )
 

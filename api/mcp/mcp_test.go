@@ -13,12 +13,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
-	"github.com/rowcall/rowcall/ledger"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/runners/httpcall"
-	"github.com/rowcall/rowcall/sqlite"
 	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // newHandler serves a handler over a fresh SQLite file with one http row;

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	_ "modernc.org/sqlite"
 )
 
@@ -22,7 +22,7 @@ func openDB(t testing.TB) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ddl, err := os.ReadFile("../migrations/0005_modules.sql")
+	ddl, err := os.ReadFile("../../../migrations/0005_modules.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,13 @@
 // WebAssembly modules. InstallAll installs them all; the local host calls it
 // when it creates its database, the worker on its first request to an empty
 // one (worker/seed.go).
-package examples
+package examplerows
 
 import (
 	"context"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/modules"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 

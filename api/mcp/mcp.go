@@ -57,7 +57,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/dispatch"
+	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
