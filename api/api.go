@@ -17,7 +17,6 @@ import (
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/runners/fn/modules"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // Config is what the operator sets.
@@ -45,15 +44,24 @@ type Config struct {
 // Handler serves the API.
 type Handler struct {
 	cfg   Config
-	store *sqlstore.Store
+	store Store
 	disp  *dispatch.Dispatcher
 	mux   *http.ServeMux
 	mcp   *mcp.Handler // the MCP server at /mcp
 	keys  ledger.Keys  // cfg.ReceiptKeys, parsed
 }
 
+// Store is what the API reads and writes: the directory, tokens, breakers and
+// the receipt chain. sqlstore.Store implements it.
+type Store interface {
+	rowcall.Directory
+	rowcall.Tokens
+	rowcall.Breakers
+	rowcall.ReceiptReader
+}
+
 // New returns the API handler over store, invoking rows through disp.
-func New(cfg Config, store *sqlstore.Store, disp *dispatch.Dispatcher) *Handler {
+func New(cfg Config, store Store, disp *dispatch.Dispatcher) *Handler {
 	h := &Handler{cfg: cfg, store: store, disp: disp, mux: http.NewServeMux()}
 	h.keys, _ = ledger.ParseKeys(cfg.ReceiptKeys) // a key that does not parse verifies nothing: confirm says so
 	h.mcp = mcp.New(mcp.Config{Store: store, Dispatcher: disp, ReceiptURL: h.receiptURL, Unauthorized: unauthorized, Fail: writeError,

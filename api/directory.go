@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // createRow handles POST /api/directory: key and type required; 201 with
@@ -102,9 +101,9 @@ func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
 // listRows handles GET /api/directory?type=&category=&enabled=&limit=&offset=.
 func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
-	f := sqlstore.Filter{Type: rowcall.Type(q.Get("type")), Category: q.Get("category")}
+	f := rowcall.Filter{Type: rowcall.Type(q.Get("type")), Category: q.Get("category")}
 	if c.Token != nil {
-		f.Scope = &sqlstore.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
+		f.Scope = &rowcall.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
 	}
 	if f.Type != "" && !f.Type.Valid() {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "type must be one of fn, http, agent, flow; got " + q.Get("type")})
@@ -119,7 +118,7 @@ func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		}
 		f.Enabled = &n
 	}
-	if f.Limit, err = queryInt(q.Get("limit"), "limit", sqlstore.DefaultPage, 1, sqlstore.MaxPage); err == nil {
+	if f.Limit, err = queryInt(q.Get("limit"), "limit", rowcall.DefaultPage, 1, rowcall.MaxPage); err == nil {
 		f.Offset, err = queryInt(q.Get("offset"), "offset", 0, 0, 1<<31)
 	}
 	if err != nil {
@@ -187,7 +186,7 @@ func (h *Handler) patchRow(w http.ResponseWriter, r *http.Request, c Caller) {
 			return
 		}
 		if ver != 0 && cur.Version != ver {
-			h.written(w, r, cur, sqlstore.VersionConflict(cur, ver))
+			h.written(w, r, cur, rowcall.VersionConflict(cur, ver))
 			return
 		}
 		next := cur

@@ -14,7 +14,6 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/contract"
 	"github.com/rowcall/rowcall/internal/dispatch"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // dispatchGet handles GET /api/dispatch: ?confirm=inv_… (public, keyless),
@@ -39,11 +38,11 @@ func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func scopeOf(c Caller) *sqlstore.Scope {
+func scopeOf(c Caller) *rowcall.Scope {
 	if c.Token == nil {
 		return nil
 	}
-	return &sqlstore.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
+	return &rowcall.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
 }
 
 // visibleRow reads a row the caller may see (a token's scope hides the rest).
@@ -103,7 +102,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	hits, err := h.store.Search(r.Context(), q.Get("ask"), sqlstore.SearchFilter{Scope: scopeOf(c), Limit: limit})
+	hits, err := h.store.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: scopeOf(c), Limit: limit})
 	if err != nil {
 		writeError(w, r, err)
 		return

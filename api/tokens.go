@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // mintRequest is the body of POST /api/tokens.
@@ -91,13 +90,13 @@ func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, erro
 	case m.ExpiresIn < 0:
 		return t, invalid("expires_in must be a positive number of seconds", "omit it for a token that does not expire")
 	case m.ExpiresIn > 0:
-		t.ExpiresAt = time.Now().Add(time.Duration(m.ExpiresIn) * time.Second).UTC().Format(sqlstore.Timestamp)
+		t.ExpiresAt = time.Now().Add(time.Duration(m.ExpiresIn) * time.Second).UTC().Format(rowcall.Timestamp)
 	case m.ExpiresAt != "":
 		at, err := time.Parse(time.RFC3339, m.ExpiresAt)
 		if err != nil {
 			return t, invalid("expires_at must be an RFC 3339 time; got "+m.ExpiresAt, "e.g. 2026-12-31T00:00:00Z")
 		}
-		t.ExpiresAt = at.UTC().Format(sqlstore.Timestamp)
+		t.ExpiresAt = at.UTC().Format(rowcall.Timestamp)
 	}
 	for k, sum := range m.Pins {
 		if len(sum) != 64 {

@@ -9,18 +9,11 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// BreakerThreshold is how many consecutive 401/403 answers open a row's breaker,
-// and BreakerCooldown how long it stays open.
-const (
-	BreakerThreshold = 8
-	BreakerCooldown  = time.Hour
-)
-
 // RecordAuth records one upstream answer for key's breaker: an auth failure
 // (401/403) counts, opening the breaker at the threshold (or re-opening it after
 // a cooldown); any other answer closes it.
 func (s *Store) RecordAuth(ctx context.Context, key string, failed bool, now time.Time) error {
-	ts := now.UTC().Format(Timestamp)
+	ts := now.UTC().Format(rowcall.Timestamp)
 	if !failed {
 		_, err := s.DB.ExecContext(ctx, `DELETE FROM breakers WHERE key = ?`, key)
 		return err
@@ -28,7 +21,7 @@ func (s *Store) RecordAuth(ctx context.Context, key string, failed bool, now tim
 	_, err := s.DB.ExecContext(ctx, `INSERT INTO breakers (key, failures, opened_at, updated_at) VALUES (?, 1, NULL, ?)
 		ON CONFLICT (key) DO UPDATE SET failures = failures + 1,
 			opened_at = CASE WHEN failures + 1 >= ? THEN ? ELSE opened_at END, updated_at = ?`,
-		key, ts, BreakerThreshold, ts, ts)
+		key, ts, rowcall.BreakerThreshold, ts, ts)
 	return err
 }
 
@@ -73,7 +66,7 @@ func (s *Store) Breaker(ctx context.Context, key string) (failures int, opened t
 	if err != nil || !at.Valid {
 		return failures, time.Time{}, err
 	}
-	opened, err = time.Parse(Timestamp, at.String)
+	opened, err = time.Parse(rowcall.Timestamp, at.String)
 	return failures, opened, err
 }
 

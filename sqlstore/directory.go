@@ -31,57 +31,22 @@ const getSQL = `SELECT ` + columns + `, 1 + CASE WHEN d.seq IS NULL
 		ELSE (SELECT COUNT(*) FROM directory o WHERE (o.seq, o.key) < (d.seq, d.key)) END
 	FROM directory d WHERE d.key = ?`
 
-// Filter selects rows for List. Zero values select everything.
-type Filter struct {
-	Type     rowcall.Type
-	Category string
-	Enabled  *int64
-	Scope    *Scope // only rows a token covers, when set
-	Limit    int    // at most MaxPage; DefaultPage when 0
-	Offset   int
-
-	// Bare asks for the rows alone: no row_num, and Total 0. A filtered page
-	// then reads its matches (up to its last one on the canonical order's
-	// index, or a type's or category's through theirs) instead of numbering
-	// the whole directory. The MCP tool list and the agent catalog need no
-	// row_num.
-	Bare bool
-}
-
-// Scope is a token's scope: rows with one of Keys, or in one of Categories
-// ("*" is every row).
-type Scope struct {
-	Keys, Categories []string
-}
-
-// Page sizes for List.
-const (
-	DefaultPage = 100
-	MaxPage     = 1000
-)
-
-// Page is one page of List.
-type Page struct {
-	Rows  []rowcall.Row `json:"rows"`
-	Total int           `json:"total"`
-}
-
 // List returns rows in canonical order with their row_num, and the number of
 // rows matching the filter. An unfiltered page reads its offset plus its rows
 // (an index walk); a filtered one reads the whole directory (row_num counts
 // in all of it), unless it is Bare. docs/d1.md has the figures.
-func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
+func (s *Store) List(ctx context.Context, f rowcall.Filter) (rowcall.Page, error) {
 	if f.Limit <= 0 {
-		f.Limit = DefaultPage
+		f.Limit = rowcall.DefaultPage
 	}
-	f.Limit = min(f.Limit, MaxPage)
+	f.Limit = min(f.Limit, rowcall.MaxPage)
 	q, args, cond, condArgs, numbered := listQuery(f)
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
-		return Page{}, err
+		return rowcall.Page{}, err
 	}
 	defer rows.Close()
-	p := Page{Rows: []rowcall.Row{}}
+	p := rowcall.Page{Rows: []rowcall.Row{}}
 	for rows.Next() {
 		var n int64
 		r, err := scanRow(rows, &n, &p.Total)
@@ -115,7 +80,7 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 // offset, and takes the total from directory_count. Bare, it walks the same
 // index and filters as it goes. A filtered page keeps the window over the
 // whole directory: its row_num is the place in all of it.
-func listQuery(f Filter) (q string, args []any, cond string, condArgs []any, numbered bool) {
+func listQuery(f rowcall.Filter) (q string, args []any, cond string, condArgs []any, numbered bool) {
 	var where []string
 	if f.Type != "" {
 		where, condArgs = append(where, "type = ?"), append(condArgs, string(f.Type))
@@ -210,16 +175,7 @@ func (s *Store) whyNot(ctx context.Context, key string, ifVersion int64) error {
 	if err != nil {
 		return err
 	}
-	return VersionConflict(cur, ifVersion)
-}
-
-// VersionConflict is the error for a write made against a version that is no
-// longer current.
-func VersionConflict(cur rowcall.Row, sent int64) error {
-	return &rowcall.Error{Code: rowcall.EVersionConflict,
-		Message:  "the row changed since you read it: you sent version " + itoa(sent) + ", the current version is " + itoa(cur.Version),
-		HowToFix: "GET the row again, reapply your change, and send If-Match with the new ETag",
-		Extra:    map[string]any{"key": cur.Key, "current_version": cur.Version}}
+	return rowcall.VersionConflict(cur, ifVersion)
 }
 
 // Catalog lists enabled rows by category: what the agent runner offers a
@@ -229,6 +185,6 @@ type Catalog struct{ Store *Store }
 // Rows returns up to limit enabled rows of category ("" for every category).
 func (c Catalog) Rows(ctx context.Context, category string, limit int) ([]rowcall.Row, error) {
 	on := int64(1)
-	p, err := c.Store.List(ctx, Filter{Category: category, Enabled: &on, Limit: limit, Bare: true})
+	p, err := c.Store.List(ctx, rowcall.Filter{Category: category, Enabled: &on, Limit: limit, Bare: true})
 	return p.Rows, err
 }

@@ -68,7 +68,7 @@ func TestRowNumWithoutTheWindow(t *testing.T) {
 	}
 	seen := 0
 	for off := 0; off < 45; off += 7 {
-		p, err := s.List(ctx, Filter{Limit: 7, Offset: off})
+		p, err := s.List(ctx, rowcall.Filter{Limit: 7, Offset: off})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestRowNumWithoutTheWindow(t *testing.T) {
 		t.Fatalf("the pages held %d rows", seen)
 	}
 	// A filtered page numbers in the whole directory; a bare one does not number.
-	flow := Filter{Type: rowcall.TypeFlow, Limit: 100}
+	flow := rowcall.Filter{Type: rowcall.TypeFlow, Limit: 100}
 	p, _ := s.List(ctx, flow)
 	flow.Bare = true
 	b, _ := s.List(ctx, flow)
@@ -102,7 +102,7 @@ func TestRowNumWithoutTheWindow(t *testing.T) {
 			t.Fatalf("flow row %d: %s #%d, bare %s #%d", i, p.Rows[i].Key, p.Rows[i].RowNum, b.Rows[i].Key, b.Rows[i].RowNum)
 		}
 	}
-	if p, err := s.List(ctx, Filter{Limit: 5, Offset: 100}); err != nil || len(p.Rows) != 0 || p.Total != 39 {
+	if p, err := s.List(ctx, rowcall.Filter{Limit: 5, Offset: 100}); err != nil || len(p.Rows) != 0 || p.Total != 39 {
 		t.Fatalf("past the end: %+v %v", p, err)
 	}
 }
@@ -112,7 +112,7 @@ func TestRowNumWithoutTheWindow(t *testing.T) {
 func TestListWalksTheIndex(t *testing.T) {
 	s := newStore(t)
 	on := int64(1)
-	for _, f := range []Filter{{Limit: 50}, {Limit: 50, Offset: 100}, {Enabled: &on, Limit: 50, Bare: true}} {
+	for _, f := range []rowcall.Filter{{Limit: 50}, {Limit: 50, Offset: 100}, {Enabled: &on, Limit: 50, Bare: true}} {
 		q, args, _, _, _ := listQuery(f)
 		rows, err := s.DB.Query(`EXPLAIN QUERY PLAN `+q, args...)
 		if err != nil {

@@ -58,11 +58,6 @@ type insertKind struct {
 	cond bool
 }
 
-// ErrStale is what AppendIf's channel receives when the event log moved past
-// the call's snapshot before its receipt was written: nothing was stored, and
-// the call should run again on the current row.
-var ErrStale = errors.New("sqlstore: the directory changed while the call ran")
-
 // MaxBatch bounds one group commit.
 const MaxBatch = 256
 
@@ -80,7 +75,7 @@ func (l *ReceiptLog) Append(rc rowcall.Receipt) <-chan error {
 
 // AppendIf queues rc to be stored only if the event log's newest id is still
 // event when it is written: checked by the INSERT itself, so nothing can
-// change the directory in between. Otherwise the channel receives ErrStale and
+// change the directory in between. Otherwise the channel receives rowcall.ErrStale and
 // the chain is as if rc never came.
 func (l *ReceiptLog) AppendIf(rc rowcall.Receipt, event int64) <-chan error {
 	return l.append(rc, condition{set: true, event: event})
@@ -155,7 +150,7 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 // on SQLite; each statement its own commit), setting each pending's err. When a
 // statement loses the race for the chain's end to another process (the unique
 // seq refuses the fork), what is left is linked and signed again on the new
-// end; when a condition no longer holds, what is left is ErrStale. Receipts
+// end; when a condition no longer holds, what is left is rowcall.ErrStale. Receipts
 // already stored keep their signature: their paths still lead to it.
 //
 // Any other failure (a lost connection, an expired libSQL stream, a restarted
@@ -228,7 +223,7 @@ func (l *ReceiptLog) write(group []pending) {
 				break
 			}
 			if !stored {
-				fail(ErrStale)
+				fail(rowcall.ErrStale)
 				return
 			}
 			lostRun = 0

@@ -79,7 +79,7 @@ func TestReceiptLogGroupsAndChains(t *testing.T) {
 }
 
 // AppendIf stores a receipt only while the event log has not moved past its
-// snapshot; a stale one is refused with ErrStale and leaves no gap in the
+// snapshot; a stale one is refused with rowcall.ErrStale and leaves no gap in the
 // chain, also when it is queued between others (each group signed apart).
 // The D1 limit (100 parameters, so a few receipts per statement) is run too.
 func TestReceiptLogAppendIf(t *testing.T) {
@@ -108,7 +108,7 @@ func TestReceiptLogAppendIf(t *testing.T) {
 			for i := range 30 {
 				switch i % 3 {
 				case 0:
-					waits, want = append(waits, log.AppendIf(receipt(), before)), append(want, sqlstore.ErrStale)
+					waits, want = append(waits, log.AppendIf(receipt(), before)), append(want, rowcall.ErrStale)
 				case 1:
 					waits, want = append(waits, log.Append(receipt())), append(want, nil)
 				default:

@@ -11,7 +11,7 @@ import (
 
 // AllRows returns every row in canonical order: only enabled, planner-visible
 // rows unless all, and only the scope's rows when scope is set.
-func (s *Store) AllRows(ctx context.Context, scope *Scope, all bool) ([]rowcall.Row, error) {
+func (s *Store) AllRows(ctx context.Context, scope *rowcall.Scope, all bool) ([]rowcall.Row, error) {
 	var where []string
 	var args []any
 	if !all {

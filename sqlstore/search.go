@@ -10,19 +10,6 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// SearchFilter narrows an ask.
-type SearchFilter struct {
-	Scope *Scope // only rows a token covers, when set
-	Limit int    // 10 when 0, at most 100
-	All   bool   // include disabled and planner-hidden rows (did_you_mean for the owner)
-}
-
-// Hit is one ranked row.
-type Hit struct {
-	Row   rowcall.Row `json:"row"`
-	Score float64     `json:"score"` // bm25: lower is a better match
-}
-
 // candidates is how many of the index's best matches are considered before
 // the directory's filters (enabled, planner_visible, a token's scope) apply.
 const candidates = 200
@@ -35,10 +22,10 @@ const bm25 = `bm25(directory_fts, 3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0.4)`
 // stemming). Words become prefix terms joined by OR, each widened with a few
 // synonyms, so more matching words rank higher and nothing needs to match
 // exactly; ties go to the lower planner_rank.
-func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit, error) {
+func (s *Store) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	match := MatchExpr(query)
 	if match == "" {
-		return []Hit{}, nil
+		return []rowcall.Hit{}, nil
 	}
 	if f.Limit <= 0 {
 		f.Limit = 10
@@ -67,9 +54,9 @@ func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Hit{}
+	out := []rowcall.Hit{}
 	for rows.Next() {
-		var h Hit
+		var h rowcall.Hit
 		if h.Row, err = scanRow(rows, &h.Score); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/rowgen"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/sqlstore"
@@ -42,7 +43,7 @@ func BenchmarkAsk(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				start := time.Now()
-				if _, err := store.Search(ctx, questions[i%len(questions)], sqlstore.SearchFilter{Limit: 5}); err != nil {
+				if _, err := store.Search(ctx, questions[i%len(questions)], rowcall.SearchFilter{Limit: 5}); err != nil {
 					b.Fatal(err)
 				}
 				took = append(took, time.Since(start))

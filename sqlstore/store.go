@@ -56,15 +56,11 @@ func (s *Store) maxParams() int {
 // New returns a Store over db.
 func New(db *sql.DB) *Store { return &Store{DB: db} }
 
-// Timestamp is the format of updated_at and created_at, as the seed prints it:
-// 2026-07-26T04:36:19.832Z.
-const Timestamp = "2006-01-02T15:04:05.000Z"
-
 func (s *Store) now() string {
 	if s.Now != nil {
-		return s.Now().UTC().Format(Timestamp)
+		return s.Now().UTC().Format(rowcall.Timestamp)
 	}
-	return time.Now().UTC().Format(Timestamp)
+	return time.Now().UTC().Format(rowcall.Timestamp)
 }
 
 // columns is every stored column of directory in scan order.

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/rowgen"
-	"github.com/rowcall/rowcall/sqlstore"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
@@ -152,7 +152,7 @@ func TestD1RowsRead(t *testing.T) {
 	}
 	n := rowsRead(t, init) + rowsRead(t, list)
 	t.Logf("MCP initialize and tools/list: %d + %d rows read", rowsRead(t, init), rowsRead(t, list))
-	if n > 2*sqlstore.MaxPage {
+	if n > 2*rowcall.MaxPage {
 		t.Errorf("an MCP tool list read %d rows of a 10,000-row directory", n)
 	}
 }

@@ -58,7 +58,6 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // Caller is who made a request, as the API resolves it.
@@ -87,7 +86,7 @@ const (
 
 // Config is what the API hands the MCP server.
 type Config struct {
-	Store      *sqlstore.Store
+	Store      rowcall.DirectoryReader
 	Dispatcher *dispatch.Dispatcher
 	// Caller resolves the request's credential; ok false (no credential, or an
 	// unusable one) is answered 401 {"error":"unauthorized"}.

@@ -16,7 +16,6 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/typed"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // The meta-tools' names. A row with one of these keys is not listed as its
@@ -62,11 +61,11 @@ type projected struct {
 }
 
 // scope is the store filter for the caller's token (nil for the owner).
-func scope(c Caller) *sqlstore.Scope {
+func scope(c Caller) *rowcall.Scope {
 	if c.Token == nil {
 		return nil
 	}
-	return &sqlstore.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
+	return &rowcall.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
 }
 
 // callable reports whether the caller could call row at all: the owner any
@@ -87,7 +86,7 @@ func (h *Handler) project(ctx context.Context, c Caller) ([]projected, error) {
 		return nil, nil
 	}
 	enabled := int64(1)
-	f := sqlstore.Filter{Enabled: &enabled, Scope: scope(c), Limit: min(sqlstore.MaxPage, max(100, 2*h.cfg.MaxTools)), Bare: true}
+	f := rowcall.Filter{Enabled: &enabled, Scope: scope(c), Limit: min(rowcall.MaxPage, max(100, 2*h.cfg.MaxTools)), Bare: true}
 	out := []projected{}
 	for {
 		page, err := h.cfg.Store.List(ctx, f)
@@ -406,7 +405,7 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	}
 	limit = min(limit, 25)
 	c, _ := st.current()
-	hits, err := st.h.cfg.Store.Search(ctx, in.Query, sqlstore.SearchFilter{Scope: scope(c), Limit: min(100, 2*limit+5)})
+	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: scope(c), Limit: min(100, 2*limit+5)})
 	if err != nil {
 		slog.Error("mcp: search", "err", err)
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}, nil

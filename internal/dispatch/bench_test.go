@@ -102,3 +102,7 @@ func BenchmarkDispatchFlow3(b *testing.B) {
 		}
 	}
 }
+
+// sqlStore is the test dispatcher's store as what it is, for the statements
+// a test runs straight on the database.
+func sqlStore(d *dispatch.Dispatcher) *sqlstore.Store { return d.Store.(*sqlstore.Store) }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // looked is what a call needs to know about its row before it runs.
@@ -93,7 +92,7 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 
 // looked is what a call needs from the entry at now.
 func (e entry) looked(now time.Time) looked {
-	open := !e.opened.IsZero() && now.Sub(e.opened) < sqlstore.BreakerCooldown
+	open := !e.opened.IsZero() && now.Sub(e.opened) < rowcall.BreakerCooldown
 	return looked{row: e.row, contract: e.contract, module: e.module, blocks: e.blocks, failures: e.failures, open: open}
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/args"
 	"github.com/rowcall/rowcall/internal/redact"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // MaxDepth bounds nesting: a flow that calls itself ends with a clear error.
@@ -28,12 +27,22 @@ type Modules interface {
 	Digest(ctx context.Context, target string) (string, error)
 }
 
+// Store is what the dispatcher reads: rows (through its cache), the ask index
+// for did_you_mean, and breakers. sqlstore.Store implements it.
+type Store interface {
+	Lookup(ctx context.Context, key string) (rowcall.Row, error)
+	LastEvent(ctx context.Context) (int64, error)
+	Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error)
+	KeyCategories(ctx context.Context) ([]rowcall.Row, error)
+	rowcall.Breakers
+}
+
 // Dispatcher runs rows.
 type Dispatcher struct {
-	Store    *sqlstore.Store
+	Store    Store
 	Runners  map[rowcall.Type]rowcall.Runner
 	Env      rowcall.Env
-	Receipts *sqlstore.ReceiptLog // signs every receipt into the chain (group commit)
+	Receipts rowcall.ReceiptWriter // signs every receipt into the chain (sqlstore.ReceiptLog: group commit)
 	Modules  Modules              // optional: fn module digests for the contract fingerprint
 	Audience string               // this host's audience; tokens minted for another are refused
 	Now      func() time.Time     // the clock; time.Now when nil
@@ -144,9 +153,9 @@ func (d *Dispatcher) find(ctx context.Context, key string, tok *rowcall.Token) (
 // index (the key's words as prefixes), or, when the index has none, every key
 // the caller may see; ranked by edit distance.
 func (d *Dispatcher) suggest(ctx context.Context, key string, tok *rowcall.Token) []string {
-	f := sqlstore.SearchFilter{Limit: 25, All: tok == nil}
+	f := rowcall.SearchFilter{Limit: 25, All: tok == nil}
 	if tok != nil {
-		f.Scope = &sqlstore.Scope{Keys: tok.Keys, Categories: tok.Categories}
+		f.Scope = &rowcall.Scope{Keys: tok.Keys, Categories: tok.Categories}
 	}
 	hits, _ := d.Store.Search(ctx, strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(key), f)
 	var keys []string
@@ -226,7 +235,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	}
 	rc = rowcall.Receipt{
 		ID: id, Trace: inv.Trace, Parent: parentID, Actor: c.actor, Key: row.Key, Type: row.Type, Runner: row.RunnerName(),
-		StartedAt: start.UTC().Format(sqlstore.Timestamp), Millis: float64(d.now().Sub(start).Microseconds()) / 1000,
+		StartedAt: start.UTC().Format(rowcall.Timestamp), Millis: float64(d.now().Sub(start).Microseconds()) / 1000,
 		OK: refused == nil && !out.Failed(), Material: out.Material && !inv.Shape, Shape: inv.Shape, CostUSD: out.CostUSD,
 		Status: out.Status, Outcome: outcome(out, refused), Input: rowcall.Fingerprint([]byte(inv.Body)),
 		Output: rowcall.Fingerprint([]byte(out.Result)), Contract: contract,
@@ -312,7 +321,7 @@ func newID(prefix string, at time.Time, n int) string {
 }
 
 // Timestamp is the dispatcher's clock now, in the stored timestamp format.
-func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(sqlstore.Timestamp) }
+func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(rowcall.Timestamp) }
 
 // Contract returns the row's current contract fingerprint (with its module's
 // digest for an fn row, and its included blocks for an agent row): what a

@@ -16,7 +16,7 @@ import (
 // withEcho adds the WAT echo module and an ECHO fn row to d.
 func withEcho(b testing.TB, d *dispatch.Dispatcher) *fn.Runner {
 	ctx := context.Background()
-	reg := modules.NewRegistry(d.Store.DB, modules.NewSQLBlobs(d.Store.DB))
+	reg := modules.NewRegistry(sqlStore(d).DB, modules.NewSQLBlobs(sqlStore(d).DB))
 	r, err := fn.New(ctx, reg, fn.Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -28,7 +28,7 @@ func withEcho(b testing.TB, d *dispatch.Dispatcher) *fn.Runner {
 	}
 	row := rowcall.NewRow("ECHO", rowcall.TypeFn)
 	row.Target, row.Content = "echo", echo.Content
-	if _, err := d.Store.Create(ctx, row); err != nil {
+	if _, err := sqlStore(d).Create(ctx, row); err != nil {
 		b.Fatal(err)
 	}
 	d.Runners[rowcall.TypeFn], d.Modules = r, r

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // speculate runs req on the cached entry of its row when Speculate allows it
@@ -32,7 +31,7 @@ func (d *Dispatcher) speculate(ctx context.Context, req Request) (res Result, er
 		err = res.Wait()
 		res.stored = nil // waited for here: Wait has nothing left to wait for
 	}
-	if errors.Is(err, sqlstore.ErrStale) {
+	if errors.Is(err, rowcall.ErrStale) {
 		d.Touch() // known old: the usual path must look, whatever Fresh says
 		return Result{}, nil, false
 	}

@@ -62,7 +62,7 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond)
-	if _, err := d.Store.DB.Exec(`UPDATE directory SET content = ? WHERE key = 'ECHO'`, `["edited","$1"]`); err != nil {
+	if _, err := sqlStore(d).DB.Exec(`UPDATE directory SET content = ? WHERE key = 'ECHO'`, `["edited","$1"]`); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -83,7 +83,7 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 	if after == 0 || len(calls)-after == 0 {
 		t.Fatalf("%d calls before the edit and %d after: the test did not overlap the edit", len(calls)-after, after)
 	}
-	chain, err := d.Store.Receipts(ctx, 0, 100000)
+	chain, err := sqlStore(d).Receipts(ctx, 0, 100000)
 	if err != nil || len(chain) != len(calls)+1 {
 		t.Fatalf("%d receipts for %d calls (%v)", len(chain), len(calls)+1, err)
 	}

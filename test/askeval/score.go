@@ -30,7 +30,7 @@ type WordSearch struct{ Store *sqlstore.Store }
 
 // Rank implements Ranker.
 func (w WordSearch) Rank(ctx context.Context, query string) ([]string, error) {
-	hits, err := w.Store.Search(ctx, query, sqlstore.SearchFilter{Limit: Depth})
+	hits, err := w.Store.Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
 	if err != nil {
 		return nil, err
 	}

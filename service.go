@@ -1,0 +1,191 @@
+package rowcall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// The services the engine, the API and the MCP server work through, each as
+// small as its callers need. Package sqlstore implements every one over
+// database/sql (the embedded SQLite file, a libSQL server, or D1); tests may
+// implement them with fakes.
+
+// DirectoryReader reads the directory.
+type DirectoryReader interface {
+	// Lookup returns a row as stored (no row_num), enabled or not; an
+	// *Error with ENotFound when there is none.
+	Lookup(ctx context.Context, key string) (Row, error)
+	// Get is Lookup with the row's row_num.
+	Get(ctx context.Context, key string) (Row, error)
+	// List returns one page of rows in canonical order.
+	List(ctx context.Context, f Filter) (Page, error)
+	// AllRows returns every row the scope covers (nil: every row); enabled and
+	// planner-visible ones only unless all.
+	AllRows(ctx context.Context, scope *Scope, all bool) ([]Row, error)
+	// RowsByKey returns the stored rows among keys.
+	RowsByKey(ctx context.Context, keys []string) (map[string]Row, error)
+	// KeyCategories returns every row's key and category (nothing else set).
+	KeyCategories(ctx context.Context) ([]Row, error)
+	// Search ranks rows for plain words (ask).
+	Search(ctx context.Context, query string, f SearchFilter) ([]Hit, error)
+	// History returns a row's versions from the event log, oldest first.
+	History(ctx context.Context, key string) ([]Event, error)
+	// LastEvent is the newest event id: every change to rows, modules or
+	// breakers moves it, whoever made it.
+	LastEvent(ctx context.Context) (int64, error)
+	// ModuleUsers lists the keys of the fn rows that run module.
+	ModuleUsers(ctx context.Context, module string) ([]string, error)
+}
+
+// DirectoryWriter changes the directory. Every write is one statement (D1
+// has no interactive transactions) and records its event by trigger.
+type DirectoryWriter interface {
+	// Create inserts a new row; EConflict when the key is taken.
+	Create(ctx context.Context, r Row) (Row, error)
+	// Replace writes r over the row with version ifVersion (any version when
+	// 0); EVersionConflict (VersionConflict) when it moved.
+	Replace(ctx context.Context, r Row, ifVersion int64) (Row, error)
+	// Delete removes a row, at version ifVersion unless 0.
+	Delete(ctx context.Context, key string, ifVersion int64) error
+	// Upsert writes rows in batches under D1's limits.
+	Upsert(ctx context.Context, rows []Row) error
+}
+
+// Directory reads and writes the directory.
+type Directory interface {
+	DirectoryReader
+	DirectoryWriter
+}
+
+// Breakers keeps each row's consecutive auth failures: BreakerThreshold of
+// them open the row's breaker for BreakerCooldown.
+type Breakers interface {
+	Breaker(ctx context.Context, key string) (failures int, opened time.Time, err error)
+	RecordAuth(ctx context.Context, key string, failed bool, now time.Time) error
+	ClearBreaker(ctx context.Context, key string) (bool, error)
+}
+
+// Tokens keeps capability tokens; a token's secret is stored only as its
+// SHA-256.
+type Tokens interface {
+	CreateToken(ctx context.Context, t *Token, secretSHA256 string) error
+	TokenBySecret(ctx context.Context, secretSHA256 string) (Token, error)
+	Token(ctx context.Context, id string) (Token, error)
+	Tokens(ctx context.Context) ([]Token, error)
+	RevokeToken(ctx context.Context, id string) (Token, error)
+}
+
+// ReceiptReader reads the stored receipt chain.
+type ReceiptReader interface {
+	// Receipts returns up to limit receipts with seq > after, in chain order.
+	Receipts(ctx context.Context, after int64, limit int) ([]Receipt, error)
+	Receipt(ctx context.Context, id string) (Receipt, error)
+	// ChainHead is the newest receipt's seq and sha256 (0, "" for none).
+	ChainHead(ctx context.Context) (seq int64, sha256 string, err error)
+	// Trace returns every receipt of one call and its nested calls.
+	Trace(ctx context.Context, trace string) ([]Receipt, error)
+}
+
+// ReceiptWriter appends receipts to the chain. Each channel receives nil once
+// the receipt is stored (a call is acknowledged only then), or the error.
+type ReceiptWriter interface {
+	Append(r Receipt) <-chan error
+	// AppendIf stores r only while the event log's newest id is snapshot;
+	// otherwise the channel receives ErrStale and nothing is stored.
+	AppendIf(r Receipt, snapshot int64) <-chan error
+}
+
+// ErrStale is what ReceiptWriter.AppendIf reports when the directory moved
+// past the call's snapshot while it ran.
+var ErrStale = errors.New("the directory changed while the call ran")
+
+// Timestamp is the format of updated_at and created_at, as the seed prints
+// it: 2026-07-26T04:36:19.832Z.
+const Timestamp = "2006-01-02T15:04:05.000Z"
+
+// BreakerThreshold is how many consecutive 401/403 answers open a row's
+// breaker, and BreakerCooldown how long it stays open.
+const (
+	BreakerThreshold = 8
+	BreakerCooldown  = time.Hour
+)
+
+// Filter selects rows for List. Zero values select everything.
+type Filter struct {
+	Type     Type
+	Category string
+	Enabled  *int64
+	Scope    *Scope // only rows a token covers, when set
+	Limit    int    // at most MaxPage; DefaultPage when 0
+	Offset   int
+
+	// Bare asks for the rows alone: no row_num, and Total 0. A filtered page
+	// then reads its matches (up to its last one on the canonical order's
+	// index, or a type's or category's through theirs) instead of numbering
+	// the whole directory. The MCP tool list and the agent catalog need no
+	// row_num.
+	Bare bool
+}
+
+// Scope is a token's scope: rows with one of Keys, or in one of Categories
+// ("*" is every row).
+type Scope struct {
+	Keys, Categories []string
+}
+
+// Page sizes for List.
+const (
+	DefaultPage = 100
+	MaxPage     = 1000
+)
+
+// Page is one page of List.
+type Page struct {
+	Rows  []Row `json:"rows"`
+	Total int   `json:"total"`
+}
+
+// SearchFilter narrows an ask.
+type SearchFilter struct {
+	Scope *Scope // only rows a token covers, when set
+	Limit int    // 10 when 0, at most 100
+	All   bool   // include disabled and planner-hidden rows (did_you_mean for the owner)
+}
+
+// Hit is one ranked row.
+type Hit struct {
+	Row   Row     `json:"row"`
+	Score float64 `json:"score"` // bm25: lower is a better match
+}
+
+// Event is one record of the append-only event log.
+type Event struct {
+	ID      int64           `json:"id"`
+	Kind    string          `json:"kind"`
+	Action  string          `json:"action"`
+	Key     string          `json:"key"`
+	Version int64           `json:"version"`
+	Before  json.RawMessage `json:"before"`
+	After   json.RawMessage `json:"after"`
+	At      string          `json:"at"`
+}
+
+// VersionConflict is the error for a write made against a version that is no
+// longer current.
+func VersionConflict(cur Row, sent int64) error {
+	return &Error{Code: EVersionConflict,
+		Message:  "the row changed since you read it: you sent version " + strconv.FormatInt(sent, 10) + ", the current version is " + strconv.FormatInt(cur.Version, 10),
+		HowToFix: "GET the row again, reapply your change, and send If-Match with the new ETag",
+		Extra:    map[string]any{"key": cur.Key, "current_version": cur.Version}}
+}
+
+// ScopeOf is the token's scope as a filter; nil (every row) for the owner.
+func ScopeOf(t *Token) *Scope {
+	if t == nil {
+		return nil
+	}
+	return &Scope{Keys: t.Keys, Categories: t.Categories}
+}
