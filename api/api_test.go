@@ -45,7 +45,9 @@ func (f *fakeStore) Lookup(ctx context.Context, key string) (rowcall.Row, error)
 	return f.row, nil
 }
 
-func (f *fakeStore) Get(ctx context.Context, key string) (rowcall.Row, error) { return f.Lookup(ctx, key) }
+func (f *fakeStore) Get(ctx context.Context, key string) (rowcall.Row, error) {
+	return f.Lookup(ctx, key)
+}
 
 func (f *fakeStore) Replace(ctx context.Context, r rowcall.Row, ifVersion int64) (rowcall.Row, error) {
 	f.mu.Lock()

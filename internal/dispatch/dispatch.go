@@ -43,9 +43,9 @@ type Dispatcher struct {
 	Runners  map[rowcall.Type]rowcall.Runner
 	Env      rowcall.Env
 	Receipts rowcall.ReceiptWriter // signs every receipt into the chain (sqlstore.ReceiptLog: group commit)
-	Modules  Modules              // optional: fn module digests for the contract fingerprint
-	Audience string               // this host's audience; tokens minted for another are refused
-	Now      func() time.Time     // the clock; time.Now when nil
+	Modules  Modules               // optional: fn module digests for the contract fingerprint
+	Audience string                // this host's audience; tokens minted for another are refused
+	Now      func() time.Time      // the clock; time.Now when nil
 
 	// Fresh is how long one look at the event log stays good for other calls
 	// (0: every call looks). Writes through this process (Touch) end it at
