@@ -60,6 +60,24 @@ type Directory interface {
 	DirectoryWriter
 }
 
+// DirectoryService is the directory as the API and MCP change it
+// (internal/directory implements it over a Directory): a whole row written
+// passes Check (the hygiene gate and the auth check), a patch merges against
+// the current version, and every change tells the subscribers (the
+// dispatcher's row cache) before the write's answer goes out.
+type DirectoryService interface {
+	DirectoryReader
+	Check(r *Row) error
+	Create(ctx context.Context, r Row) (Row, error)
+	Replace(ctx context.Context, r Row, ifVersion int64) (Row, error)
+	Patch(ctx context.Context, key string, ifVersion int64, change func(*Row) error) (Row, error)
+	Delete(ctx context.Context, key string, ifVersion int64) error
+	Import(ctx context.Context, rows []Row) error
+	// Changed tells the subscribers that something else calls read changed
+	// (a module, a breaker).
+	Changed()
+}
+
 // Breakers keeps each row's consecutive auth failures: BreakerThreshold of
 // them open the row's breaker for BreakerCooldown.
 type Breakers interface {

@@ -10,7 +10,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api/mcp"
@@ -35,15 +34,12 @@ type Config struct {
 	ListenURL      string
 	TrustForwarded bool
 	Modules        *modules.Registry // fn modules; nil on a host without them
-
-	// SecretsPrefix, when set, is the namespace of variables rows may name in
-	// auth (ROWCALL_SECRETS_PREFIX): a write naming another is refused.
-	SecretsPrefix string
 }
 
 // Handler serves the API.
 type Handler struct {
 	cfg   Config
+	dir   rowcall.DirectoryService // rows: reads, and writes through its rules
 	store Store
 	disp  *dispatch.Dispatcher
 	mux   *http.ServeMux
@@ -51,20 +47,20 @@ type Handler struct {
 	keys  ledger.Keys  // cfg.ReceiptKeys, parsed
 }
 
-// Store is what the API reads and writes: the directory, tokens, breakers and
-// the receipt chain. sqlstore.Store implements it.
+// Store is what the API keeps besides the directory: tokens, breakers and the
+// receipt chain. sqlstore.Store implements it.
 type Store interface {
-	rowcall.Directory
 	rowcall.Tokens
 	rowcall.Breakers
 	rowcall.ReceiptReader
 }
 
-// New returns the API handler over store, invoking rows through disp.
-func New(cfg Config, store Store, disp *dispatch.Dispatcher) *Handler {
-	h := &Handler{cfg: cfg, store: store, disp: disp, mux: http.NewServeMux()}
+// New returns the API handler over the directory dir and store, invoking rows
+// through disp.
+func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.Dispatcher) *Handler {
+	h := &Handler{cfg: cfg, dir: dir, store: store, disp: disp, mux: http.NewServeMux()}
 	h.keys, _ = ledger.ParseKeys(cfg.ReceiptKeys) // a key that does not parse verifies nothing: confirm says so
-	h.mcp = mcp.New(mcp.Config{Store: store, Dispatcher: disp, ReceiptURL: h.receiptURL, Unauthorized: unauthorized, Fail: writeError,
+	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptURL: h.receiptURL, Unauthorized: unauthorized, Fail: writeError,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
 			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))
@@ -105,32 +101,10 @@ func (h *Handler) routes() {
 	})
 }
 
-// ServeHTTP serves one request. A request that may change what calls read
-// (anything but a read, a dispatch or MCP) tells the dispatcher before its
-// answer goes out, so the caller's next call sees the change.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == "/api/dispatch" || strings.HasPrefix(r.URL.Path, "/mcp") {
-		h.mux.ServeHTTP(w, r)
-		return
-	}
-	h.mux.ServeHTTP(touching{ResponseWriter: w, touch: h.disp.Touch}, r)
-}
-
-// touching calls touch before the response's header is written.
-type touching struct {
-	http.ResponseWriter
-	touch func()
-}
-
-func (t touching) WriteHeader(code int) {
-	t.touch()
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t touching) Write(b []byte) (int, error) {
-	t.touch()
-	return t.ResponseWriter.Write(b)
-}
+// ServeHTTP serves one request. Writes that change what calls read tell the
+// dispatcher through the directory's subscribers before their answer goes
+// out (rowcall.DirectoryService.Changed).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Close ends open MCP sessions, whose notification streams would otherwise
 // hold a graceful shutdown open (http.Server.RegisterOnShutdown(h.Close)).

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 )
 
@@ -25,7 +26,7 @@ const ownerKey = "rk_test_owner"
 // fakeStore keeps one row in memory. It embeds the interface, so a method
 // the test does not expect panics (nil) instead of answering quietly.
 type fakeStore struct {
-	api.Store
+	rowcall.Directory
 	mu       sync.Mutex
 	row      rowcall.Row
 	races    int   // how many Replace calls still lose to a "concurrent" edit
@@ -67,7 +68,10 @@ func (f *fakeStore) Replace(ctx context.Context, r rowcall.Row, ifVersion int64)
 	return r, nil
 }
 
-func (f *fakeStore) TokenBySecret(context.Context, string) (rowcall.Token, error) {
+// tokens has none: the tests send the owner key.
+type tokens struct{ api.Store }
+
+func (tokens) TokenBySecret(context.Context, string) (rowcall.Token, error) {
 	return rowcall.Token{}, &rowcall.Error{Code: rowcall.ENotFound}
 }
 
@@ -75,7 +79,7 @@ func newAPI(t *testing.T, store *fakeStore) http.Handler {
 	t.Helper()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	disp := &dispatch.Dispatcher{Store: nil}
-	return api.New(api.Config{OwnerKeys: func() []string { return []string{ownerKey} }}, store, disp)
+	return api.New(api.Config{OwnerKeys: func() []string { return []string{ownerKey} }}, directory.New(store, ""), tokens{}, disp)
 }
 
 func send(t *testing.T, h http.Handler, method, path, body string, header ...string) *httptest.ResponseRecorder {

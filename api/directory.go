@@ -35,7 +35,7 @@ func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	out, err := h.store.Create(r.Context(), row)
+	out, err := h.dir.Create(r.Context(), row)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -46,7 +46,7 @@ func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
 }
 
 // rowFrom builds a whole row (defaults for absent fields) from a POST or PUT
-// body and runs the hygiene gate, which refuses any non-compliant row.
+// body and checks it as the directory will (the hygiene gate, the auth check).
 func (h *Handler) rowFrom(key string, obj map[string]json.RawMessage) (rowcall.Row, error) {
 	if raw, ok := obj["key"]; ok {
 		var k string
@@ -69,13 +69,7 @@ func (h *Handler) rowFrom(key string, obj map[string]json.RawMessage) (rowcall.R
 	if rowSize(&row) > MaxValue {
 		return row, tooLarge("the row")
 	}
-	if v := row.Hygiene(); len(v) > 0 {
-		return row, hygiene(v[0])
-	}
-	if e := rowcall.CheckAuth(row.Auth, h.cfg.SecretsPrefix); e != nil {
-		return row, e
-	}
-	return row, nil
+	return row, h.dir.Check(&row)
 }
 
 // getRow handles GET /api/directory/{key}: the row with row_num and version, and
@@ -86,7 +80,7 @@ func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	row, err := h.store.Get(r.Context(), key)
+	row, err := h.dir.Get(r.Context(), key)
 	if err == nil && c.Token != nil && !c.Token.Covers(&row) {
 		err = notFound(key) // outside the token's scope, a row does not exist
 	}
@@ -125,7 +119,7 @@ func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	page, err := h.store.List(r.Context(), f)
+	page, err := h.dir.List(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -150,7 +144,7 @@ func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	out, err := h.store.Replace(r.Context(), row, ver)
+	out, err := h.dir.Replace(r.Context(), row, ver)
 	h.written(w, r, out, err)
 }
 
@@ -177,39 +171,16 @@ func (h *Handler) patchRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, unknownFields(unknown))
 		return
 	}
-	// Merge against the current version; when the caller sent no If-Match, a
-	// concurrent edit makes us re-read and merge again rather than lose it.
-	for attempt := 0; ; attempt++ {
-		cur, err := h.store.Lookup(r.Context(), key)
-		if err != nil {
-			writeError(w, r, err)
-			return
+	// The directory merges against the current version; without If-Match, a
+	// concurrent edit makes it read and merge again rather than lose it.
+	out, err := h.dir.Patch(r.Context(), key, ver, func(next *rowcall.Row) error {
+		apply(next, obj, false)
+		if rowSize(next) > MaxValue {
+			return tooLarge("the row")
 		}
-		if ver != 0 && cur.Version != ver {
-			h.written(w, r, cur, rowcall.VersionConflict(cur, ver))
-			return
-		}
-		next := cur
-		apply(&next, obj, false)
-		if rowSize(&next) > MaxValue {
-			writeError(w, r, tooLarge("the row"))
-			return
-		}
-		if v := newViolation(cur.Hygiene(), next.Hygiene()); v != "" {
-			writeError(w, r, hygiene(v))
-			return
-		}
-		if e := rowcall.CheckAuth(next.Auth, h.cfg.SecretsPrefix); e != nil && next.Auth != cur.Auth {
-			writeError(w, r, e)
-			return
-		}
-		out, err := h.store.Replace(r.Context(), next, cur.Version)
-		if rowcall.ErrorCode(err) == rowcall.EVersionConflict && ver == 0 && attempt < 32 {
-			continue
-		}
-		h.written(w, r, out, err)
-		return
-	}
+		return nil
+	})
+	h.written(w, r, out, err)
 }
 
 // deleteRow handles DELETE /api/directory/{key}.
@@ -217,7 +188,7 @@ func (h *Handler) deleteRow(w http.ResponseWriter, r *http.Request, c Caller) {
 	key := r.PathValue("key")
 	ver, err := h.preWrite(r, key)
 	if err == nil {
-		err = h.store.Delete(r.Context(), key, ver)
+		err = h.dir.Delete(r.Context(), key, ver)
 	}
 	if err != nil {
 		h.written(w, r, rowcall.Row{}, err)
@@ -234,13 +205,13 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	ev, err := h.store.History(r.Context(), key)
+	ev, err := h.dir.History(r.Context(), key)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	if c.Token != nil {
-		if row, err := h.store.Lookup(r.Context(), key); err != nil || !c.Token.Covers(&row) {
+		if row, err := h.dir.Lookup(r.Context(), key); err != nil || !c.Token.Covers(&row) {
 			ev = nil
 		}
 	}
@@ -287,27 +258,9 @@ func (h *Handler) written(w http.ResponseWriter, r *http.Request, out rowcall.Ro
 	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}, {"version", out.Version}})
 }
 
-// newViolation returns the first violation in after that is not in before.
-func newViolation(before, after []rowcall.Violation) rowcall.Violation {
-	for _, a := range after {
-		old := false
-		for _, b := range before {
-			old = old || a == b
-		}
-		if !old {
-			return a
-		}
-	}
-	return ""
-}
-
 func notFound(key string) error {
 	return &rowcall.Error{Code: rowcall.ENotFound, Message: "no row with key " + key,
 		HowToFix: "check the key (GET /api/directory lists rows), or create it with POST /api/directory", Extra: map[string]any{"key": key}}
-}
-
-func hygiene(v rowcall.Violation) error {
-	return &rowcall.Error{Code: rowcall.EHygiene + rowcall.Code(": "+string(v)), HowToFix: v.HowToFix()}
 }
 
 func missing(field string) error {

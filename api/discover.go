@@ -50,7 +50,7 @@ func (h *Handler) visibleRow(r *http.Request, c Caller, key string) (rowcall.Row
 	if err := validKey(key); err != nil {
 		return rowcall.Row{}, err
 	}
-	row, err := h.store.Lookup(r.Context(), key)
+	row, err := h.dir.Lookup(r.Context(), key)
 	if err == nil && c.Token != nil && !c.Token.Covers(&row) {
 		err = notFound(key)
 	}
@@ -102,7 +102,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	hits, err := h.store.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: scopeOf(c), Limit: limit})
+	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: scopeOf(c), Limit: limit})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -123,7 +123,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 // document, with an ETag from the event log and gzip when accepted.
 func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
 	all := c.Owner && r.URL.Query().Get("all") == "1"
-	last, err := h.store.LastEvent(r.Context())
+	last, err := h.dir.LastEvent(r.Context())
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -137,7 +137,7 @@ func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	rows, err := h.store.AllRows(r.Context(), scope, all)
+	rows, err := h.dir.AllRows(r.Context(), scope, all)
 	if err != nil {
 		writeError(w, r, err)
 		return

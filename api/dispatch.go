@@ -193,5 +193,6 @@ func (h *Handler) clearBreaker(w http.ResponseWriter, r *http.Request, c Caller)
 		writeError(w, r, err)
 		return
 	}
+	h.dir.Changed()
 	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"key", key}, {"cleared", cleared}})
 }

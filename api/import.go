@@ -60,7 +60,7 @@ func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		}
 		rows, keys = append(rows, row), append(keys, key)
 	}
-	stored, err := h.store.RowsByKey(r.Context(), keys)
+	stored, err := h.dir.RowsByKey(r.Context(), keys)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -81,7 +81,7 @@ func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	case len(invalidRows) > 0:
 		status = http.StatusUnprocessableEntity
 	case !dry:
-		if err := h.store.Upsert(r.Context(), write); err != nil {
+		if err := h.dir.Import(r.Context(), write); err != nil {
 			writeError(w, r, err)
 			return
 		}

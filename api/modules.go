@@ -57,6 +57,7 @@ func (h *Handler) putModule(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
+	h.dir.Changed()
 	w.Header().Set("ETag", etag(m.Version))
 	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"name", m.Name}, {"digest", m.Digest}, {"size", m.Size},
 		{"version", m.Version}, {"ref", m.Ref()}})
@@ -93,7 +94,7 @@ func (h *Handler) deleteModule(w http.ResponseWriter, r *http.Request, c Caller)
 		return
 	}
 	name := r.PathValue("name")
-	users, err := h.store.ModuleUsers(r.Context(), name)
+	users, err := h.dir.ModuleUsers(r.Context(), name)
 	if err == nil {
 		err = h.cfg.Modules.Delete(r.Context(), name, users)
 	}
@@ -101,5 +102,6 @@ func (h *Handler) deleteModule(w http.ResponseWriter, r *http.Request, c Caller)
 		writeError(w, r, err)
 		return
 	}
+	h.dir.Changed()
 	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"name", name}, {"deleted", 1}})
 }

@@ -105,7 +105,7 @@ func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, erro
 		t.Pins[k] = sum
 	}
 	for _, k := range m.Pin {
-		row, err := h.store.Lookup(r.Context(), k)
+		row, err := h.dir.Lookup(r.Context(), k)
 		if err != nil {
 			return t, invalid("cannot pin "+k+": no such row", "pin only existing rows")
 		}
@@ -114,7 +114,7 @@ func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, erro
 		}
 	}
 	for k := range t.Pins {
-		if row, err := h.store.Lookup(r.Context(), k); err == nil && !t.Covers(&row) || err != nil && !contains(t.Keys, k) {
+		if row, err := h.dir.Lookup(r.Context(), k); err == nil && !t.Covers(&row) || err != nil && !contains(t.Keys, k) {
 			return t, invalid("pinned key "+k+" is outside the token's scope", "add it to keys")
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/examplerows"
 	"github.com/rowcall/rowcall/internal/ledger"
@@ -126,6 +127,7 @@ func serve(args []string) error {
 	if embedded {
 		store.MaxParams = sqlite.MaxParams // group commits in few statements
 	}
+	dir := directory.New(store, *secretsPrefix) // the write path: its rules, and a notice to the dispatcher
 	receipts := sqlstore.NewReceiptLog(store, signer)
 	defer receipts.Close()
 	disp := &dispatch.Dispatcher{
@@ -142,6 +144,7 @@ func serve(args []string) error {
 			rowcall.TypeFlow: flow.Runner{},
 		},
 	}
+	dir.Subscribe(disp.Touch)
 	if disp.Runners[rowcall.TypeAgent], err = newAgent(policy, store); err != nil {
 		return err
 	}
@@ -159,7 +162,7 @@ func serve(args []string) error {
 		// Links name the configured public URL, else this host's listen address:
 		// a request's Host and X-Forwarded-* are the client's to choose, unless a
 		// trusted proxy in front sets them.
-		ListenURL: base, Modules: registry, SecretsPrefix: *secretsPrefix}, store, disp)
+		ListenURL: base, Modules: registry}, dir, store, disp)
 	self.Handler = h
 	if freshDatabase(applied) && !*noExamples {
 		created, err := examplerows.InstallAll(ctx, registry, store)

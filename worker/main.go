@@ -64,6 +64,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/outbound"
@@ -278,8 +279,10 @@ func (inst *instance) build(s settings) (http.Handler, *sqlstore.Store, error) {
 		},
 		Modules: inst.fn,
 	}
+	dir := directory.New(store, s.secretsPrefix) // the write path: its rules, and a notice to the dispatcher
+	dir.Subscribe(disp.Touch)
 	handler := inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		Signer: signer, PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry(), SecretsPrefix: s.secretsPrefix}, store, disp))
+		Signer: signer, PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry()}, dir, store, disp))
 	self.Handler = handler
 	return handler, store, nil
 }
