@@ -37,14 +37,17 @@ type OAuth struct {
 	AuthStyle    string `json:"auth_style"` // "basic" (default) or "body"
 }
 
-// AuthError is why an auth column cannot be used. Its text, Code:Detail, is
-// what runners report after "ERR:auth:".
+// AuthError is why an auth column cannot be used. Its Failure is what runners
+// report (ERR:auth:Code:Detail).
 type AuthError struct {
 	Code   string // unknown_prefix, bad_spec or auth_reserved_variable
 	Detail string
 }
 
 func (e *AuthError) Error() string { return e.Code + ":" + e.Detail }
+
+// Failure is e as a runner reports it: ERR:auth:<code>:<detail>.
+func (e *AuthError) Failure() *Failure { return Fail("auth", e.Code, e.Detail) }
 
 // AuthReservedVariable is the code of an auth column naming one of rowcall's
 // own variables (ReservedVar).

@@ -184,9 +184,9 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	if r.userAgent != "" {
 		headers.Set("User-Agent", r.userAgent)
 	}
-	cred, fail := httpcall.ApplyAuth(&http.Request{URL: u, Header: headers}, row.Auth, inv.Env)
-	if fail != "" {
-		return rowcall.Output{Result: "ERR:agent:auth:" + fail}
+	cred, authFail := httpcall.ApplyAuth(&http.Request{URL: u, Header: headers}, row.Auth, inv.Env)
+	if authFail != nil {
+		return rowcall.Fail("agent", "auth", append([]string{authFail.Code}, authFail.Args...)...).Because(authFail.Detail).Output()
 	}
 	allowed := ParseAllowed(row.AllowedCategories)
 	c := &conversation{
