@@ -42,8 +42,11 @@ func (f *Failure) Wrapping(cause *Failure) *Failure {
 // Output is the runner output for f: its Result is f's rendering.
 func (f *Failure) Output() Output { return Output{Result: f.String(), Fail: f} }
 
-// String renders f as the seed's literal ERR: text.
+// String renders f as the seed's literal ERR: text ("" for nil: no failure).
 func (f *Failure) String() string {
+	if f == nil {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString("ERR:")
 	if f.Kind != "" {
