@@ -53,6 +53,10 @@ func (e *AuthError) Failure() *Failure { return Fail("auth", e.Code, e.Detail) }
 // own variables (ReservedVar).
 const AuthReservedVariable = "auth_reserved_variable"
 
+// EAuthOutsidePrefix is the code of an auth column naming a variable outside
+// the host's secrets prefix (CheckAuth).
+const EAuthOutsidePrefix Code = "auth_outside_secrets_prefix"
+
 // ReservedVar reports whether name is one of rowcall's own variables
 // (ROWCALL_*: the database token, the receipt signing key, settings), which
 // no row may read. The owner key (OwnerEnv) is the one exception: a row may
@@ -144,7 +148,7 @@ func CheckAuth(auth, prefix string) *Error {
 	a, err := ParseAuth(auth)
 	var ae *AuthError
 	if errors.As(err, &ae) && ae.Code == AuthReservedVariable {
-		return &Error{Code: AuthReservedVariable, Status: 422,
+		return &Error{Code: AuthReservedVariable,
 			Message:  "auth names " + ae.Detail + ", one of rowcall's own variables (ROWCALL_*), which no row may read",
 			HowToFix: "name a variable of your own that holds the upstream's credential (for example bearer:MY_API_KEY); only ROWCALL_OWNER_KEY may be named, and only the owner may then call the row",
 			Extra:    map[string]any{"field": "auth", "variable": ae.Detail}}
@@ -154,7 +158,7 @@ func CheckAuth(auth, prefix string) *Error {
 	}
 	for _, name := range a.Vars {
 		if name != OwnerEnv && !strings.HasPrefix(name, prefix) {
-			return &Error{Code: "auth_outside_secrets_prefix", Status: 422,
+			return &Error{Code: EAuthOutsidePrefix,
 				Message:  "auth names " + name + ", outside this host's namespace of secrets (" + prefix + "*)",
 				HowToFix: "rename the variable to start with " + prefix + " (the operator set ROWCALL_SECRETS_PREFIX / --secrets-prefix)",
 				Extra:    map[string]any{"field": "auth", "variable": name, "secrets_prefix": prefix}}

@@ -84,3 +84,40 @@ func TestFailureMap(t *testing.T) {
 		t.Fatal("a success reads as failed")
 	}
 }
+
+// TestErrorReason pins the seed's literal reason for every refusal whose code
+// has dynamic parts, and the ERR:gate: text a nested call gets for it.
+func TestErrorReason(t *testing.T) {
+	for _, tt := range []struct {
+		e    *Error
+		want string
+	}{
+		{&Error{Code: ETokenRevoked, Args: []string{"tok_abc"}}, "token_revoked:tok_abc"},
+		{&Error{Code: ETokenExpired, Args: []string{"2026-01-01T00:00:00Z"}}, "token_expired:2026-01-01T00:00:00Z"},
+		{&Error{Code: EAudienceMismatch, Args: []string{"a.test", "b.test"}}, "audience_mismatch:a.test!=b.test"},
+		{&Error{Code: EOwnerOnly, Args: []string{"ROW"}}, "owner_only:ROW"},
+		{&Error{Code: EIncludeOutOfScope, Args: []string{"BLOCK"}}, "include_out_of_scope:BLOCK"},
+		{&Error{Code: EContractChanged, Args: []string{"aa", "bb"}}, "contract_changed:aa!=bb"},
+		{&Error{Code: ERiskCeiling, Args: []string{"low"}}, "risk_ceiling:low<row:high"},
+		{&Error{Code: EFixedBody, Args: []string{"mismatch"}}, "fixed_body:mismatch"},
+		{&Error{Code: EPayloadCeiling, Args: []string{"12", "8"}}, "payload_ceiling:12>8"},
+		{&Error{Code: EInvalidInputSchema, Args: []string{"ROW"}}, "invalid_input_schema:ROW"},
+		{&Error{Code: EInvalidArguments}, "invalid_arguments"},
+		{&Error{Code: EHygiene, Args: []string{"secret_in_content"}}, "registry_hygiene_refused: secret_in_content"},
+	} {
+		if got := tt.e.Reason(); got != tt.want {
+			t.Errorf("Reason() = %q, want %q", got, tt.want)
+		}
+		tt.e.Message = "why"
+		f := tt.e.Failure("gate")
+		if got, want := f.String(), "ERR:gate:"+tt.want+" — why"; got != want {
+			t.Errorf("Failure = %q, want %q", got, want)
+		}
+		if got, want := f.Outcome(), oldOutcome("ERR:gate:"+tt.want+" — why"); got != want {
+			t.Errorf("%q: Outcome = %q, want %q", tt.want, got, want)
+		}
+		if got, want := tt.e.Error(), tt.want+": why"; got != want {
+			t.Errorf("Error() = %q, want %q", got, want)
+		}
+	}
+}

@@ -308,7 +308,7 @@ func notFound(key string) error {
 }
 
 func hygiene(v rowcall.Violation) error {
-	return &rowcall.Error{Code: rowcall.EHygiene + rowcall.Code(": "+string(v)), HowToFix: v.HowToFix()}
+	return &rowcall.Error{Code: rowcall.EHygiene, Args: []string{string(v)}, HowToFix: v.HowToFix()}
 }
 
 func missing(field string) error {

@@ -203,7 +203,7 @@ func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, bod
 	inv := &rowcall.Invocation{Row: &l.row, Body: body, Trace: p.trace, Depth: parent.Depth + 1, Module: l.module}
 	out, _, _, _, refused := p.run(ctx, inv, l, p.parentID, false)
 	if refused != nil {
-		return rowcall.Output{Result: "ERR:gate:" + string(refused.Code) + " — " + refused.Message}
+		return refused.Failure("gate").Output()
 	}
 	return out
 }
@@ -225,7 +225,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 		out.Result = redact.String(out.Result, out.Secrets)
 		out.Fail = out.Fail.Map(func(s string) string { return redact.String(s, out.Secrets) })
 	} else {
-		out.Result = string(refused.Code)
+		out.Result = refused.Reason()
 	}
 	rc = rowcall.Receipt{
 		ID: id, Trace: inv.Trace, Parent: parentID, Actor: c.actor, Key: row.Key, Type: row.Type, Runner: row.RunnerName(),
@@ -271,7 +271,7 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l loo
 // failure's (rowcall.Failure.Outcome, e.g. ERR:http:401), never a body.
 func outcome(out rowcall.Output, refused *rowcall.Error) string {
 	if refused != nil {
-		return "refused:" + string(refused.Code)
+		return "refused:" + refused.Reason()
 	}
 	if out.Fail != nil {
 		return out.Fail.Outcome()
