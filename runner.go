@@ -43,11 +43,7 @@ type Output struct {
 }
 
 // Failed reports whether the output is a failure.
-func (o Output) Failed() bool { return o.Fail != nil || legacyFailed(o.Result) }
-
-// legacyFailed reads a failure out of a result string; it goes when every
-// runner returns a Failure.
-func legacyFailed(s string) bool { return len(s) >= 4 && s[:4] == "ERR:" }
+func (o Output) Failed() bool { return o.Fail != nil }
 
 // Fails makes o the failure f, keeping o's other fields (Status, Secrets, …).
 func (o *Output) Fails(f *Failure) {

@@ -276,15 +276,7 @@ func outcome(out rowcall.Output, refused *rowcall.Error) string {
 	if out.Fail != nil {
 		return out.Fail.Outcome()
 	}
-	if !out.Failed() {
-		return "ok"
-	}
-	parts := strings.SplitN(out.Result, ":", 4)
-	code := strings.Join(parts[:min(3, len(parts))], ":")
-	if i := strings.IndexAny(code, " —"); i > 0 {
-		code = code[:i]
-	}
-	return code
+	return "ok"
 }
 
 func (d *Dispatcher) now() time.Time {
