@@ -37,8 +37,8 @@ type OAuth struct {
 	AuthStyle    string `json:"auth_style"` // "basic" (default) or "body"
 }
 
-// AuthError is why an auth column cannot be used. Its text, Code:Detail, is
-// what runners report after "ERR:auth:".
+// AuthError is why an auth column cannot be used. Its Failure is what runners
+// report (ERR:auth:Code:Detail).
 type AuthError struct {
 	Code   string // unknown_prefix, bad_spec or auth_reserved_variable
 	Detail string
@@ -46,9 +46,16 @@ type AuthError struct {
 
 func (e *AuthError) Error() string { return e.Code + ":" + e.Detail }
 
+// Failure is e as a runner reports it: ERR:auth:<code>:<detail>.
+func (e *AuthError) Failure() *Failure { return Fail("auth", e.Code, e.Detail) }
+
 // AuthReservedVariable is the code of an auth column naming one of rowcall's
 // own variables (ReservedVar).
 const AuthReservedVariable = "auth_reserved_variable"
+
+// EAuthOutsidePrefix is the code of an auth column naming a variable outside
+// the host's secrets prefix (CheckAuth).
+const EAuthOutsidePrefix Code = "auth_outside_secrets_prefix"
 
 // ReservedVar reports whether name is one of rowcall's own variables
 // (ROWCALL_*: the database token, the receipt signing key, settings), which
@@ -141,7 +148,7 @@ func CheckAuth(auth, prefix string) *Error {
 	a, err := ParseAuth(auth)
 	var ae *AuthError
 	if errors.As(err, &ae) && ae.Code == AuthReservedVariable {
-		return &Error{Code: AuthReservedVariable, Status: 422,
+		return &Error{Code: AuthReservedVariable,
 			Message:  "auth names " + ae.Detail + ", one of rowcall's own variables (ROWCALL_*), which no row may read",
 			HowToFix: "name a variable of your own that holds the upstream's credential (for example bearer:MY_API_KEY); only ROWCALL_OWNER_KEY may be named, and only the owner may then call the row",
 			Extra:    map[string]any{"field": "auth", "variable": ae.Detail}}
@@ -151,7 +158,7 @@ func CheckAuth(auth, prefix string) *Error {
 	}
 	for _, name := range a.Vars {
 		if name != OwnerEnv && !strings.HasPrefix(name, prefix) {
-			return &Error{Code: "auth_outside_secrets_prefix", Status: 422,
+			return &Error{Code: EAuthOutsidePrefix,
 				Message:  "auth names " + name + ", outside this host's namespace of secrets (" + prefix + "*)",
 				HowToFix: "rename the variable to start with " + prefix + " (the operator set ROWCALL_SECRETS_PREFIX / --secrets-prefix)",
 				Extra:    map[string]any{"field": "auth", "variable": name, "secrets_prefix": prefix}}

@@ -3,24 +3,71 @@ package rowcall
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error is the error every layer reports: a stable code a program can branch on,
-// and a message a person can act on. Extra holds named details (the literal JSON
-// fields the seed's failure table prints, such as "attempted" or "did_you_mean").
+// and a message a person can act on. Args are the code's dynamic parts (a token
+// id, two contract hashes), which Reason renders into the seed's literal text
+// ("token_revoked:<id>"). Extra holds named details (the literal JSON fields
+// the seed's failure table prints, such as "attempted" or "did_you_mean").
 type Error struct {
 	Code     Code
+	Args     []string
 	Message  string
 	HowToFix string
 	Extra    map[string]any
-	Status   int // the HTTP status, when the code alone does not decide it (gate refusals)
+	Status   int // the HTTP status, when the code alone does not decide it (a 501 for a missing feature)
 }
 
 func (e *Error) Error() string {
 	if e.Message == "" {
+		return e.Reason()
+	}
+	return e.Reason() + ": " + e.Message
+}
+
+// Reason is the code with its args as the seed prints it: the JSON "error"
+// field, a receipt's refused:<reason>. A code's args follow a ':', each after
+// its own ':' unless argForms gives the code its own form
+// (contract_changed:<pinned>!=<current>).
+func (e *Error) Reason() string {
+	if len(e.Args) == 0 {
 		return string(e.Code)
 	}
-	return string(e.Code) + ": " + e.Message
+	return string(e.Code) + ":" + e.argText()
+}
+
+// argText is the args part of Reason, after the code's ':'.
+func (e *Error) argText() string {
+	form, ok := argForms[e.Code]
+	if !ok {
+		return strings.Join(e.Args, ":")
+	}
+	a := make([]any, len(e.Args))
+	for i, s := range e.Args {
+		a[i] = s
+	}
+	return fmt.Sprintf(form, a...)
+}
+
+// argForms are the codes whose args do not simply follow ':' by ':'.
+var argForms = map[Code]string{
+	EAudienceMismatch: "%s!=%s",      // the token's audience, this host's
+	EContractChanged:  "%s!=%s",      // the pinned contract, the current one
+	ERiskCeiling:      "%s<row:high", // the token's ceiling
+	EPayloadCeiling:   "%s>%s",       // the body's length, the token's ceiling
+	EHygiene:          " %s",         // the verdict: "registry_hygiene_refused: <verdict>"
+}
+
+// Failure is e as a nested call reports it to the runner that made the call:
+// ERR:<kind>:<reason> — <message> (ERR:gate:token_revoked:tok_… — …).
+func (e *Error) Failure(kind string) *Failure {
+	f := Fail(kind, string(e.Code))
+	if len(e.Args) > 0 {
+		f.Args = []string{e.argText()}
+	}
+	return f.Because(e.Message)
 }
 
 // Code is an Error's stable code. Its HTTP status is decided by the API.
@@ -44,6 +91,22 @@ const (
 	EVersionConflict Code = "version_conflict"
 	EDisabled        Code = "row_disabled"
 	EInternal        Code = "internal"
+)
+
+// The gate's refusal codes (a call a token or the row's input_schema does not
+// allow); their args are in the order argForms shows.
+const (
+	ETokenRevoked       Code = "token_revoked"        // the token's id
+	ETokenExpired       Code = "token_expired"        // when it expired
+	EAudienceMismatch   Code = "audience_mismatch"    // the token's audience, this host's
+	EOwnerOnly          Code = "owner_only"           // the row's key
+	EIncludeOutOfScope  Code = "include_out_of_scope" // the included block's key
+	EContractChanged    Code = "contract_changed"     // the pinned contract, the current one
+	ERiskCeiling        Code = "risk_ceiling"         // the token's ceiling
+	EFixedBody          Code = "fixed_body"           // "mismatch"
+	EPayloadCeiling     Code = "payload_ceiling"      // the body's length, the token's ceiling
+	EInvalidInputSchema Code = "invalid_input_schema" // the row's key
+	EInvalidArguments   Code = "invalid_arguments"
 )
 
 // Errorf returns an *Error with code and a formatted message.

@@ -6,8 +6,9 @@ import (
 )
 
 // Runner executes one row of one type. It never returns a Go error for a failed
-// call: a failure is an Output whose Result starts with "ERR:" (the seed's
-// convention), so a caller always gets a receipt-able answer.
+// call: a failure is an Output whose Fail is set (and whose Result is Fail's
+// rendering, the seed's "ERR:…" text), so a caller always gets a receipt-able
+// answer.
 type Runner interface {
 	Run(ctx context.Context, inv *Invocation) Output
 }
@@ -32,7 +33,8 @@ type Invocation struct {
 
 // Output is what a runner returns.
 type Output struct {
-	Result   string   // the result string; "ERR:…" on failure
+	Result   string   // the answer as text; on failure Fail's rendering (set by Failure.Output or Fails)
+	Fail     *Failure // the failure, nil for a success
 	Plan     any      // shape mode: the request that would have been sent (credentials redacted)
 	Status   int      // the upstream HTTP status, when there was one (the breaker counts 401/403)
 	Material bool     // the call really ran (code executed or an upstream answered)
@@ -40,8 +42,13 @@ type Output struct {
 	Secrets  []string // credential values the runner injected: redacted from anything that is kept
 }
 
-// Failed reports whether the output is a failure ("ERR:" prefix).
-func (o Output) Failed() bool { return len(o.Result) >= 4 && o.Result[:4] == "ERR:" }
+// Failed reports whether the output is a failure.
+func (o Output) Failed() bool { return o.Fail != nil }
+
+// Fails makes o the failure f, keeping o's other fields (Status, Secrets, …).
+func (o *Output) Fails(f *Failure) {
+	o.Fail, o.Result = f, f.String()
+}
 
 // Caller runs a nested call of another row on behalf of parent: same trace, same
 // actor and gate, one level deeper, with its own receipt.

@@ -10,13 +10,6 @@ import (
 	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
-// moduleStatus maps the module registry's error codes to HTTP statuses.
-var moduleStatus = map[rowcall.Code]int{
-	modules.CodeBadName: 400, modules.CodeBadTarget: 400,
-	modules.CodeNotWasm: 422, modules.CodeInvalid: 422, modules.CodeNotCommand: 422, modules.CodeForbiddenImport: 422,
-	modules.CodeInUse: 409, modules.CodeDigestMismatch: 409, modules.CodeBlobMissing: 500,
-}
-
 func (h *Handler) noModules(w http.ResponseWriter, r *http.Request) bool {
 	if h.cfg.Modules != nil {
 		return false

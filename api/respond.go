@@ -8,33 +8,54 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/jsontext"
+	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
-// status maps an error code to its HTTP status.
-func status(code rowcall.Code) int {
-	switch {
-	case code == rowcall.ENotFound, code == rowcall.EUnknownKey:
-		return http.StatusNotFound
-	case code == rowcall.EConflict, code == rowcall.EDisabled:
-		return http.StatusConflict
-	case code == rowcall.EUnauthorized:
-		return http.StatusUnauthorized
-	case code == rowcall.EForbidden:
-		return http.StatusForbidden
-	case code == rowcall.ETooLarge:
-		return http.StatusRequestEntityTooLarge
-	case code == rowcall.EMediaType:
-		return http.StatusUnsupportedMediaType
-	case code == rowcall.EVersionConflict:
-		return http.StatusPreconditionFailed
-	case strings.HasPrefix(string(code), string(rowcall.EHygiene)):
-		return http.StatusUnprocessableEntity
-	case code == rowcall.EInternal:
-		return http.StatusInternalServerError
+// statuses is the one table from an error code to its HTTP status; a code not
+// in it is a 400. (An Error's own Status, for a code whose status depends on
+// where it is reported, wins.)
+var statuses = map[rowcall.Code]int{
+	rowcall.ENotFound: http.StatusNotFound, rowcall.EUnknownKey: http.StatusNotFound,
+	rowcall.EConflict: http.StatusConflict, rowcall.EDisabled: http.StatusConflict,
+	rowcall.EUnauthorized:    http.StatusUnauthorized,
+	rowcall.EForbidden:       http.StatusForbidden,
+	rowcall.ETooLarge:        http.StatusRequestEntityTooLarge,
+	rowcall.EMediaType:       http.StatusUnsupportedMediaType,
+	rowcall.EVersionConflict: http.StatusPreconditionFailed,
+	rowcall.EHygiene:         http.StatusUnprocessableEntity,
+	rowcall.EInternal:        http.StatusInternalServerError,
+
+	// the gate's refusals
+	rowcall.ETokenRevoked: http.StatusUnauthorized, rowcall.ETokenExpired: http.StatusUnauthorized,
+	rowcall.EAudienceMismatch: http.StatusForbidden, rowcall.EOwnerOnly: http.StatusForbidden,
+	rowcall.EIncludeOutOfScope: http.StatusForbidden, rowcall.ERiskCeiling: http.StatusForbidden,
+	rowcall.EFixedBody:          http.StatusForbidden,
+	rowcall.EContractChanged:    http.StatusConflict,
+	rowcall.EPayloadCeiling:     http.StatusRequestEntityTooLarge,
+	rowcall.EInvalidInputSchema: http.StatusUnprocessableEntity,
+	rowcall.EInvalidArguments:   http.StatusBadRequest,
+
+	// auth columns a row may not have
+	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,
+
+	// the module registry's
+	modules.CodeBadName: http.StatusBadRequest, modules.CodeBadTarget: http.StatusBadRequest,
+	modules.CodeNotWasm: http.StatusUnprocessableEntity, modules.CodeInvalid: http.StatusUnprocessableEntity,
+	modules.CodeNotCommand: http.StatusUnprocessableEntity, modules.CodeForbiddenImport: http.StatusUnprocessableEntity,
+	modules.CodeInUse: http.StatusConflict, modules.CodeDigestMismatch: http.StatusConflict,
+	modules.CodeBlobMissing: http.StatusInternalServerError,
+}
+
+// status is e's HTTP status: its own Status, or its code's (statuses).
+func status(e *rowcall.Error) int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	if s, ok := statuses[e.Code]; ok {
+		return s
 	}
 	return http.StatusBadRequest
 }
@@ -68,7 +89,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
 	}
-	body := ordered{{"error", string(e.Code)}}
+	body := ordered{{"error", e.Reason()}}
 	if e.Message != "" {
 		body = append(body, kv{"message", e.Message})
 	}
@@ -86,14 +107,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && e.Code != rowcall.EUnauthorized {
 		body = append(body, kv{"state_changed", false})
 	}
-	code := status(e.Code)
-	if s, ok := moduleStatus[e.Code]; ok {
-		code = s
-	}
-	if e.Status != 0 {
-		code = e.Status
-	}
-	writeJSON(w, code, body)
+	writeJSON(w, status(e), body)
 }
 
 // kv and ordered write a JSON object whose keys keep their order, so responses

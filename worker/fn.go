@@ -58,7 +58,7 @@ func (l *lazyFn) runner() (*fn.Runner, error) {
 func (l *lazyFn) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	r, err := l.runner()
 	if err != nil {
-		return rowcall.Output{Result: "ERR:fn:module_unavailable:" + strings.ReplaceAll(err.Error(), ":", " ")}
+		return rowcall.Fail("fn", "module_unavailable", strings.ReplaceAll(err.Error(), ":", " ")).Output()
 	}
 	return r.Run(ctx, inv)
 }

@@ -342,8 +342,8 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 			slog.Error("mcp: dispatch", "key", key, "err", err)
 			e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
 		}
-		sc := map[string]any{"ok": false, "ran": false, "key": key, "error": string(e.Code)}
-		text := "ERR:" + string(e.Code)
+		sc := map[string]any{"ok": false, "ran": false, "key": key, "error": e.Reason()}
+		text := "ERR:" + e.Reason()
 		if e.Message != "" {
 			sc["message"] = e.Message
 			text += ": " + e.Message

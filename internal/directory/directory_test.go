@@ -2,6 +2,8 @@ package directory_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -11,6 +13,15 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
+
+// reason is the refusal's literal reason, as the API writes it in "error".
+func reason(err error) string {
+	var e *rowcall.Error
+	if errors.As(err, &e) {
+		return e.Reason()
+	}
+	return fmt.Sprint(err)
+}
 
 func newService(t *testing.T, prefix string) (*directory.Service, *int) {
 	t.Helper()
@@ -36,14 +47,14 @@ func TestWritesPassTheRules(t *testing.T) {
 	row := rowcall.NewRow("R", rowcall.TypeHTTP)
 	for _, c := range []struct {
 		content, auth string
-		code          rowcall.Code
+		reason        string
 	}{
-		{"", "", rowcall.EHygiene + ": missing_description"},
-		{"# WHAT: r", "bearer:ROWCALL_RECEIPT_KEY", rowcall.AuthReservedVariable},
+		{"", "", "registry_hygiene_refused: missing_description"},
+		{"# WHAT: r", "bearer:ROWCALL_RECEIPT_KEY", "auth_reserved_variable"},
 		{"# WHAT: r", "bearer:OTHER_KEY", "auth_outside_secrets_prefix"},
 	} {
 		row.Content, row.Auth = c.content, c.auth
-		if _, err := s.Create(ctx, row); rowcall.ErrorCode(err) != c.code {
+		if _, err := s.Create(ctx, row); reason(err) != c.reason {
 			t.Fatalf("%+v: %v", c, err)
 		}
 	}
@@ -70,10 +81,10 @@ func TestPatchRules(t *testing.T) {
 		_, err := s.Patch(ctx, "R", 0, func(r *rowcall.Row) error { f(r); return nil })
 		return err
 	}
-	if err := set(func(r *rowcall.Row) { r.Content = "" }); rowcall.ErrorCode(err) != rowcall.EHygiene+": missing_description" {
+	if err := set(func(r *rowcall.Row) { r.Content = "" }); reason(err) != "registry_hygiene_refused: missing_description" {
 		t.Fatalf("emptied content: %v", err)
 	}
-	if err := set(func(r *rowcall.Row) { r.Auth = "bearer:ROWCALL_DB_AUTH_TOKEN" }); rowcall.ErrorCode(err) != rowcall.AuthReservedVariable {
+	if err := set(func(r *rowcall.Row) { r.Auth = "bearer:ROWCALL_DB_AUTH_TOKEN" }); reason(err) != "auth_reserved_variable" {
 		t.Fatalf("reserved auth: %v", err)
 	}
 	if err := set(func(r *rowcall.Row) { r.PlannerRank = 7 }); err != nil {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -201,16 +202,17 @@ type parented struct {
 // deeper, through the same gate, with its own receipt. A refusal is an ERR.
 func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, body string) rowcall.Output {
 	if parent.Depth+1 > MaxDepth {
-		return rowcall.Output{Result: fmt.Sprintf("ERR:dispatch:depth_exceeded:%d — calls nest at most %d deep; check for a flow that calls itself", parent.Depth+1, MaxDepth)}
+		return rowcall.Fail("dispatch", "depth_exceeded", strconv.Itoa(parent.Depth+1)).
+			Because(fmt.Sprintf("calls nest at most %d deep; check for a flow that calls itself", MaxDepth)).Output()
 	}
 	l, err := p.d.find(ctx, key, p.token)
 	if err != nil {
-		return rowcall.Output{Result: "ERR:" + string(rowcall.ErrorCode(err)) + ":" + key}
+		return rowcall.Fail("", string(rowcall.ErrorCode(err)), key).Output()
 	}
 	inv := &rowcall.Invocation{Row: &l.row, Body: body, Trace: p.trace, Depth: parent.Depth + 1, Module: l.module}
 	out, _, _, _, refused := p.run(ctx, inv, l, p.parentID, false)
 	if refused != nil {
-		return rowcall.Output{Result: "ERR:gate:" + string(refused.Code) + " — " + refused.Message}
+		return refused.Failure("gate").Output()
 	}
 	return out
 }
@@ -230,8 +232,9 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	if refused = d.gate(c.token, &l, inv, top, start); refused == nil {
 		out, ran = d.execute(ctx, inv, l)
 		out.Result = redact.String(out.Result, out.Secrets)
+		out.Fail = out.Fail.Map(func(s string) string { return redact.String(s, out.Secrets) })
 	} else {
-		out.Result = string(refused.Code)
+		out.Result = refused.Reason()
 	}
 	rc = rowcall.Receipt{
 		ID: id, Trace: inv.Trace, Parent: parentID, Actor: c.actor, Key: row.Key, Type: row.Type, Runner: row.RunnerName(),
@@ -259,10 +262,10 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l loo
 	row := inv.Row
 	runner, ok := d.Runners[row.Type]
 	if !ok {
-		return rowcall.Output{Result: fmt.Sprintf("ERR:%s:no_runner — this host has no runner for %s rows", row.Type, row.Type)}, false
+		return rowcall.Fail(string(row.Type), "no_runner").Because("this host has no runner for " + string(row.Type) + " rows").Output(), false
 	}
 	if l.open && !inv.Shape {
-		return rowcall.Output{Result: "ERR:breaker_open:" + row.Key + " — 8 consecutive auth failures; credential is dead until replaced."}, false
+		return rowcall.Fail("", "breaker_open", row.Key).Because("8 consecutive auth failures; credential is dead until replaced.").Output(), false
 	}
 	out := runner.Run(ctx, inv)
 	// Only an auth failure, or the first answer after one, writes breaker state.
@@ -274,21 +277,15 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l loo
 }
 
 // outcome is the receipt's short outcome: "ok", "refused:<reason>", or the
-// failure's code (its first three ':'-separated parts, e.g. ERR:http:401),
-// never a body.
+// failure's (rowcall.Failure.Outcome, e.g. ERR:http:401), never a body.
 func outcome(out rowcall.Output, refused *rowcall.Error) string {
 	if refused != nil {
-		return "refused:" + string(refused.Code)
+		return "refused:" + refused.Reason()
 	}
-	if !out.Failed() {
-		return "ok"
+	if out.Fail != nil {
+		return out.Fail.Outcome()
 	}
-	parts := strings.SplitN(out.Result, ":", 4)
-	code := strings.Join(parts[:min(3, len(parts))], ":")
-	if i := strings.IndexAny(code, " —"); i > 0 {
-		code = code[:i]
-	}
-	return code
+	return "ok"
 }
 
 func (d *Dispatcher) now() time.Time {

@@ -12,23 +12,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/redact"
 	"github.com/rowcall/rowcall/runners/httpcall"
 )
 
 // complete sends the conversation so far and returns the model's answer, or
-// the ERR: result that ends the call. A 429 or 5xx answer is retried up to
+// the failure that ends the call. A 429 or 5xx answer is retried up to
 // r.retries times with jittered exponential backoff, honouring Retry-After
 // (and retry-after-ms) up to r.retryMax.
-func (c *conversation) complete(ctx context.Context) (answer, string) {
+func (c *conversation) complete(ctx context.Context) (answer, *rowcall.Failure) {
 	body, err := json.Marshal(c.req)
 	if err != nil {
-		return answer{}, "ERR:agent:bad_request:" + err.Error()
+		return answer{}, rowcall.Fail("agent", "bad_request", err.Error())
 	}
 	r := c.r
 	for attempt := 0; ; attempt++ {
 		status, hdr, raw, fail := c.post(ctx, body)
-		if fail != "" {
+		if fail != nil {
 			return answer{}, fail
 		}
 		c.out.Status, c.out.Material = status, true
@@ -36,34 +37,33 @@ func (c *conversation) complete(ctx context.Context) (answer, string) {
 			return c.parse(status, raw)
 		}
 		msg := errorMessage(raw, http.StatusText(status), c.out.Secrets)
-		fail = "ERR:agent:" + strconv.Itoa(status) + ":" + msg
 		if status != http.StatusTooManyRequests && status < 500 {
-			return answer{}, fail
+			return answer{}, rowcall.Fail("agent", strconv.Itoa(status), msg)
 		}
 		if attempt >= r.retries {
 			if attempt > 0 {
-				fail += " (gave up after " + strconv.Itoa(attempt+1) + " attempts)"
+				msg += " (gave up after " + strconv.Itoa(attempt+1) + " attempts)"
 			}
-			return answer{}, fail
+			return answer{}, rowcall.Fail("agent", strconv.Itoa(status), msg)
 		}
 		wait, ok := r.backoff(attempt, hdr, time.Now())
 		if !ok {
-			return answer{}, fail + " (the provider asked for a retry after more than " + r.retryMax.String() + "; not waited for)"
+			return answer{}, rowcall.Fail("agent", strconv.Itoa(status), msg+" (the provider asked for a retry after more than "+r.retryMax.String()+"; not waited for)")
 		}
 		if err := r.sleep(ctx, wait); err != nil {
-			return answer{}, "ERR:agent:canceled:" + err.Error()
+			return answer{}, rowcall.Fail("agent", "canceled", err.Error())
 		}
 	}
 }
 
 // post sends one request and reads the whole answer.
-func (c *conversation) post(parent context.Context, body []byte) (int, http.Header, []byte, string) {
+func (c *conversation) post(parent context.Context, body []byte) (int, http.Header, []byte, *rowcall.Failure) {
 	r := c.r
 	ctx, cancel := context.WithTimeout(parent, r.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, nil, "ERR:agent:bad_target:" + redact.String(httpcall.FetchMessage(err), c.out.Secrets)
+		return 0, nil, nil, rowcall.Fail("agent", "bad_target", redact.String(httpcall.FetchMessage(err), c.out.Secrets))
 	}
 	req.Header = c.headers.Clone()
 	resp, err := r.client.Do(req)
@@ -78,46 +78,46 @@ func (c *conversation) post(parent context.Context, body []byte) (int, http.Head
 	}
 	if int64(len(raw)) > r.maxResponse {
 		c.out.Status, c.out.Material = resp.StatusCode, true
-		return 0, nil, nil, "ERR:agent:too_large:" + strconv.FormatInt(r.maxResponse, 10) + " bytes — the provider answered " +
-			strconv.Itoa(resp.StatusCode) + " with a larger body, which was not kept"
+		return 0, nil, nil, rowcall.Fail("agent", "too_large", strconv.FormatInt(r.maxResponse, 10)+" bytes").
+			Because("the provider answered " + strconv.Itoa(resp.StatusCode) + " with a larger body, which was not kept")
 	}
-	return resp.StatusCode, resp.Header, raw, ""
+	return resp.StatusCode, resp.Header, raw, nil
 }
 
 // transportFailure is the result for a request that got no (complete) answer.
-func (c *conversation) transportFailure(parent, ctx context.Context, err error) string {
+func (c *conversation) transportFailure(parent, ctx context.Context, err error) *rowcall.Failure {
 	if perr := parent.Err(); perr != nil {
-		return "ERR:agent:canceled:" + perr.Error()
+		return rowcall.Fail("agent", "canceled", perr.Error())
 	}
 	if ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
-		return "ERR:agent:timeout:" + c.r.timeout.String() + " — " + c.ep.name + " did not answer " + c.ep.model + " in time"
+		return rowcall.Fail("agent", "timeout", c.r.timeout.String()).Because(c.ep.name + " did not answer " + c.ep.model + " in time")
 	}
-	return "ERR:agent:fetch:" + redact.String(httpcall.FetchMessage(err), c.out.Secrets)
+	return rowcall.Fail("agent", "fetch", redact.String(httpcall.FetchMessage(err), c.out.Secrets))
 }
 
 // maxBodyText is how much of an answer that is not a chat completion is shown.
 const maxBodyText = 200
 
 // parse reads a 2xx answer as a chat completion.
-func (c *conversation) parse(status int, raw []byte) (answer, string) {
+func (c *conversation) parse(status int, raw []byte) (answer, *rowcall.Failure) {
 	var comp completion
 	if err := json.Unmarshal(raw, &comp); err != nil {
-		return answer{}, "ERR:agent:bad_response:the provider answered " + strconv.Itoa(status) +
-			" with a body that is not a chat completion (" + oneLine(err.Error()) + "): " + shown(string(raw), maxBodyText, c.out.Secrets)
+		return answer{}, rowcall.Fail("agent", "bad_response", "the provider answered "+strconv.Itoa(status)+
+			" with a body that is not a chat completion ("+oneLine(err.Error())+"): "+shown(string(raw), maxBodyText, c.out.Secrets))
 	}
 	if len(comp.Choices) == 0 {
 		if comp.Error != nil && comp.Error.Message != "" {
-			return answer{}, "ERR:agent:bad_response:the provider answered " + strconv.Itoa(status) + " with an error: " +
-				shown(comp.Error.Message, maxErrorText, c.out.Secrets)
+			return answer{}, rowcall.Fail("agent", "bad_response", "the provider answered "+strconv.Itoa(status)+" with an error: "+
+				shown(comp.Error.Message, maxErrorText, c.out.Secrets))
 		}
-		return answer{}, "ERR:agent:bad_response:the provider answered " + strconv.Itoa(status) + " with no choices"
+		return answer{}, rowcall.Fail("agent", "bad_response", "the provider answered "+strconv.Itoa(status)+" with no choices")
 	}
 	if comp.Usage != nil {
 		c.usage.PromptTokens += comp.Usage.PromptTokens
 		c.usage.CompletionTokens += comp.Usage.CompletionTokens
 		c.usage.TotalTokens += comp.Usage.TotalTokens
 	}
-	return comp.Choices[0].Message, ""
+	return comp.Choices[0].Message, nil
 }
 
 // backoff is the wait before retry number attempt+1: the provider's

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/rowcall/rowcall"
 )
 
 // Provider is one OpenAI-compatible chat completions endpoint the operator
@@ -57,10 +59,10 @@ type endpoint struct {
 // model MODEL ("gw:openai/gpt-4.1-mini" sends "openai/gpt-4.1-mini" to the
 // provider named gw); any other target (grok-4.3, or an id that holds ':' of
 // its own) goes whole to the default provider.
-func (r *Runner) resolve(target string) (endpoint, string) {
+func (r *Runner) resolve(target string) (endpoint, *rowcall.Failure) {
 	target = strings.TrimSpace(target)
 	if target == "" {
-		return endpoint{}, "ERR:agent:bad_target:empty — an agent row's target is a model id, e.g. grok-4.3 or gw:openai/gpt-4.1-mini"
+		return endpoint{}, rowcall.Fail("agent", "bad_target", "empty").Because("an agent row's target is a model id, e.g. grok-4.3 or gw:openai/gpt-4.1-mini")
 	}
 	name, model := r.defaultProvider, target
 	if n, m, ok := strings.Cut(target, ":"); ok {
@@ -70,9 +72,9 @@ func (r *Runner) resolve(target string) (endpoint, string) {
 	}
 	p, ok := r.providers[name]
 	if !ok {
-		return endpoint{}, "ERR:agent:no_provider:" + target + " — " + r.noProvider()
+		return endpoint{}, rowcall.Fail("agent", "no_provider", target).Because(r.noProvider())
 	}
-	return endpoint{name: name, url: p.BaseURL + "/chat/completions", model: model, provider: p}, ""
+	return endpoint{name: name, url: p.BaseURL + "/chat/completions", model: model, provider: p}, nil
 }
 
 func (r *Runner) noProvider() string {

@@ -135,10 +135,10 @@ func (a Allowed) String() string {
 // category, so an agent cannot probe the directory beyond its reach.
 func (a Allowed) refusal(key string) string {
 	if a.None() {
-		return "ERR:agent:not_allowed:" + key + " — this agent's allowed_categories is empty, so it may call no rows; nothing ran"
+		return rowcall.Fail("agent", "not_allowed", key).Because("this agent's allowed_categories is empty, so it may call no rows; nothing ran").String()
 	}
-	return "ERR:agent:not_allowed:" + key + " — this agent may call only rows in the categories " + strings.Join(a.Categories, ", ") +
-		" (its allowed_categories), and " + key + " is not one of them; nothing ran"
+	return rowcall.Fail("agent", "not_allowed", key).Because("this agent may call only rows in the categories " + strings.Join(a.Categories, ", ") +
+		" (its allowed_categories), and " + key + " is not one of them; nothing ran").String()
 }
 
 // toolName reports whether key can be a function name in the chat

@@ -194,21 +194,21 @@ func TestResolve(t *testing.T) {
 	}
 	for target, want := range cases {
 		ep, fail := r.resolve(target)
-		if fail != "" || ep.name != want[0] || ep.model != want[1] || ep.url != want[2] {
+		if fail != nil || ep.name != want[0] || ep.model != want[1] || ep.url != want[2] {
 			t.Errorf("resolve(%q) = %+v %q", target, ep, fail)
 		}
 	}
-	if _, fail := r.resolve(" "); !strings.HasPrefix(fail, "ERR:agent:bad_target:empty") {
+	if _, fail := r.resolve(" "); !strings.HasPrefix(fail.String(), "ERR:agent:bad_target:empty") {
 		t.Error(fail)
 	}
 	noDefault := New(Config{Providers: map[string]Provider{"a": {BaseURL: "http://a"}, "b": {BaseURL: "http://b"}}})
-	if _, fail := noDefault.resolve("grok-4.3"); !strings.HasPrefix(fail, "ERR:agent:no_provider:grok-4.3 — no default provider") || !strings.Contains(fail, "a, b") {
+	if _, fail := noDefault.resolve("grok-4.3"); !strings.HasPrefix(fail.String(), "ERR:agent:no_provider:grok-4.3 — no default provider") || !strings.Contains(fail.String(), "a, b") {
 		t.Error(fail)
 	}
 	if one := New(Config{Providers: map[string]Provider{"only": {BaseURL: "http://o"}}}); one.defaultProvider != "only" {
 		t.Error("a lone provider is the default")
 	}
-	if _, fail := New(Config{}).resolve("m"); !strings.Contains(fail, "--model-provider") {
+	if _, fail := New(Config{}).resolve("m"); !strings.Contains(fail.String(), "--model-provider") {
 		t.Error(fail)
 	}
 }

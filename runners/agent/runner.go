@@ -144,26 +144,26 @@ func orDur(v, def time.Duration) time.Duration {
 	return v
 }
 
-// Run executes one invocation of an agent row. Failures are ERR: results.
+// Run executes one invocation of an agent row. Failures are rowcall.Failure values.
 func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if inv == nil || inv.Row == nil {
-		return rowcall.Output{Result: "ERR:agent:bad_target:no row"}
+		return rowcall.Fail("agent", "bad_target", "no row").Output()
 	}
 	row := inv.Row
 	ep, fail := r.resolve(row.Target)
-	if fail != "" {
-		return rowcall.Output{Result: fail}
+	if fail != nil {
+		return fail.Output()
 	}
 	chain, budget := fromContext(ctx)
 	chain = chain[:len(chain):len(chain)] // shared through the context: append must copy
 	for _, k := range chain {
 		if k == row.Key {
-			return rowcall.Output{Result: "ERR:agent:cycle:" + strings.Join(append(chain, row.Key), ">") + " — an agent called itself through its calls; nothing was sent"}
+			return rowcall.Fail("agent", "cycle", strings.Join(append(chain, row.Key), ">")).Because("an agent called itself through its calls; nothing was sent").Output()
 		}
 	}
 	if len(chain) >= MaxAgentNest {
-		return rowcall.Output{Result: "ERR:agent:too_deep:" + strings.Join(append(chain, row.Key), ">") +
-			" — agents run at most " + strconv.Itoa(MaxAgentNest) + " inside one another"}
+		return rowcall.Fail("agent", "too_deep", strings.Join(append(chain, row.Key), ">")).
+			Because("agents run at most " + strconv.Itoa(MaxAgentNest) + " inside one another").Output()
 	}
 	if budget == nil {
 		budget = &requestBudget{max: r.maxRequests}
@@ -171,12 +171,12 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	ctx = withChain(ctx, append(chain, row.Key), budget)
 
 	system, fail := r.compose(ctx, row)
-	if fail != "" {
-		return rowcall.Output{Result: fail}
+	if fail != nil {
+		return fail.Output()
 	}
 	u, err := url.Parse(ep.url)
 	if err != nil {
-		return rowcall.Output{Result: "ERR:agent:bad_target:" + err.Error()}
+		return rowcall.Fail("agent", "bad_target", err.Error()).Output()
 	}
 	headers := http.Header{}
 	headers.Set("Content-Type", "application/json")
@@ -184,9 +184,9 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	if r.userAgent != "" {
 		headers.Set("User-Agent", r.userAgent)
 	}
-	cred, fail := httpcall.ApplyAuth(&http.Request{URL: u, Header: headers}, row.Auth, inv.Env)
-	if fail != "" {
-		return rowcall.Output{Result: "ERR:agent:auth:" + fail}
+	cred, authFail := httpcall.ApplyAuth(&http.Request{URL: u, Header: headers}, row.Auth, inv.Env)
+	if authFail != nil {
+		return rowcall.Fail("agent", "auth", append([]string{authFail.Code}, authFail.Args...)...).Because(authFail.Detail).Output()
 	}
 	allowed := ParseAllowed(row.AllowedCategories)
 	c := &conversation{
@@ -206,6 +206,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		c.out.CostUSD += pr.cost(c.usage)
 	}
 	c.out.Result = redact.String(c.out.Result, c.out.Secrets)
+	c.out.Fail = c.out.Fail.Map(func(s string) string { return redact.String(s, c.out.Secrets) })
 	return c.out
 }
 
@@ -213,22 +214,22 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 // documentation lines) of each row named in includes, in order, then the
 // row's own payload, separated by blank lines. A disabled block is left out;
 // a missing one stops the call.
-func (r *Runner) compose(ctx context.Context, row *rowcall.Row) (string, string) {
+func (r *Runner) compose(ctx context.Context, row *rowcall.Row) (string, *rowcall.Failure) {
 	var parts []string
 	keys := row.IncludeKeys()
 	if len(keys) > rowcall.MaxIncludes {
-		return "", "ERR:agent:includes:too_many:" + strconv.Itoa(len(keys)) + " — a row includes at most " + strconv.Itoa(rowcall.MaxIncludes) + " blocks"
+		return "", rowcall.Fail("agent", "includes", "too_many", strconv.Itoa(len(keys))).Because("a row includes at most " + strconv.Itoa(rowcall.MaxIncludes) + " blocks")
 	}
 	for _, k := range keys {
 		if r.rows == nil {
-			return "", "ERR:agent:includes:no_directory — this host gave the agent runner no directory to read blocks from"
+			return "", rowcall.Fail("agent", "includes", "no_directory").Because("this host gave the agent runner no directory to read blocks from")
 		}
 		b, err := r.rows.Lookup(ctx, k)
 		if rowcall.ErrorCode(err) == rowcall.ENotFound {
-			return "", "ERR:agent:include_missing:" + k + " — includes names " + k + ", which is not in the directory; create it or take it out of includes"
+			return "", rowcall.Fail("agent", "include_missing", k).Because("includes names " + k + ", which is not in the directory; create it or take it out of includes")
 		}
 		if err != nil {
-			return "", "ERR:agent:includes:" + k + ":" + oneLine(err.Error())
+			return "", rowcall.Fail("agent", "includes", k, oneLine(err.Error()))
 		}
 		if b.Enabled == 0 {
 			continue
@@ -240,7 +241,7 @@ func (r *Runner) compose(ctx context.Context, row *rowcall.Row) (string, string)
 	if p := row.Payload(); p != "" {
 		parts = append(parts, p)
 	}
-	return strings.Join(parts, "\n\n"), ""
+	return strings.Join(parts, "\n\n"), nil
 }
 
 // tools projects the rows the agent may call as native tools, when the
@@ -312,13 +313,13 @@ func (c *conversation) shape(credHeaders []string) rowcall.Output {
 func (c *conversation) run(ctx context.Context) {
 	for round := 1; ; round++ {
 		if n := c.budget.n.Add(1); n > c.budget.max {
-			c.out.Result = "ERR:agent:budget:" + strconv.FormatInt(c.budget.max, 10) +
-				" model requests in this call tree — nested agents share the budget; ask for less work per call"
+			c.out.Fails(rowcall.Fail("agent", "budget", strconv.FormatInt(c.budget.max, 10)+" model requests in this call tree").
+				Because("nested agents share the budget; ask for less work per call"))
 			return
 		}
 		ans, fail := c.complete(ctx)
-		if fail != "" {
-			c.out.Result = fail
+		if fail != nil {
+			c.out.Fails(fail)
 			return
 		}
 		content := ""
@@ -329,22 +330,22 @@ func (c *conversation) run(ctx context.Context) {
 		if len(tags) == 0 && len(ans.ToolCalls) == 0 {
 			switch {
 			case content == "" && ans.Refusal != nil && *ans.Refusal != "":
-				c.out.Result = "ERR:agent:refused:" + oneLine(*ans.Refusal)
+				c.out.Fails(rowcall.Fail("agent", "refused", oneLine(*ans.Refusal)))
 			case strings.TrimSpace(content) == "":
-				c.out.Result = "ERR:agent:empty — the model answered with no text and no calls (round " + strconv.Itoa(round) + ")"
+				c.out.Fails(rowcall.Fail("agent", "empty").Because("the model answered with no text and no calls (round " + strconv.Itoa(round) + ")"))
 			default:
 				c.out.Result = content
 			}
 			return
 		}
 		if round >= c.r.maxRounds {
-			c.out.Result = "ERR:agent:round_limit:" + strconv.Itoa(c.r.maxRounds) + " — the model was still making calls after " +
-				strconv.Itoa(c.r.maxRounds) + " rounds (the last answer's calls did not run); its last text: " + shown(content, maxErrorText, c.out.Secrets)
+			c.out.Fails(rowcall.Fail("agent", "round_limit", strconv.Itoa(c.r.maxRounds)).Because("the model was still making calls after " +
+				strconv.Itoa(c.r.maxRounds) + " rounds (the last answer's calls did not run); its last text: " + shown(content, maxErrorText, c.out.Secrets)))
 			return
 		}
 		c.feed(ctx, ans, content, tags)
 		if err := ctx.Err(); err != nil {
-			c.out.Result = "ERR:agent:canceled:" + err.Error()
+			c.out.Fails(rowcall.Fail("agent", "canceled", err.Error()))
 			return
 		}
 	}
@@ -373,7 +374,7 @@ func (c *conversation) feed(ctx context.Context, ans answer, content string, tag
 		case budget <= 0:
 			res = c.tooMany()
 		case tc.Type != "function":
-			res = "ERR:agent:bad_tool_call:" + tc.Function.Name + " — only function tools are offered"
+			res = rowcall.Fail("agent", "bad_tool_call", tc.Function.Name).Because("only function tools are offered").String()
 		default:
 			budget--
 			res = c.callTool(ctx, tc)
@@ -400,7 +401,7 @@ func (c *conversation) feed(ctx context.Context, ans answer, content string, tag
 }
 
 func (c *conversation) tooMany() string {
-	return "ERR:agent:too_many_calls — one answer may make at most " + strconv.Itoa(c.r.maxCalls) + " calls; this one did not run, make it in your next answer"
+	return rowcall.Fail("agent", "too_many_calls").Because("one answer may make at most " + strconv.Itoa(c.r.maxCalls) + " calls; this one did not run, make it in your next answer").String()
 }
 
 // callTool runs a native tool call: the function name is the row's key.
@@ -411,7 +412,7 @@ func (c *conversation) callTool(ctx context.Context, tc toolCall) string {
 	}
 	body, err := ToolBody(&row, tc.Function.Arguments)
 	if err != nil {
-		return "ERR:agent:bad_tool_arguments:" + row.Key + " — " + err.Error() + "; nothing ran"
+		return rowcall.Fail("agent", "bad_tool_arguments", row.Key).Because(err.Error() + "; nothing ran").String()
 	}
 	return c.dispatch(ctx, row.Key, body)
 }
@@ -433,16 +434,16 @@ func (c *conversation) permit(ctx context.Context, key string) (rowcall.Row, str
 		return rowcall.Row{}, c.allowed.refusal(key)
 	}
 	if c.r.rows == nil {
-		return rowcall.Row{}, "ERR:agent:no_directory — this host gave the agent runner no directory, so it cannot check " + key + "; nothing ran"
+		return rowcall.Row{}, rowcall.Fail("agent", "no_directory").Because("this host gave the agent runner no directory, so it cannot check " + key + "; nothing ran").String()
 	}
 	row, err := c.r.rows.Lookup(ctx, key)
 	missing := rowcall.ErrorCode(err) == rowcall.ENotFound || (err == nil && !visible(ctx, c.inv.Calls, key))
 	if err != nil && !missing {
-		return row, "ERR:agent:lookup:" + key + ":" + oneLine(err.Error())
+		return row, rowcall.Fail("agent", "lookup", key, oneLine(err.Error())).String()
 	}
 	switch {
 	case missing && c.allowed.All:
-		return row, "ERR:unknown_key:" + key
+		return row, rowcall.Fail("", string(rowcall.EUnknownKey), key).String()
 	case missing || !c.allowed.Permits(row.Category):
 		return row, c.allowed.refusal(key)
 	}
@@ -467,7 +468,7 @@ func visible(ctx context.Context, calls rowcall.Caller, key string) bool {
 // and gate, its own receipt.
 func (c *conversation) dispatch(ctx context.Context, key, body string) string {
 	if c.inv.Calls == nil {
-		return "ERR:agent:no_caller — this host cannot run nested calls; nothing ran"
+		return rowcall.Fail("agent", "no_caller").Because("this host cannot run nested calls; nothing ran").String()
 	}
 	o := c.inv.Calls.Call(ctx, c.inv, key, body)
 	c.out.CostUSD += o.CostUSD

@@ -61,8 +61,8 @@
 // ERR:flow:duplicate_branch:<name>. That object becomes $PREV ($PREV.A picks
 // A's result) and each branch's "=> NAME" is bound to its own result.
 //
-// Stopping. A step whose result starts with "ERR:" ends the flow with that
-// result; later steps are not called. In a block, every branch finishes and
+// Stopping. A step that fails (its Output.Fail) ends the flow with that
+// failure; later steps are not called. In a block, every branch finishes and
 // the first failed branch in written order gives the result. A canceled
 // context ends the flow before its next step with ERR:flow:canceled:<reason>.
 //
@@ -80,7 +80,9 @@ package flow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -103,12 +105,16 @@ var _ rowcall.Runner = Runner{}
 // Run parses the flow and runs its steps through inv.Calls.
 func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if inv.Depth >= MaxDepth {
-		return fail(&Error{Code: "depth_exceeded", Detail: fmt.Sprintf(
-			"%d — flows nest at most %d deep; check for a flow that calls itself", inv.Depth, MaxDepth)})
+		return rowcall.Fail("flow", "depth_exceeded", strconv.Itoa(inv.Depth)).
+			Because(fmt.Sprintf("flows nest at most %d deep; check for a flow that calls itself", MaxDepth)).Output()
 	}
 	steps, err := Parse(inv.Row.Payload())
 	if err != nil {
-		return fail(err)
+		var fe *Error
+		if !errors.As(err, &fe) {
+			fe = &Error{Code: "bad_step", Detail: err.Error()}
+		}
+		return fe.Failure().Output()
 	}
 	if inv.Shape {
 		n := 0
@@ -118,12 +124,12 @@ func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 		return rowcall.Output{Result: fmt.Sprintf("SHAPE:flow:%d steps", n), Plan: steps}
 	}
 	if inv.Calls == nil {
-		return rowcall.Output{Result: "ERR:flow:no_caller"}
+		return rowcall.Fail("flow", "no_caller").Output()
 	}
 	r := newRun(ctx, inv)
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
-			r.out.Result = "ERR:flow:canceled:" + err.Error()
+			r.out.Fails(rowcall.Fail("flow", "canceled", err.Error()))
 			break
 		}
 		if s.Parallel != nil {
@@ -137,8 +143,6 @@ func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	}
 	return r.out
 }
-
-func fail(err error) rowcall.Output { return rowcall.Output{Result: "ERR:" + err.Error()} }
 
 // run is one execution of a flow.
 type run struct {
@@ -184,7 +188,7 @@ func (r *run) step(s Step) {
 	o := r.inv.Calls.Call(r.ctx, r.inv, s.Key, r.render(s.Body))
 	r.add(o)
 	if o.Failed() {
-		r.out.Result = o.Result
+		r.out.Result, r.out.Fail = o.Result, o.Fail
 		return
 	}
 	r.done(o.Result, s.Bind)
@@ -220,7 +224,7 @@ func (r *run) block(s Step) {
 	}
 	for _, o := range outs {
 		if o.Failed() {
-			r.out.Result = o.Result
+			r.out.Result, r.out.Fail = o.Result, o.Fail
 			return
 		}
 	}

@@ -35,6 +35,15 @@ func answer(result string) func(string) rowcall.Output {
 	return func(string) rowcall.Output { return rowcall.Output{Result: result, Material: true} }
 }
 
+// failure answers the failure ERR:<code>.
+func failure(code string) func(string) rowcall.Output {
+	return func(string) rowcall.Output {
+		o := rowcall.Fail("", code).Output()
+		o.Material = true
+		return o
+	}
+}
+
 func invocation(content, body string, c rowcall.Caller) *rowcall.Invocation {
 	row := rowcall.NewRow("F", rowcall.TypeFlow)
 	row.Content = content
@@ -81,8 +90,8 @@ func TestRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{reply: map[string]func(string) rowcall.Output{
-				"FAIL":        answer("ERR:boom"),
-				"FAIL2":       answer("ERR:boom2"),
+				"FAIL":        failure("boom"),
+				"FAIL2":       failure("boom2"),
 				"WEATHER":     answer(weather),
 				"HTTPWEATHER": answer("HTTP 200:" + weather),
 			}}
@@ -129,7 +138,7 @@ func TestRunConcurrent(t *testing.T) {
 		case <-open:
 			return rowcall.Output{Result: body}
 		case <-time.After(5 * time.Second):
-			return rowcall.Output{Result: "ERR:not concurrent"}
+			return rowcall.Fail("", "not concurrent").Output()
 		}
 	}
 	f := &fake{reply: map[string]func(string) rowcall.Output{"A": wait, "B": wait}}

@@ -25,7 +25,7 @@ func (s Step) Count() int {
 	return 1
 }
 
-// Error is a flow that cannot run; its text (after "ERR:") is the flow's result.
+// Error is a flow that cannot run; its Failure is the flow's result.
 type Error struct {
 	Code   string // empty, bad_step, duplicate_branch, too_many_steps, depth_exceeded
 	Detail string
@@ -36,6 +36,14 @@ func (e *Error) Error() string {
 		return "flow:" + e.Code
 	}
 	return "flow:" + e.Code + ":" + e.Detail
+}
+
+// Failure is e as the flow's failure: ERR:flow:<code>[:<detail>].
+func (e *Error) Failure() *rowcall.Failure {
+	if e.Detail == "" {
+		return rowcall.Fail("flow", e.Code)
+	}
+	return rowcall.Fail("flow", e.Code, e.Detail)
 }
 
 // Parse reads a flow payload (content without its '#' lines) into steps. It

@@ -17,7 +17,7 @@ import (
 // compact JSON text). fail is the row's ERR result when the template is unusable:
 // the seed's ERR:fn:bad_content_json:<message> and ERR:fn:content_not_array, or
 // ERR:fn:bad_args when an argument holds a NUL byte (argv strings cannot).
-func Argv(module string, inv *rowcall.Invocation) (argv []string, fail string) {
+func Argv(module string, inv *rowcall.Invocation) (argv []string, fail *rowcall.Failure) {
 	tmpl := inv.Row.Payload()
 	if tmpl == "" {
 		tmpl = DefaultTemplate
@@ -31,9 +31,9 @@ func Argv(module string, inv *rowcall.Invocation) (argv []string, fail string) {
 	if err := json.Unmarshal([]byte(text), &items); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return nil, "ERR:fn:content_not_array"
+			return nil, rowcall.Fail("fn", "content_not_array")
 		}
-		return nil, "ERR:fn:bad_content_json:" + err.Error()
+		return nil, rowcall.Fail("fn", "bad_content_json", err.Error())
 	}
 	argv = make([]string, 1, len(items)+1)
 	argv[0] = module
@@ -41,19 +41,19 @@ func Argv(module string, inv *rowcall.Invocation) (argv []string, fail string) {
 		var s string
 		if len(raw) > 0 && raw[0] == '"' {
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, "ERR:fn:bad_content_json:" + err.Error()
+				return nil, rowcall.Fail("fn", "bad_content_json", err.Error())
 			}
 		} else {
 			var b bytes.Buffer
 			if err := json.Compact(&b, raw); err != nil {
-				return nil, "ERR:fn:bad_content_json:" + err.Error()
+				return nil, rowcall.Fail("fn", "bad_content_json", err.Error())
 			}
 			s = b.String()
 		}
 		if strings.IndexByte(s, 0) >= 0 {
-			return nil, fmt.Sprintf("ERR:fn:bad_args:argument %d contains a NUL byte, which a WASI argument cannot hold", i+1)
+			return nil, rowcall.Fail("fn", "bad_args", fmt.Sprintf("argument %d contains a NUL byte, which a WASI argument cannot hold", i+1))
 		}
 		argv = append(argv, s)
 	}
-	return argv, ""
+	return argv, nil
 }

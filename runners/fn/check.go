@@ -59,7 +59,7 @@ func (r *Runner) Check(ctx context.Context, digest string, wasm []byte) error {
 		res, ran := s.failure(ctx, callCtx, err)
 		msg := "module does not link against the rowcall sandbox: " + oneLine(err.Error())
 		if ran {
-			msg = "module's start section failed when instantiated: " + res
+			msg = "module's start section failed when instantiated: " + res.String()
 		}
 		return &rowcall.Error{Code: modules.CodeInvalid, Message: msg,
 			HowToFix: "build a WASI preview 1 command whose imports match wasi_snapshot_preview1's signatures; see wasm/ABI.md"}

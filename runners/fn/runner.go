@@ -173,31 +173,31 @@ func (r *Runner) module(ctx context.Context, target, digest string) (modules.Mod
 // a Plan without running anything.
 func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if inv.Row == nil {
-		return rowcall.Output{Result: "ERR:fn:unknown_target:"}
+		return rowcall.Fail("fn", "unknown_target", "").Output()
 	}
 	target := strings.TrimSpace(inv.Row.Target)
 	m, err := r.module(ctx, target, inv.Module)
 	if err != nil {
 		if ctx.Err() != nil {
-			return rowcall.Output{Result: "ERR:fn:canceled"}
+			return rowcall.Fail("fn", "canceled").Output()
 		}
-		return rowcall.Output{Result: resolveFailure(target, err)}
+		return resolveFailure(target, err).Output()
 	}
 	argv, fail := Argv(m.Name, inv)
-	if fail != "" {
-		return rowcall.Output{Result: fail}
+	if fail != nil {
+		return fail.Output()
 	}
 	if inv.Shape {
 		return rowcall.Output{Plan: Plan{Module: m.Name, Digest: m.Digest, Argv: argv}}
 	}
 	c, err := r.mods.acquire(ctx, m.Digest, func() ([]byte, error) { return r.src.Bytes(ctx, m) }, r.compile)
 	if err != nil {
-		return rowcall.Output{Result: loadFailure(m, err)}
+		return loadFailure(m, err).Output()
 	}
 	defer r.mods.release(c)
 	leave, fail := r.enter(ctx)
-	if fail != "" {
-		return rowcall.Output{Result: fail}
+	if fail != nil {
+		return fail.Output()
 	}
 	defer leave()
 	return r.exec(ctx, c, argv)
@@ -206,46 +206,46 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 // enter takes one of the Config.MaxConcurrent slots for a call, waiting at most
 // Config.QueueWait for a running one to finish; fail is the call's result when
 // none did (ERR:fn:busy) or its caller gave up first.
-func (r *Runner) enter(ctx context.Context) (leave func(), fail string) {
+func (r *Runner) enter(ctx context.Context) (leave func(), fail *rowcall.Failure) {
 	leave = func() { <-r.slots }
 	select {
 	case r.slots <- struct{}{}:
-		return leave, ""
+		return leave, nil
 	default:
 	}
 	wait := time.NewTimer(r.cfg.QueueWait)
 	defer wait.Stop()
 	select {
 	case r.slots <- struct{}{}:
-		return leave, ""
+		return leave, nil
 	case <-wait.C:
-		return nil, fmt.Sprintf("ERR:fn:busy:%d calls running, none finished within %v", cap(r.slots), r.cfg.QueueWait)
+		return nil, rowcall.Fail("fn", "busy", fmt.Sprintf("%d calls running, none finished within %v", cap(r.slots), r.cfg.QueueWait))
 	case <-ctx.Done():
 		return nil, callerGaveUp(ctx)
 	}
 }
 
 // resolveFailure turns a registry error into the row's result.
-func resolveFailure(target string, err error) string {
+func resolveFailure(target string, err error) *rowcall.Failure {
 	var re *rowcall.Error
 	errors.As(err, &re)
 	switch rowcall.ErrorCode(err) {
 	case rowcall.ENotFound, modules.CodeBadTarget:
-		return "ERR:fn:unknown_target:" + target
+		return rowcall.Fail("fn", "unknown_target", target)
 	case modules.CodeDigestMismatch:
-		return fmt.Sprintf("ERR:fn:digest_mismatch:sha256:%v!=sha256:%v", re.Extra["pinned"], re.Extra["current"])
+		return rowcall.Fail("fn", "digest_mismatch", fmt.Sprintf("sha256:%v!=sha256:%v", re.Extra["pinned"], re.Extra["current"]))
 	}
-	return "ERR:fn:registry:" + oneLine(err.Error())
+	return rowcall.Fail("fn", "registry", oneLine(err.Error()))
 }
 
-func loadFailure(m modules.Module, err error) string {
+func loadFailure(m modules.Module, err error) *rowcall.Failure {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return "ERR:fn:canceled"
+		return rowcall.Fail("fn", "canceled")
 	}
 	if rowcall.ErrorCode(err) == modules.CodeBlobMissing {
-		return "ERR:fn:module_unavailable:" + oneLine(err.Error())
+		return rowcall.Fail("fn", "module_unavailable", oneLine(err.Error()))
 	}
-	return "ERR:fn:compile:" + m.Name + " " + oneLine(err.Error())
+	return rowcall.Fail("fn", "compile", m.Name+" "+oneLine(err.Error()))
 }
 
 // oneLine is the first line of an error message.

@@ -73,23 +73,25 @@ func (c *call) moduleConfig(base wazero.ModuleConfig, ctx context.Context, argv 
 // exec instantiates c fresh and runs its _start under the limits.
 func (r *Runner) exec(ctx context.Context, c *compiled, argv []string) rowcall.Output {
 	if c.memMin > uint64(r.cfg.MemoryLimitPages) {
-		return rowcall.Output{Result: fmt.Sprintf("ERR:fn:memory_limit:%d:the module declares %d initial pages of memory", r.cfg.MemoryLimitPages, c.memMin)}
+		return rowcall.Fail("fn", "memory_limit", strconv.Itoa(int(r.cfg.MemoryLimitPages)), fmt.Sprintf("the module declares %d initial pages of memory", c.memMin)).Output()
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	s := newCall(&r.cfg, cancel)
 	mod, err := r.rt.InstantiateModule(experimental.WithMemoryAllocator(callCtx, &s.mem), c.cm, s.moduleConfig(r.base, callCtx, argv))
 	if err != nil {
-		res, ran := s.failure(ctx, callCtx, err)
+		f, ran := s.failure(ctx, callCtx, err)
 		if !ran {
-			res = "ERR:fn:instantiate:" + oneLine(err.Error())
+			f = rowcall.Fail("fn", "instantiate", oneLine(err.Error()))
 		}
-		return rowcall.Output{Result: res, Material: ran}
+		out := f.Output()
+		out.Material = ran
+		return out
 	}
 	defer mod.Close(context.Background())
 	start := mod.ExportedFunction("_start")
 	if start == nil {
-		return rowcall.Output{Result: "ERR:fn:instantiate:the module exports no _start; it is not a WASI command (see wasm/ABI.md)"}
+		return rowcall.Fail("fn", "instantiate", "the module exports no _start; it is not a WASI command (see wasm/ABI.md)").Output()
 	}
 	_, err = start.Call(callCtx)
 	var exit *sys.ExitError
@@ -101,10 +103,14 @@ func (r *Runner) exec(ctx context.Context, c *compiled, argv []string) rowcall.O
 	}
 	if err != nil {
 		if r.outOfFuel(mod) {
-			return rowcall.Output{Result: fmt.Sprintf("ERR:fn:timeout:%d loop iterations", r.cfg.Fuel), Material: true}
+			out := rowcall.Fail("fn", "timeout", fmt.Sprintf("%d loop iterations", r.cfg.Fuel)).Output()
+			out.Material = true
+			return out
 		}
-		res, _ := s.failure(ctx, callCtx, err)
-		return rowcall.Output{Result: res, Material: true}
+		f, _ := s.failure(ctx, callCtx, err)
+		out := f.Output()
+		out.Material = true
+		return out
 	}
 	return rowcall.Output{Result: trimNewline(s.stdout.String()), Material: true}
 }
@@ -121,7 +127,7 @@ func (r *Runner) outOfFuel(mod api.Module) bool {
 // failure names a failed instance: output and memory limits first (they are
 // why a module fails after hitting them), then the exit code or the trap.
 // ran is false for an error that is not the module's doing (a link error).
-func (s *call) failure(parent, callCtx context.Context, err error) (result string, ran bool) {
+func (s *call) failure(parent, callCtx context.Context, err error) (f *rowcall.Failure, ran bool) {
 	var exit *sys.ExitError
 	isExit := errors.As(err, &exit)
 	kind, detail := "", ""
@@ -139,22 +145,22 @@ func (s *call) failure(parent, callCtx context.Context, err error) (result strin
 	case strings.Contains(err.Error(), "wasm error: "), err.Error() == stackOverflow:
 		kind, detail = "trap", trapMessage(err)
 	default:
-		return "ERR:fn:instantiate:" + oneLine(err.Error()), false
+		return rowcall.Fail("fn", "instantiate", oneLine(err.Error())), false
 	}
-	result = "ERR:fn:" + kind + ":" + detail
+	f = rowcall.Fail("fn", kind, detail)
 	if tail := s.stderr.tail(); tail != "" {
-		result += ":" + tail
+		f.Args = append(f.Args, tail)
 	}
-	return result, true
+	return f, true
 }
 
 // callerGaveUp names why the caller's context ended: its deadline or its
 // cancellation.
-func callerGaveUp(parent context.Context) string {
+func callerGaveUp(parent context.Context) *rowcall.Failure {
 	if errors.Is(parent.Err(), context.DeadlineExceeded) {
-		return "ERR:fn:timeout:caller_deadline"
+		return rowcall.Fail("fn", "timeout", "caller_deadline")
 	}
-	return "ERR:fn:canceled"
+	return rowcall.Fail("fn", "canceled")
 }
 
 // stackOverflow is the whole error wazero's compiler returns when a module

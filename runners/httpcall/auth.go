@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,15 +13,19 @@ import (
 // authSpec is a parsed auth column (rowcall.ParseAuth, the only parser).
 type authSpec struct{ rowcall.Auth }
 
-// parseAuth reads an auth column. fail is "unknown_prefix:<prefix>",
-// "bad_spec:<message>" or "auth_reserved_variable:<NAME>" when the column
-// cannot be used.
-func parseAuth(auth string) (spec authSpec, fail string) {
+// parseAuth reads an auth column. fail is ERR:auth:unknown_prefix:<prefix>,
+// bad_spec:<message> or auth_reserved_variable:<NAME> when the column cannot
+// be used.
+func parseAuth(auth string) (spec authSpec, fail *rowcall.Failure) {
 	a, err := rowcall.ParseAuth(auth)
 	if err != nil {
-		return spec, err.Error()
+		var ae *rowcall.AuthError
+		if !errors.As(err, &ae) {
+			ae = &rowcall.AuthError{Code: "bad_spec", Detail: err.Error()}
+		}
+		return spec, ae.Failure()
 	}
-	return authSpec{a}, ""
+	return authSpec{a}, nil
 }
 
 // apply reads the credential from env and puts it on c. A missing variable

@@ -47,7 +47,7 @@ func checkAuthSpec(t *testing.T, auth string) {
 	u, _ := url.Parse("https://api.example.test/v1?a=1")
 	c := &call{url: u, headers: http.Header{}, credHeaders: map[string]bool{}}
 	spec, fail := parseAuth(auth)
-	if fail == "" {
+	if fail == nil {
 		spec.apply(c, env)
 	}
 	for _, name := range env.asked {
@@ -67,7 +67,7 @@ func checkAuthSpec(t *testing.T, auth string) {
 	if strings.Contains(sent, valueOf(rowcall.OwnerEnv)) && !row.OwnerOnly() {
 		t.Fatalf("auth %q injects the owner key but the owner gate does not hold it: %s", auth, sent)
 	}
-	if fail != "" && (len(env.asked) > 0 || len(c.headers) > 0) {
+	if fail != nil && (len(env.asked) > 0 || len(c.headers) > 0) {
 		t.Fatalf("auth %q failed (%s) yet applied something", auth, fail)
 	}
 }

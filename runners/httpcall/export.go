@@ -15,18 +15,19 @@ type Credential struct {
 // ApplyAuth applies an auth column to req the way http rows do (see the
 // package doc): bearer:, basic:, headers: and query: read their values from
 // env at call time; a missing or empty variable applies nothing. fail is
-// "unknown_prefix:<prefix>" or "bad_spec:<message>" when the column cannot be
-// used; an oauth: column needs a token request, which only the http runner
-// makes, and gives "unsupported:oauth …". Other runners that call an upstream
+// ERR:auth:unknown_prefix:<prefix> or bad_spec:<message> when the column
+// cannot be used; an oauth: column needs a token request, which only the http
+// runner makes, and gives ERR:auth:unsupported:oauth — …. Other runners that call an upstream
 // with a row's credential (agent rows) use this so the auth column means the
 // same thing on every row.
-func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential, fail string) {
+func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential, fail *rowcall.Failure) {
 	spec, fail := parseAuth(auth)
-	if fail != "" {
+	if fail != nil {
 		return cred, fail
 	}
 	if spec.Kind == "oauth" {
-		return cred, "unsupported:oauth — only http rows run the client-credentials grant; give this row a bearer:, basic:, headers: or query: credential"
+		return cred, rowcall.Fail("auth", "unsupported", "oauth").
+			Because("only http rows run the client-credentials grant; give this row a bearer:, basic:, headers: or query: credential")
 	}
 	if env == nil {
 		env = rowcall.EnvFunc(func(string) (string, bool) { return "", false })
@@ -40,7 +41,7 @@ func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential
 	for h := range c.credHeaders {
 		cred.Headers = append(cred.Headers, h)
 	}
-	return cred, ""
+	return cred, nil
 }
 
 // FetchMessage is the message for a transport failure, as http rows report

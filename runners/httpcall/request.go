@@ -43,12 +43,12 @@ func ParseTarget(target string) (method, rawURL string, err error) {
 	return strings.ToUpper(f[0]), f[1], nil
 }
 
-// build renders the row into a call, or returns the ERR: result that stops it.
-func (r *Runner) build(inv *rowcall.Invocation) (*call, string) {
+// build renders the row into a call, or returns the failure that stops it.
+func (r *Runner) build(inv *rowcall.Invocation) (*call, *rowcall.Failure) {
 	row := inv.Row
 	method, tmpl, err := ParseTarget(row.Target)
 	if err != nil {
-		return nil, "ERR:http:bad_target:" + err.Error()
+		return nil, rowcall.Fail("http", "bad_target", err.Error())
 	}
 	v := args.Values{Args: inv.Args, Vars: inv.Vars}
 	if v.Args == nil && inv.Body != "" {
@@ -56,10 +56,10 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, string) {
 	}
 	u, err := url.Parse(args.Render(tmpl, args.URL, v))
 	if err != nil {
-		return nil, "ERR:http:bad_target:" + errorsUnwrapURL(err)
+		return nil, rowcall.Fail("http", "bad_target", errorsUnwrapURL(err))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "ERR:http:bad_target:url " + quote(tmpl) + " is not an absolute http or https URL"
+		return nil, rowcall.Fail("http", "bad_target", "url "+quote(tmpl)+" is not an absolute http or https URL")
 	}
 	c := &call{method: method, url: u, headers: http.Header{}, credHeaders: map[string]bool{}}
 	if p := row.Payload(); p != "" {
@@ -72,8 +72,8 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, string) {
 		c.headers.Set("Content-Type", contentType(c.body))
 	}
 	spec, fail := parseAuth(row.Auth)
-	if fail != "" {
-		return nil, "ERR:http:" + row.Key + ":ERR:auth:" + fail
+	if fail != nil {
+		return nil, rowcall.Fail("http", row.Key).Wrapping(fail)
 	}
 	env := inv.Env
 	if env == nil {
@@ -83,7 +83,7 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, string) {
 	if c.planURL == "" {
 		c.planURL = c.url.String()
 	}
-	return c, ""
+	return c, nil
 }
 
 // request makes the http.Request for c.

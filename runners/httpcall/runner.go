@@ -71,14 +71,14 @@ func New(cfg Config) *Runner {
 	return r
 }
 
-// Run executes one invocation of an http row. Failures are ERR: results.
+// Run executes one invocation of an http row. Failures are rowcall.Failure values.
 func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if inv == nil || inv.Row == nil {
-		return rowcall.Output{Result: "ERR:http:bad_target:no row"}
+		return rowcall.Fail("http", "bad_target", "no row").Output()
 	}
 	c, fail := r.build(r.withSelf(ctx, inv))
-	if fail != "" {
-		return rowcall.Output{Result: fail}
+	if fail != nil {
+		return fail.Output()
 	}
 	if inv.Shape {
 		return c.shape()
@@ -99,7 +99,7 @@ func (r *Runner) send(parent context.Context, key string, c *call) rowcall.Outpu
 			if terr.status == 0 {
 				msg = r.failure(parent, ctx, terr.cause, c.secrets)
 			}
-			out.Result = "ERR:http:" + key + ":ERR:auth:oauth_token:" + redact.String(msg, c.secrets)
+			out.Fails(rowcall.Fail("http", key).Wrapping(rowcall.Fail("auth", "oauth_token", redact.String(msg, c.secrets))))
 			out.Status, out.Secrets = terr.status, c.secrets
 			return out
 		}
@@ -110,12 +110,12 @@ func (r *Runner) send(parent context.Context, key string, c *call) rowcall.Outpu
 	out.Secrets = c.secrets
 	req, err := c.request(ctx)
 	if err != nil {
-		out.Result = "ERR:http:bad_target:" + redact.String(err.Error(), c.secrets)
+		out.Fails(rowcall.Fail("http", "bad_target", redact.String(err.Error(), c.secrets)))
 		return out
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		out.Result = "ERR:http:fetch:" + r.failure(parent, ctx, err, c.secrets)
+		out.Fails(rowcall.Fail("http", "fetch", r.failure(parent, ctx, err, c.secrets)))
 		return out
 	}
 	defer resp.Body.Close()
@@ -126,20 +126,20 @@ func (r *Runner) send(parent context.Context, key string, c *call) rowcall.Outpu
 	body, err := io.ReadAll(io.LimitReader(resp.Body, r.max+1))
 	switch {
 	case err != nil:
-		out.Result = "ERR:http:fetch:" + r.failure(parent, ctx, err, c.secrets)
+		out.Fails(rowcall.Fail("http", "fetch", r.failure(parent, ctx, err, c.secrets)))
 	case int64(len(body)) > r.max:
-		out.Result = tooLarge(r.max, resp.StatusCode)
+		out.Fails(tooLarge(r.max, resp.StatusCode))
 	case resp.StatusCode >= 200 && resp.StatusCode < 400:
 		out.Result = "HTTP " + strconv.Itoa(resp.StatusCode) + ":" + redact.String(string(body), c.secrets)
 	default:
-		out.Result = "ERR:http:" + strconv.Itoa(resp.StatusCode) + ":" + redact.String(string(body), c.secrets)
+		out.Fails(rowcall.Fail("http", strconv.Itoa(resp.StatusCode), redact.String(string(body), c.secrets)))
 	}
 	return out
 }
 
-func tooLarge(limit int64, status int) string {
-	return "ERR:http:too_large:" + strconv.FormatInt(limit, 10) + " bytes — the upstream answered " +
-		strconv.Itoa(status) + " with a larger body, which was not kept; ask the upstream for less or raise the runner's response cap"
+func tooLarge(limit int64, status int) *rowcall.Failure {
+	return rowcall.Fail("http", "too_large", strconv.FormatInt(limit, 10)+" bytes").Because("the upstream answered " +
+		strconv.Itoa(status) + " with a larger body, which was not kept; ask the upstream for less or raise the runner's response cap")
 }
 
 // failure is the message for a call that got no (complete) answer.
