@@ -5,6 +5,11 @@
 // "how_to_fix":…}; a refused write adds "state_changed":false. The seed's literal
 // bodies ({"error":"unauthorized"}, {"error":"no recognized fields"},
 // registry_hygiene_refused: …) are kept exactly.
+//
+// New builds the Handler from a Config, the store and the dispatcher; the local
+// host serves it with net/http and the worker through its bridge to the shim.
+// Close ends open MCP sessions at shutdown. The routes are listed in routes;
+// README.md documents each.
 package api
 
 import (

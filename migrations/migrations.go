@@ -5,6 +5,9 @@
 //
 // Migrations are forward-only. Re-running is a no-op. A ledger entry with no
 // matching file (a database migrated by a newer rowcall, or by hand) is refused.
+//
+// Apply applies what is pending and returns the names it applied; Names lists
+// every migration in order and SQL returns one's text.
 package migrations
 
 import (

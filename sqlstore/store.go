@@ -4,6 +4,14 @@
 // not have: a mutation and its event land together through the triggers in
 // migrations/, and concurrent edits are settled by the version column
 // (UPDATE … WHERE key=? AND version=? RETURNING …).
+//
+// Open a *sql.DB with one of the drivers (package sqlite, package libsql, or
+// the worker's D1 driver), migrate it (package migrations), and wrap it with
+// New. The Store reads and writes rows (Lookup, Get, List, Create, Replace,
+// Delete, History), tokens, breakers, the ask index (Search) and receipts; set
+// MaxParams where the backend allows more than D1's 100 bound parameters.
+// NewReceiptLog starts the one writer of the receipt chain: Append and AppendIf
+// return a channel that receives nil once the receipt is stored.
 package sqlstore
 
 import (

@@ -30,13 +30,16 @@
 //	ROWCALL_RECEIPT_KEY      secret: the receipt signing key, a base64 32-byte Ed25519 seed
 //	                         (openssl rand -base64 32 | npx wrangler secret put ROWCALL_RECEIPT_KEY).
 //	ROWCALL_AUDIENCE         var: this host's token audience (default "rowcall").
-//	ROWCALL_PUBLIC_READS     var: "true" lets anyone read the directory.
+//	ROWCALL_PUBLIC_READS     var: "true" (or 1, yes, on) lets anyone read the directory.
 //	ROWCALL_PUBLIC_URL       var: base URL of public receipt links and of $SELF (default: the
 //	                         request's origin).
 //	ROWCALL_ALLOW_OUTBOUND   var: CIDRs (CIDR:port for one port) and host names http rows may
 //	                         reach although they are loopback or private literals (see guard.go).
 //	ROWCALL_SECRETS_PREFIX   var: only variables starting with it may be named in rows' auth.
-//	ROWCALL_NO_EXAMPLES      var: "1" keeps a fresh database empty (no example rows; seed.go).
+//	ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+//	                         vars: agent rows' model providers (agent.go).
+//	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
+//	                         example rows; seed.go).
 //	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash (tests only; see stats.go).
 //	any other secret or var  a credential that rows name in their auth column.
 //

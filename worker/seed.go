@@ -16,7 +16,7 @@ import (
 )
 
 // seeder gives a fresh worker the example rows and modules a fresh local host
-// starts with (package examples: DIR_GET … ROW_DOSSIER, NOW, UPPER, ECHO), on
+// starts with (package examplerows: DIR_GET … ROW_DOSSIER, NOW, UPPER, ECHO), on
 // the first request an app serves.
 //
 // A database is fresh when its event log is empty: nothing was ever written to

@@ -15,7 +15,7 @@
 //     ten thousand rows stays usable: the meta-tools reach every row without
 //     loading them. A row's inputSchema is its input_schema when it declares
 //     top-level properties (named arguments, joined into the pipe-separated body
-//     in declared order by typed.Join); otherwise one string argument, args,
+//     in declared order by typed.Schema.Join); otherwise one string argument, args,
 //     the body itself. The description is the row's # WHAT and # WHEN_TO_USE
 //     lines; args carries its # ARGS line and an example.
 //   - tools/call: dispatch.Dispatcher runs the row with the caller's actor and
@@ -38,9 +38,10 @@
 // Authorization: Bearer with the owner key or a capability token); a request
 // without one is 401 {"error":"unauthorized"}.
 //
-// On GOOS=js (the Cloudflare worker starts a fresh Go runtime per request) the
-// handler is stateless: each request gets a fresh server and no session is
-// kept, so there is no list_changed there; clients list again instead.
+// On GOOS=js (the Cloudflare worker) the handler is stateless: each request
+// gets a fresh server and no session is kept — a session held in one isolate's
+// Go instance would not be found by a request Cloudflare routes to another
+// isolate — so there is no list_changed there; clients list again instead.
 package mcp
 
 import (

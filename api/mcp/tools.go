@@ -197,7 +197,7 @@ func schemaOf(row *rowcall.Row) (*typed.Schema, json.RawMessage, bool) {
 }
 
 // body turns a call's arguments into the row's pipe-separated body: named
-// arguments through the row's input_schema (typed.Join), or the one string
+// arguments through the row's input_schema (typed.Schema.Join), or the one string
 // argument args.
 func body(row *rowcall.Row, arguments json.RawMessage) (string, error) {
 	var obj map[string]json.RawMessage

@@ -9,6 +9,10 @@
 // are about 4.4 KB because scaffolding dominates; these carry the same blocks
 // in under 2,500 bytes for a typical row by saying each thing once.
 //
+// Build assembles a row's Doc from its contract fingerprint, the base URL the
+// links start with and the Viewer (what the caller's credential may do); the
+// Doc is the JSON form, and Markdown renders the text form.
+//
 // # contract_sha256
 //
 // The document's contract_sha256 (rowcall.ContractFingerprint, the hash a

@@ -5,6 +5,14 @@
 // every credential value the runner injected, and appends the engine's signed
 // receipt to the chain — for every invocation and every refusal at the gate,
 // nested flow steps and agent tool calls included, linked by trace and parent.
+//
+// Fill a Dispatcher (Store, Runners by row type, Env, Receipts; optionally
+// Modules, Audience, Now, Fresh, Speculate) and call Dispatch with a Request.
+// Acknowledge a call only after its Result's Wait returns nil: its receipt,
+// and every nested call's, is then stored. Call Touch after this process
+// changes a row, a module or a breaker, so the next call looks at the event
+// log whatever Fresh says. Contract returns the fingerprint a token pins.
+// docs/ARCHITECTURE.md follows one call through this package.
 package dispatch
 
 import (

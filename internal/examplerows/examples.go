@@ -1,4 +1,4 @@
-// Package examples holds the capabilities a new host starts with, so a
+// Package examplerows holds the capabilities a new host starts with, so a
 // newcomer can call something offline right after `go run ./host serve` (or
 // the first request to a fresh worker): rows that read and edit this host's
 // own directory through its API as $SELF (as the seed's DIR_PATCH does), a

@@ -41,6 +41,9 @@
 // local test upstream, on every port), Policy.AllowPorts (a CIDR on one port,
 // 127.0.0.1:9000) and Policy.AllowHosts (host names trusted whatever they
 // resolve to); Parse reads all three from one flag value.
+//
+// Policy.Client is the client to hand the runners. Wrap it with Self, whose
+// Client serves requests under the host's own base URL ($SELF) in-process.
 package outbound
 
 import (

@@ -12,6 +12,10 @@
 // seed's $N+ rule); otherwise extras are discarded. The object is then validated
 // with JSON Schema draft 2020-12 (github.com/santhosh-tekuri/jsonschema/v6), and
 // a failing call is refused with the validator's message.
+//
+// Compile a row's input_schema once and Check each call's arguments against
+// it. Schema.Join goes the other way, from named arguments (a JSON object) to
+// the pipe-separated body, for MCP's tools.
 package typed
 
 import (

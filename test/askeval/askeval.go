@@ -1,5 +1,5 @@
 // Package askeval is rowcall's own dev set for finding capabilities by
-// meaning (issue 17), and the one way to score a ranking on it.
+// meaning, and the one way to score a ranking on it.
 //
 // The set: targets.jsonl holds 120 hand-written target rows in 24 domains;
 // intents.jsonl holds 240 plain-word intents, two per target, each labelled

@@ -14,7 +14,8 @@
 // table of migrations/0005_modules.sql. The bytes sit behind [BlobStore],
 // addressed by digest: [SQLBlobs] (the module_blobs table, in chunks of at most
 // [ChunkSize] bytes because D1 caps a value at 2,000,000) and [DirBlobs] (a disk
-// directory); R2 comes later. Every write is a single SQL statement (Cloudflare
+// directory); the Cloudflare worker implements it on its R2 bucket
+// (worker/r2blobs.go). Every write is a single SQL statement (Cloudflare
 // D1 has no interactive transactions): the metadata upsert bumps version in the
 // statement itself, [Registry.PutIf] compares versions optimistically, and bytes
 // are written before the metadata that points at them.
