@@ -82,7 +82,7 @@ func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if t[0] != '{' || json.Unmarshal(t, &obj) != nil {
-		return nil, fmt.Errorf("arguments must be a JSON object of named arguments")
+		return nil, ErrNotObject
 	}
 	return obj, nil
 }
