@@ -65,9 +65,10 @@ func (h *Handler) caller(r *http.Request) Caller {
 	return Caller{Actor: "anonymous"}
 }
 
-// usable reports whether a token may read now (not revoked, not expired).
+// usable reports whether a token may read now (rowcall.Token.State, by the
+// dispatcher's clock).
 func (h *Handler) usable(t *rowcall.Token) bool {
-	return t.RevokedAt == "" && (t.ExpiresAt == "" || t.ExpiresAt > h.disp.Timestamp())
+	return t.State(h.disp.Clock()) == rowcall.TokenLive
 }
 
 // owner wraps a handler that only the owner may call.

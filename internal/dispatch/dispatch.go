@@ -311,8 +311,8 @@ func newID(prefix string, at time.Time, n int) string {
 	return string(b)
 }
 
-// Timestamp is the dispatcher's clock now, in the stored timestamp format.
-func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(sqlstore.Timestamp) }
+// Clock is the time now by the dispatcher's clock (what the gate judges a token's expiry by).
+func (d *Dispatcher) Clock() time.Time { return d.now() }
 
 // Contract returns the row's current contract fingerprint (with its module's
 // digest for an fn row, and its included blocks for an agent row): what a

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/typed"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // gate decides, before any runner, whether the call may run. For a token it
@@ -43,10 +42,10 @@ func (d *Dispatcher) gate(tok *rowcall.Token, l *looked, inv *rowcall.Invocation
 
 func (d *Dispatcher) tokenGate(tok *rowcall.Token, l *looked, body string, top bool, now time.Time) *rowcall.Error {
 	row, contract := &l.row, l.contract
-	switch {
-	case tok.RevokedAt != "":
+	switch state := tok.State(now); {
+	case state == rowcall.TokenRevoked:
 		return refuse(http.StatusUnauthorized, "token_revoked:"+tok.ID, "this token was revoked at "+tok.RevokedAt, "ask the owner for a new token")
-	case tok.ExpiresAt != "" && tok.ExpiresAt <= now.UTC().Format(sqlstore.Timestamp):
+	case state == rowcall.TokenExpired:
 		return refuse(http.StatusUnauthorized, "token_expired:"+tok.ExpiresAt, "this token expired at "+tok.ExpiresAt, "ask the owner for a new token")
 	case tok.Audience != "*" && tok.Audience != d.Audience:
 		return refuse(http.StatusForbidden, "audience_mismatch:"+tok.Audience+"!="+d.Audience,
