@@ -20,9 +20,6 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// MaxDepth bounds nesting: a flow that calls itself ends with a clear error.
-const MaxDepth = 8
-
 // Modules resolves the digest of the module an fn row's target names.
 type Modules interface {
 	Digest(ctx context.Context, target string) (string, error)
@@ -191,8 +188,8 @@ type parented struct {
 // Call runs a nested call (a flow step, an agent's tool call): one level
 // deeper, through the same gate, with its own receipt. A refusal is an ERR.
 func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, body string) rowcall.Output {
-	if parent.Depth+1 > MaxDepth {
-		return rowcall.Output{Result: fmt.Sprintf("ERR:dispatch:depth_exceeded:%d — calls nest at most %d deep; check for a flow that calls itself", parent.Depth+1, MaxDepth)}
+	if parent.Depth+1 > rowcall.MaxDepth {
+		return rowcall.Output{Result: fmt.Sprintf("ERR:dispatch:depth_exceeded:%d — calls nest at most %d deep; check for a flow that calls itself", parent.Depth+1, rowcall.MaxDepth)}
 	}
 	l, err := p.d.find(ctx, key, p.token)
 	if err != nil {
