@@ -54,6 +54,21 @@ type Scope struct {
 	Keys, Categories []string
 }
 
+// clause is the one SQL condition for "in the scope": a row whose key is one
+// of Keys or whose category is one of Categories, with prefix naming the
+// directory table's alias ("" or "d."). It is "" when the scope is nil or
+// covers every row ("*"). Each list is one bound JSON parameter, whatever its
+// size (D1 allows 100 parameters a statement).
+func (sc *Scope) clause(prefix string) (string, []any) {
+	if sc == nil || slices.Contains(sc.Categories, "*") {
+		return "", nil
+	}
+	keys, _ := json.Marshal(orNone(sc.Keys))
+	cats, _ := json.Marshal(orNone(sc.Categories))
+	return "(" + prefix + "key IN (SELECT value FROM json_each(?)) OR " + prefix + "category IN (SELECT value FROM json_each(?)))",
+		[]any{string(keys), string(cats)}
+}
+
 // Page sizes for List.
 const (
 	DefaultPage = 100
@@ -126,12 +141,8 @@ func listQuery(f Filter) (q string, args []any, cond string, condArgs []any, num
 	if f.Enabled != nil {
 		where, condArgs = append(where, "COALESCE(enabled, 1) = ?"), append(condArgs, *f.Enabled)
 	}
-	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
-		// One bound parameter each, whatever the scope's size (D1 allows 100).
-		keys, _ := json.Marshal(orNone(sc.Keys))
-		cats, _ := json.Marshal(orNone(sc.Categories))
-		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
-		condArgs = append(condArgs, string(keys), string(cats))
+	if c, a := f.Scope.clause(""); c != "" {
+		where, condArgs = append(where, c), append(condArgs, a...)
 	}
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")

@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -17,11 +15,8 @@ func (s *Store) AllRows(ctx context.Context, scope *Scope, all bool) ([]rowcall.
 	if !all {
 		where = append(where, "COALESCE(enabled, 1) = 1", "COALESCE(planner_visible, 1) = 1")
 	}
-	if scope != nil && !slices.Contains(scope.Categories, "*") {
-		keys, _ := json.Marshal(orNone(scope.Keys))
-		cats, _ := json.Marshal(orNone(scope.Categories))
-		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
-		args = append(args, string(keys), string(cats))
+	if c, a := scope.clause(""); c != "" {
+		where, args = append(where, c), append(args, a...)
 	}
 	q := `SELECT ` + columns + ` FROM directory`
 	if len(where) > 0 {

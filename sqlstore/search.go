@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -52,11 +50,8 @@ func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit
 	if !f.All {
 		where = append(where, "COALESCE(d.enabled, 1) = 1", "COALESCE(d.planner_visible, 1) = 1")
 	}
-	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
-		keys, _ := json.Marshal(orNone(sc.Keys))
-		cats, _ := json.Marshal(orNone(sc.Categories))
-		where = append(where, "(d.key IN (SELECT value FROM json_each(?)) OR d.category IN (SELECT value FROM json_each(?)))")
-		args = append(args, string(keys), string(cats))
+	if c, a := f.Scope.clause("d."); c != "" {
+		where, args = append(where, c), append(args, a...)
 	}
 	q := `SELECT ` + prefixed("d.", columns) + `, c.score
 		FROM (SELECT rowid, ` + bm25 + ` AS score FROM directory_fts WHERE directory_fts MATCH ? ORDER BY score LIMIT ?) c
