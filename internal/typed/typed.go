@@ -20,8 +20,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -37,12 +37,26 @@ type property struct {
 	types []string
 }
 
-var cache sync.Map // schema text → *Schema
+// MaxCached is how many compiled schemas Compile keeps (schema text →
+// *Schema), the least recently used dropped first: a directory's schemas stay
+// compiled, and a stream of new or edited schemas cannot grow memory without
+// bound.
+const MaxCached = 1024
 
-// Compile compiles a schema (cached by its text).
+var cache = mustLRU(MaxCached)
+
+func mustLRU(n int) *lru.Cache[string, *Schema] {
+	c, err := lru.New[string, *Schema](n)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Compile compiles a schema (cached by its text, at most MaxCached).
 func Compile(text string) (*Schema, error) {
-	if s, ok := cache.Load(text); ok {
-		return s.(*Schema), nil
+	if s, ok := cache.Get(text); ok {
+		return s, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
@@ -62,7 +76,7 @@ func Compile(text string) (*Schema, error) {
 		return nil, err
 	}
 	s := &Schema{compiled: compiled, props: props, object: object}
-	cache.Store(text, s)
+	cache.Add(text, s)
 	return s, nil
 }
 
