@@ -22,20 +22,7 @@ func (s *Store) AllRows(ctx context.Context, scope *Scope, all bool) ([]rowcall.
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := s.DB.QueryContext(ctx, q+` ORDER BY `+canonicalOrder, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []rowcall.Row{}
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanColumns, q+` ORDER BY `+canonicalOrder, args...)
 }
 
 // ModuleUsers returns the keys of fn rows whose target names module (plain or

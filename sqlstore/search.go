@@ -57,20 +57,10 @@ func (s *Store) Search(ctx context.Context, query string, f SearchFilter) ([]Hit
 		FROM (SELECT rowid, ` + bm25 + ` AS score FROM directory_fts WHERE directory_fts MATCH ? ORDER BY score LIMIT ?) c
 		JOIN search_keys k ON k.id = c.rowid JOIN directory d ON d.key = k.key
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?`
-	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Hit{}
-	for rows.Next() {
-		var h Hit
-		if h.Row, err = scanRow(rows, &h.Score); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, func(sc scanner) (h Hit, err error) {
+		h.Row, err = scanRow(sc, &h.Score)
+		return h, err
+	}, q, append(args, f.Limit)...)
 }
 
 // prefixed qualifies a comma-separated column list with a table alias.
