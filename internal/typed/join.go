@@ -8,8 +8,9 @@ import (
 )
 
 // Join is the inverse of the mapping Check reads: it turns a JSON object of
-// named arguments (an MCP tools/call's "arguments") into the pipe-separated
-// body, one argument per top-level property in declared order.
+// named arguments into the pipe-separated body, one argument per top-level
+// property in declared order. Callers use Body, which calls it for a row
+// whose schema takes named arguments.
 //
 // A value is written as Check reads it back: a string as it is, a number as
 // its JSON text (exactly, never through a float), a boolean as true/false, an
