@@ -13,6 +13,15 @@ type Runner interface {
 	Run(ctx context.Context, inv *Invocation) Output
 }
 
+// MaxDepth is the one nesting limit: calls nest at most MaxDepth deep (an
+// Invocation's Depth counts from 0 for a top-level call). The dispatcher
+// refuses a nested call deeper than it, and the flow runner refuses to run at
+// it (its steps would be deeper), each with its literal depth_exceeded
+// failure. Calls of a host's own API through $SELF start a new top-level call
+// and are bounded separately (outbound.MaxSelfDepth); agents inside agents
+// have their own, smaller limit (agent.MaxAgentNest).
+const MaxDepth = 8
+
 // Invocation is one call of one row, as a runner sees it.
 type Invocation struct {
 	Row   *Row

@@ -3,6 +3,7 @@ package rowcall
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Token is a scoped capability token: what one caller may invoke and read.
@@ -20,6 +21,32 @@ type Token struct {
 	ExpiresAt   string            `json:"expires_at,omitempty"`
 	CreatedAt   string            `json:"created_at"`
 	RevokedAt   string            `json:"revoked_at,omitempty"`
+}
+
+// TokenState is whether a token may be used at a moment: the one validity
+// rule every caller (the dispatch gate, the API's reads, MCP) applies.
+type TokenState int
+
+const (
+	TokenLive    TokenState = iota // neither revoked nor expired
+	TokenRevoked                   // RevokedAt is set
+	TokenExpired                   // ExpiresAt is at or before now (or is not a time)
+)
+
+// State reports whether the token is live at now. Revocation wins over
+// expiry. ExpiresAt is a stored RFC 3339 time (millisecond precision); one
+// that does not parse is expired, so a damaged row fails closed.
+func (t *Token) State(now time.Time) TokenState {
+	if t.RevokedAt != "" {
+		return TokenRevoked
+	}
+	if t.ExpiresAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, t.ExpiresAt)
+		if err != nil || !at.After(now) {
+			return TokenExpired
+		}
+	}
+	return TokenLive
 }
 
 // Risk ceilings: a low token cannot invoke a sensitive row.

@@ -33,19 +33,32 @@ func presented(r *http.Request) (secret, actor string) {
 	return "", "anonymous"
 }
 
-// isOwnerKey compares secret with every valid owner key (two during a
-// rotation) in constant time, hashing first so length does not leak either.
+// isOwnerKey reports whether secret is one of the owner keys valid now.
 func (h *Handler) isOwnerKey(secret string) bool {
-	if secret == "" || h.cfg.OwnerKeys == nil {
+	return h.cfg.OwnerKeys != nil && OwnerKey(secret, h.cfg.OwnerKeys())
+}
+
+// OwnerKey is the one owner-key check: whether secret is one of keys (two
+// during a rotation), compared in constant time after hashing, so neither a
+// key nor its length leaks. An empty secret is never an owner key.
+func OwnerKey(secret string, keys []string) bool {
+	if secret == "" {
 		return false
 	}
 	sum := sha256.Sum256([]byte(secret))
 	ok := 0
-	for _, k := range h.cfg.OwnerKeys() {
+	for _, k := range keys {
 		ks := sha256.Sum256([]byte(k))
 		ok |= subtle.ConstantTimeCompare(sum[:], ks[:])
 	}
 	return ok == 1
+}
+
+// IsOwner reports whether r presents one of keys as the API accepts a
+// credential (x-terminal-key, or Authorization: Bearer).
+func IsOwner(r *http.Request, keys []string) bool {
+	secret, _ := presented(r)
+	return OwnerKey(secret, keys)
 }
 
 // caller identifies the request's caller. A token that is not found is no
@@ -65,9 +78,10 @@ func (h *Handler) caller(r *http.Request) Caller {
 	return Caller{Actor: "anonymous"}
 }
 
-// usable reports whether a token may read now (not revoked, not expired).
+// usable reports whether a token may read now (rowcall.Token.State, by the
+// dispatcher's clock).
 func (h *Handler) usable(t *rowcall.Token) bool {
-	return t.RevokedAt == "" && (t.ExpiresAt == "" || t.ExpiresAt > h.disp.Timestamp())
+	return t.State(h.disp.Clock()) == rowcall.TokenLive
 }
 
 // owner wraps a handler that only the owner may call.

@@ -31,6 +31,21 @@ const getSQL = `SELECT ` + columns + `, 1 + CASE WHEN d.seq IS NULL
 		ELSE (SELECT COUNT(*) FROM directory o WHERE (o.seq, o.key) < (d.seq, d.key)) END
 	FROM directory d WHERE d.key = ?`
 
+// scopeClause is the one SQL condition for "in the scope": a row whose key is
+// one of Keys or whose category is one of Categories, with prefix naming the
+// directory table's alias ("" or "d."). It is "" when the scope is nil or
+// covers every row ("*"). Each list is one bound JSON parameter, whatever its
+// size (D1 allows 100 parameters a statement).
+func scopeClause(sc *rowcall.Scope, prefix string) (string, []any) {
+	if sc == nil || slices.Contains(sc.Categories, "*") {
+		return "", nil
+	}
+	keys, _ := json.Marshal(orNone(sc.Keys))
+	cats, _ := json.Marshal(orNone(sc.Categories))
+	return "(" + prefix + "key IN (SELECT value FROM json_each(?)) OR " + prefix + "category IN (SELECT value FROM json_each(?)))",
+		[]any{string(keys), string(cats)}
+}
+
 // List returns rows in canonical order with their row_num, and the number of
 // rows matching the filter. An unfiltered page reads its offset plus its rows
 // (an index walk); a filtered one reads the whole directory (row_num counts
@@ -91,12 +106,8 @@ func listQuery(f rowcall.Filter) (q string, args []any, cond string, condArgs []
 	if f.Enabled != nil {
 		where, condArgs = append(where, "COALESCE(enabled, 1) = ?"), append(condArgs, *f.Enabled)
 	}
-	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
-		// One bound parameter each, whatever the scope's size (D1 allows 100).
-		keys, _ := json.Marshal(orNone(sc.Keys))
-		cats, _ := json.Marshal(orNone(sc.Categories))
-		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
-		condArgs = append(condArgs, string(keys), string(cats))
+	if c, a := scopeClause(f.Scope, ""); c != "" {
+		where, condArgs = append(where, c), append(condArgs, a...)
 	}
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")

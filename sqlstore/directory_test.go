@@ -3,26 +3,16 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlstore/sqlite"
+	"github.com/rowcall/rowcall/internal/testdb"
 )
 
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := migrations.Apply(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	return New(db)
+	return New(testdb.Open(t))
 }
 
 // row_num and total as List and Get give them without the window over the

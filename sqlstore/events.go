@@ -22,24 +22,19 @@ func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]rowc
 }
 
 func (s *Store) events(ctx context.Context, cond string, args ...any) ([]rowcall.Event, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT id, kind, action, key, version, before, after, at FROM events `+cond, args...)
-	if err != nil {
-		return nil, err
+	return queryAll(ctx, s, scanEvent, `SELECT id, kind, action, key, version, before, after, at FROM events `+cond, args...)
+}
+
+func scanEvent(sc scanner) (rowcall.Event, error) {
+	var e rowcall.Event
+	var before, after sql.NullString
+	var version sql.NullInt64
+	if err := sc.Scan(&e.ID, &e.Kind, &e.Action, &e.Key, &version, &before, &after, &e.At); err != nil {
+		return e, err
 	}
-	defer rows.Close()
-	out := []rowcall.Event{}
-	for rows.Next() {
-		var e rowcall.Event
-		var before, after sql.NullString
-		var version sql.NullInt64
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Action, &e.Key, &version, &before, &after, &e.At); err != nil {
-			return nil, err
-		}
-		e.Version = version.Int64
-		e.Before, e.After = snapshot(before), snapshot(after)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	e.Version = version.Int64
+	e.Before, e.After = snapshot(before), snapshot(after)
+	return e, nil
 }
 
 // snapshot is a row as an event stored it (the triggers' json_object), with

@@ -10,27 +10,16 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/testenv"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 func newLog(tb testing.TB) (*sqlstore.Store, *sqlstore.ReceiptLog, ledger.Keys) {
-	db, err := sqlite.Open(filepath.Join(tb.TempDir(), "r.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	if _, err := migrations.Apply(context.Background(), db); err != nil {
-		tb.Fatal(err)
-	}
-	signer, _ := ledger.NewSigner(make([]byte, 32))
-	keys, _ := ledger.ParseKeys([]ledger.PublicKey{signer.Public()})
-	store := sqlstore.New(db)
+	store := testenv.Store(tb)
 	store.MaxParams = 32766
-	log := sqlstore.NewReceiptLog(store, signer)
-	tb.Cleanup(log.Close)
-	return store, log, keys
+	_, keys := testenv.Signer(tb)
+	return store, testenv.Receipts(tb, store), keys
 }
 
 var n atomic.Int64

@@ -60,20 +60,7 @@ func (s *Store) Trace(ctx context.Context, trace string) ([]rowcall.Receipt, err
 }
 
 func (s *Store) receipts(ctx context.Context, cond string, args ...any) ([]rowcall.Receipt, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT `+receiptColumns+` FROM receipts `+cond, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []rowcall.Receipt{}
-	for rows.Next() {
-		r, err := scanReceipt(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanReceipt, `SELECT `+receiptColumns+` FROM receipts `+cond, args...)
 }
 
 func scanReceipt(sc scanner) (rowcall.Receipt, error) {

@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -17,30 +15,14 @@ func (s *Store) AllRows(ctx context.Context, scope *rowcall.Scope, all bool) ([]
 	if !all {
 		where = append(where, "COALESCE(enabled, 1) = 1", "COALESCE(planner_visible, 1) = 1")
 	}
-	if scope != nil && !slices.Contains(scope.Categories, "*") {
-		keys, _ := json.Marshal(orNone(scope.Keys))
-		cats, _ := json.Marshal(orNone(scope.Categories))
-		where = append(where, "(key IN (SELECT value FROM json_each(?)) OR category IN (SELECT value FROM json_each(?)))")
-		args = append(args, string(keys), string(cats))
+	if c, a := scopeClause(scope, ""); c != "" {
+		where, args = append(where, c), append(args, a...)
 	}
 	q := `SELECT ` + columns + ` FROM directory`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := s.DB.QueryContext(ctx, q+` ORDER BY `+canonicalOrder, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []rowcall.Row{}
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanColumns, q+` ORDER BY `+canonicalOrder, args...)
 }
 
 // ModuleUsers returns the keys of fn rows whose target names module (plain or

@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -39,30 +37,17 @@ func (s *Store) Search(ctx context.Context, query string, f rowcall.SearchFilter
 	if !f.All {
 		where = append(where, "COALESCE(d.enabled, 1) = 1", "COALESCE(d.planner_visible, 1) = 1")
 	}
-	if sc := f.Scope; sc != nil && !slices.Contains(sc.Categories, "*") {
-		keys, _ := json.Marshal(orNone(sc.Keys))
-		cats, _ := json.Marshal(orNone(sc.Categories))
-		where = append(where, "(d.key IN (SELECT value FROM json_each(?)) OR d.category IN (SELECT value FROM json_each(?)))")
-		args = append(args, string(keys), string(cats))
+	if c, a := scopeClause(f.Scope, "d."); c != "" {
+		where, args = append(where, c), append(args, a...)
 	}
 	q := `SELECT ` + prefixed("d.", columns) + `, c.score
 		FROM (SELECT rowid, ` + bm25 + ` AS score FROM directory_fts WHERE directory_fts MATCH ? ORDER BY score LIMIT ?) c
 		JOIN search_keys k ON k.id = c.rowid JOIN directory d ON d.key = k.key
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?`
-	rows, err := s.DB.QueryContext(ctx, q, append(args, f.Limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []rowcall.Hit{}
-	for rows.Next() {
-		var h rowcall.Hit
-		if h.Row, err = scanRow(rows, &h.Score); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, func(sc scanner) (h rowcall.Hit, err error) {
+		h.Row, err = scanRow(sc, &h.Score)
+		return h, err
+	}, q, append(args, f.Limit)...)
 }
 
 // prefixed qualifies a comma-separated column list with a table alias.

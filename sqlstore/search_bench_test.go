@@ -2,15 +2,13 @@ package sqlstore_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/rowgen"
-	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/internal/testenv"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
@@ -19,16 +17,8 @@ import (
 func BenchmarkAsk(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(itoa(n), func(b *testing.B) {
-			db, err := sqlite.Open(filepath.Join(b.TempDir(), "ask.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
 			ctx := context.Background()
-			if _, err := migrations.Apply(ctx, db); err != nil {
-				b.Fatal(err)
-			}
-			store := sqlstore.New(db)
+			store := testenv.Store(b)
 			store.MaxParams = sqlite.MaxParams
 			rows := rowgen.Noise(n, 11)
 			var questions []string

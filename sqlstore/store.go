@@ -82,6 +82,28 @@ const canonicalOrder = `seq IS NULL, seq, key`
 
 type scanner interface{ Scan(dest ...any) error }
 
+// queryAll runs q and reads every result row with scan: the one
+// query-and-collect loop. No rows is an empty slice, not nil.
+func queryAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := s.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// scanColumns reads the columns of `columns` into a Row.
+func scanColumns(sc scanner) (rowcall.Row, error) { return scanRow(sc) }
+
 // scanRow reads the columns of `columns` (plus extra destinations) into a Row.
 func scanRow(sc scanner, extra ...any) (rowcall.Row, error) {
 	var (

@@ -52,20 +52,7 @@ func (s *Store) token(ctx context.Context, cond string, arg string) (rowcall.Tok
 
 // Tokens lists every token, newest first, without secrets.
 func (s *Store) Tokens(ctx context.Context) ([]rowcall.Token, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at DESC, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []rowcall.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanToken, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at DESC, id`)
 }
 
 // RevokeToken marks a token revoked; revoking twice keeps the first time.

@@ -37,18 +37,9 @@ type d1Line struct {
 // lastD1 returns the D1 account of the last request before this call.
 func lastD1(t *testing.T, h *host) d1Line {
 	t.Helper()
-	got := h.do(t, req{Method: "GET", Path: "/_worker/stats"})
-	expect(t, got, 200, nil)
-	var s struct {
-		D1 struct {
-			Recent []d1Line `json:"recent"`
-		} `json:"d1"`
-	}
-	if err := json.Unmarshal(got.Raw, &s); err != nil {
-		t.Fatalf("stats %s: %v", got.Raw, err)
-	}
+	s := stats(t, h)
 	if len(s.D1.Recent) == 0 {
-		t.Fatalf("no request in the stats: %s", got.Raw)
+		t.Fatalf("no request in the stats: %+v", s)
 	}
 	return s.D1.Recent[len(s.D1.Recent)-1]
 }

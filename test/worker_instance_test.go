@@ -40,6 +40,9 @@ type workerStats struct {
 		HeapBytes int64 `json:"heap_bytes"`
 		GCCycles  int64 `json:"gc_cycles"`
 	} `json:"go"`
+	D1 struct {
+		Recent []d1Line `json:"recent"` // the last requests' D1 accounts, oldest first
+	} `json:"d1"`
 }
 
 func stats(t *testing.T, h *host) workerStats {

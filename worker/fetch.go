@@ -35,11 +35,7 @@ var shimFetch = runtimeContext.Get("fetch")
 
 func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	var head strings.Builder
-	head.WriteString(req.Method)
-	head.WriteByte(' ')
-	head.WriteString(req.URL.String())
-	writeHeader(&head, req.Header)
+	head := writeHead(req.Method+" "+req.URL.String(), req.Header)
 	body := js.Null()
 	if req.Body != nil && req.Body != http.NoBody {
 		b, err := io.ReadAll(req.Body)
@@ -52,7 +48,7 @@ func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			js.CopyBytesToJS(body, b)
 		}
 	}
-	r, err := shimOp(ctx, shimFetch, head.String(), body, fetchMax)
+	r, err := shimOp(ctx, shimFetch, head, body, fetchMax)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -61,20 +57,11 @@ func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// r.text: "STATUS STATUS_TEXT" and then one "name:value" line per header;
 	// r.body: the body, r.more: whether it went on past fetchMax.
-	first, rest, _ := strings.Cut(r.text, "\n")
+	first, header := readHead(r.text)
 	code, _, _ := strings.Cut(first, " ")
 	status, err := strconv.Atoi(code)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: malformed status line %q", first)
-	}
-	header := http.Header{}
-	if rest != "" {
-		for line := range strings.SplitSeq(rest, "\n") {
-			if name, value, ok := strings.Cut(line, ":"); ok {
-				k := http.CanonicalHeaderKey(name)
-				header[k] = append(header[k], value)
-			}
-		}
 	}
 	var rd io.Reader = bytes.NewReader(r.body)
 	length := int64(len(r.body))

@@ -54,8 +54,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"database/sql"
 	"encoding/base64"
 	"net/http"
@@ -210,23 +208,9 @@ func (inst *instance) appFor(h *reqHandle) *app {
 	return inst.app
 }
 
-// isOwner reports whether r presents one of a's owner keys (as the API
-// accepts them: x-terminal-key or Authorization: Bearer), in constant time.
+// isOwner reports whether r presents one of a's owner keys (api.IsOwner).
 func (a *app) isOwner(r *http.Request) bool {
-	secret := r.Header.Get("X-Terminal-Key")
-	if h := r.Header.Get("Authorization"); secret == "" && len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		secret = strings.TrimSpace(h[7:])
-	}
-	if secret == "" {
-		return false
-	}
-	sum := sha256.Sum256([]byte(secret))
-	ok := 0
-	for _, k := range a.settings.ownerKeys {
-		ks := sha256.Sum256([]byte(k))
-		ok |= subtle.ConstantTimeCompare(sum[:], ks[:])
-	}
-	return ok == 1
+	return api.IsOwner(r, a.settings.ownerKeys)
 }
 
 // build wires the API handler for s over the instance's database, fetch

@@ -70,7 +70,7 @@ func registerServe(inst *instance) {
 
 // toRequest builds the *http.Request from the shim's head and body.
 func toRequest(head string, jsBody js.Value, h *reqHandle) (*http.Request, error) {
-	first, rest, _ := strings.Cut(head, "\n")
+	first, header := readHead(head)
 	method, rawURL, ok := strings.Cut(first, " ")
 	if !ok {
 		return nil, fmt.Errorf("malformed request head %q", first)
@@ -78,13 +78,6 @@ func toRequest(head string, jsBody js.Value, h *reqHandle) (*http.Request, error
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
-	}
-	header := http.Header{}
-	for line := range strings.SplitSeq(rest, "\n") {
-		if name, value, ok := strings.Cut(line, ":"); ok {
-			k := http.CanonicalHeaderKey(name)
-			header[k] = append(header[k], value)
-		}
 	}
 	var body []byte
 	if jsBody.Type() == js.TypeObject {
@@ -204,21 +197,6 @@ func (w *writer) Flush() {
 	}
 }
 
-// writeHeader appends h to b as the shim reads headers: one "\nName:value" per
-// value, line breaks inside a value turned into spaces.
-func writeHeader(b *strings.Builder, h http.Header) {
-	for k, vs := range h {
-		for _, v := range vs {
-			b.WriteByte('\n')
-			b.WriteString(k)
-			b.WriteByte(':')
-			b.WriteString(headerValue.Replace(v))
-		}
-	}
-}
-
-var headerValue = strings.NewReplacer("\r", " ", "\n", " ")
-
 // head returns the status text and the header lines, with D1's account of
 // the request so far and the bookmark to send back (d1session.go).
 func (w *writer) head() string {
@@ -231,10 +209,7 @@ func (w *writer) head() string {
 	if bookmark != "" {
 		w.header.Set(bookmarkHeader, bookmark)
 	}
-	var b strings.Builder
-	b.WriteString(http.StatusText(w.status))
-	writeHeader(&b, w.header)
-	return b.String()
+	return writeHead(http.StatusText(w.status), w.header)
 }
 
 // finish answers with the whole body, or ends the stream.

@@ -15,7 +15,7 @@
 //     ten thousand rows stays usable: the meta-tools reach every row without
 //     loading them. A row's inputSchema is its input_schema when it declares
 //     top-level properties (named arguments, joined into the pipe-separated body
-//     in declared order by typed.Schema.Join); otherwise one string argument, args,
+//     in declared order by typed.Body); otherwise one string argument, args,
 //     the body itself. The description is the row's # WHAT and # WHEN_TO_USE
 //     lines; args carries its # ARGS line and an example.
 //   - tools/call: dispatch.Dispatcher runs the row with the caller's actor and

@@ -6,19 +6,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/internal/dispatch"
-	"github.com/rowcall/rowcall/internal/ledger"
-	"github.com/rowcall/rowcall/migrations"
+	"github.com/rowcall/rowcall/internal/testenv"
 	"github.com/rowcall/rowcall/runners/httpcall"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // newHandler serves a handler over a fresh SQLite file with one http row;
@@ -29,20 +25,8 @@ func newHandler(t *testing.T, cfg Config) (*httptest.Server, *sqlstore.Store) {
 		io.WriteString(w, `{"temperature_2m":15.7,"q":"`+r.URL.RawQuery+`"}`)
 	}))
 	t.Cleanup(up.Close)
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "mcp.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := migrations.Apply(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	store := sqlstore.New(db)
-	signer, _ := ledger.NewSigner(make([]byte, 32))
-	log := sqlstore.NewReceiptLog(store, signer)
-	t.Cleanup(log.Close)
-	disp := &dispatch.Dispatcher{Store: store, Receipts: log, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
-		Runners: map[rowcall.Type]rowcall.Runner{rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()})}}
+	disp := testenv.Dispatcher(t, map[rowcall.Type]rowcall.Runner{rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()})})
+	store := disp.Store.(*sqlstore.Store)
 	row := rowcall.NewRow("TEMP", rowcall.TypeHTTP)
 	row.Target = "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2"
 	row.Content = "# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"

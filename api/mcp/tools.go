@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -171,11 +170,8 @@ func example(row *rowcall.Row) string {
 // "object"), and it declares top-level properties for named arguments. The
 // JSON keeps the row's property order, which is the argument order.
 func schemaOf(row *rowcall.Row) (*typed.Schema, json.RawMessage, bool) {
-	if strings.TrimSpace(row.InputSchema) == "" {
-		return nil, nil, false
-	}
-	s, err := typed.Compile(row.InputSchema)
-	if err != nil || len(s.Names()) == 0 {
+	s, ok := typed.Named(row.InputSchema)
+	if !ok {
 		return nil, nil, false
 	}
 	var top map[string]json.RawMessage
@@ -187,62 +183,16 @@ func schemaOf(row *rowcall.Row) (*typed.Schema, json.RawMessage, bool) {
 		return nil, nil, false
 	}
 	raw := b.Bytes()
-	switch typ, ok := top["type"]; {
-	case !ok:
+	if _, ok := top["type"]; !ok {
 		raw = append([]byte(`{"type":"object",`), raw[1:]...)
-	case string(bytes.TrimSpace(typ)) != `"object"`:
-		return nil, nil, false
 	}
 	return s, json.RawMessage(raw), true
 }
 
-// body turns a call's arguments into the row's pipe-separated body: named
-// arguments through the row's input_schema (typed.Schema.Join), or the one string
-// argument args.
+// body turns a call's arguments into the row's pipe-separated body by the
+// one rule every caller uses (typed.Body).
 func body(row *rowcall.Row, arguments json.RawMessage) (string, error) {
-	var obj map[string]json.RawMessage
-	if t := bytes.TrimSpace(arguments); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		if json.Unmarshal(t, &obj) != nil {
-			return "", errors.New("arguments must be a JSON object")
-		}
-	}
-	var s *typed.Schema
-	if row != nil {
-		s, _, _ = schemaOf(row)
-	}
-	if raw, ok := obj["args"]; ok && len(obj) == 1 && (s == nil || !slices.Contains(s.Names(), "args")) {
-		return argsString(raw)
-	}
-	if s != nil {
-		return s.Join(arguments)
-	}
-	for k := range obj {
-		if k != "args" {
-			return "", fmt.Errorf("unknown argument %q: this capability takes one string argument, args (its arguments separated by '|')", k)
-		}
-	}
-	return "", nil
-}
-
-// argsString reads args: a string (a number or boolean reads as its text).
-func argsString(raw json.RawMessage) (string, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	t := string(bytes.TrimSpace(raw))
-	if t == "null" {
-		return "", nil
-	}
-	var x any
-	if json.Unmarshal(raw, &x) == nil {
-		if _, composite := x.(map[string]any); !composite {
-			if _, list := x.([]any); !list {
-				return t, nil
-			}
-		}
-	}
-	return "", errors.New(`args must be one string of '|'-separated arguments, e.g. "37.77|-122.42"`)
+	return typed.Body(row.InputSchema, arguments)
 }
 
 // rowHandler calls the row listed as the tool key.
@@ -302,7 +252,7 @@ func (st *session) callCapability(ctx context.Context, req *sdk.CallToolRequest)
 		}
 		b, err = body(row, in.Arguments)
 	case hasArgs:
-		b, err = argsString(in.Args)
+		b, err = typed.ArgsText(in.Args)
 	}
 	if err != nil {
 		return refusal(in.Key, err), nil

@@ -204,8 +204,7 @@ class Instance {
 
   async serve(request, env, ctx) {
     const body = request.body === null ? null : new Uint8Array(await request.arrayBuffer());
-    let head = request.method + " " + request.url;
-    for (const [name, value] of request.headers) head += "\n" + name + ":" + value;
+    const head = writeHead(request.method + " " + request.url, request.headers);
     const context = new Context(ctx);
     let res;
     try {
@@ -218,13 +217,8 @@ class Instance {
       context.end();
       throw e;
     }
-    const lines = res.text.split("\n");
-    const headers = new Headers();
-    for (let i = 1; i < lines.length; i++) {
-      const c = lines[i].indexOf(":");
-      if (c > 0) headers.append(lines[i].slice(0, c), lines[i].slice(c + 1));
-    }
-    const init = { status: res.status, statusText: lines[0], headers };
+    const [statusText, headers] = readHead(res.text);
+    const init = { status: res.status, statusText, headers };
     // Go's handler wrote the body already encoded (e.g. gzip): send it as is.
     if (headers.has("content-encoding")) init.encodeBody = "manual";
     const nullBody = [101, 204, 205, 304].includes(res.status);
@@ -283,18 +277,33 @@ async function d1(db, op, sql, params) {
 // "name:value" line per header, at most max bytes of the body, and whether
 // the body went on.
 async function fetchFor(head, body, max) {
+  const [first, headers] = readHead(head);
+  const sp = first.indexOf(" ");
+  const res = await fetch(first.slice(sp + 1), { method: first.slice(0, sp), headers, body, redirect: "manual" });
+  const text = writeHead(res.status + " " + res.statusText, res.headers);
+  const [bytes, more] = await readAtMost(res.body, max);
+  return [text, bytes, more];
+}
+
+// The header codec, the only way headers cross between JavaScript and Go
+// (worker/head.go is its other half): a head is a first line and then one
+// "name:value" line per header. Headers' own values hold no line breaks.
+function writeHead(first, headers) {
+  let head = first;
+  for (const [name, value] of headers) head += "\n" + name + ":" + value;
+  return head;
+}
+
+// readHead splits a head into its first line and a Headers (a line without
+// ':' is skipped).
+function readHead(head) {
   const lines = head.split("\n");
-  const sp = lines[0].indexOf(" ");
   const headers = new Headers();
   for (let i = 1; i < lines.length; i++) {
     const c = lines[i].indexOf(":");
     if (c > 0) headers.append(lines[i].slice(0, c), lines[i].slice(c + 1));
   }
-  const res = await fetch(lines[0].slice(sp + 1), { method: lines[0].slice(0, sp), headers, body, redirect: "manual" });
-  let text = res.status + " " + res.statusText;
-  for (const [name, value] of res.headers) text += "\n" + name + ":" + value;
-  const [bytes, more] = await readAtMost(res.body, max);
-  return [text, bytes, more];
+  return [lines[0], headers];
 }
 
 // r2 runs one operation on the R2 bucket binding: "head" and "get" answer

@@ -6,17 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
-	"github.com/rowcall/rowcall/internal/ledger"
-	"github.com/rowcall/rowcall/migrations"
+	"github.com/rowcall/rowcall/internal/testenv"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/httpcall"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // newDispatcher returns a dispatcher over a fresh SQLite file with the http and
@@ -26,24 +23,11 @@ func newDispatcher(b testing.TB) (*dispatch.Dispatcher, *httptest.Server) {
 		io.WriteString(w, `{"temperature_2m":15.7}`)
 	}))
 	b.Cleanup(up.Close)
-	db, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if _, err := migrations.Apply(context.Background(), db); err != nil {
-		b.Fatal(err)
-	}
-	store := sqlstore.New(db)
-	seed := make([]byte, 32)
-	signer, _ := ledger.NewSigner(seed)
-	log := sqlstore.NewReceiptLog(store, signer)
-	b.Cleanup(log.Close)
-	d := &dispatch.Dispatcher{Store: store, Receipts: log, Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
-		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()}),
-			rowcall.TypeFlow: flow.Runner{},
-		}}
+	d := testenv.Dispatcher(b, map[rowcall.Type]rowcall.Runner{
+		rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()}),
+		rowcall.TypeFlow: flow.Runner{},
+	})
+	store := sqlStore(d)
 	rows := []rowcall.Row{
 		{Key: "TEMP", Type: rowcall.TypeHTTP, Target: "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2", Content: "# WHAT: t"},
 		{Key: "THREE", Type: rowcall.TypeFlow, Content: "# WHAT: three steps\nTEMP: $1|$2\n> TEMP: 1|2\n> TEMP: $PREV.temperature_2m|3"},

@@ -28,9 +28,6 @@ import (
 	"github.com/rowcall/rowcall/internal/redact"
 )
 
-// MaxDepth bounds nesting: a flow that calls itself ends with a clear error.
-const MaxDepth = 8
-
 // Modules resolves the digest of the module an fn row's target names.
 type Modules interface {
 	Digest(ctx context.Context, target string) (string, error)
@@ -209,9 +206,9 @@ type parented struct {
 // Call runs a nested call (a flow step, an agent's tool call): one level
 // deeper, through the same gate, with its own receipt. A refusal is an ERR.
 func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, body string) rowcall.Output {
-	if parent.Depth+1 > MaxDepth {
+	if parent.Depth+1 > rowcall.MaxDepth {
 		return rowcall.Fail("dispatch", "depth_exceeded", strconv.Itoa(parent.Depth+1)).
-			Because(fmt.Sprintf("calls nest at most %d deep; check for a flow that calls itself", MaxDepth)).Output()
+			Because(fmt.Sprintf("calls nest at most %d deep; check for a flow that calls itself", rowcall.MaxDepth)).Output()
 	}
 	l, err := p.d.find(ctx, key, p.token)
 	if err != nil {
@@ -325,8 +322,8 @@ func newID(prefix string, at time.Time, n int) string {
 	return string(b)
 }
 
-// Timestamp is the dispatcher's clock now, in the stored timestamp format.
-func (d *Dispatcher) Timestamp() string { return d.now().UTC().Format(rowcall.Timestamp) }
+// Clock is the time now by the dispatcher's clock (what the gate judges a token's expiry by).
+func (d *Dispatcher) Clock() time.Time { return d.now() }
 
 // Contract returns the row's current contract fingerprint (with its module's
 // digest for an fn row, and its included blocks for an agent row): what a

@@ -43,10 +43,10 @@ func (d *Dispatcher) gate(tok *rowcall.Token, l *looked, inv *rowcall.Invocation
 
 func (d *Dispatcher) tokenGate(tok *rowcall.Token, l *looked, body string, top bool, now time.Time) *rowcall.Error {
 	row, contract := &l.row, l.contract
-	switch {
-	case tok.RevokedAt != "":
+	switch state := tok.State(now); {
+	case state == rowcall.TokenRevoked:
 		return refuse(rowcall.ETokenRevoked, []string{tok.ID}, "this token was revoked at "+tok.RevokedAt, "ask the owner for a new token")
-	case tok.ExpiresAt != "" && tok.ExpiresAt <= now.UTC().Format(rowcall.Timestamp):
+	case state == rowcall.TokenExpired:
 		return refuse(rowcall.ETokenExpired, []string{tok.ExpiresAt}, "this token expired at "+tok.ExpiresAt, "ask the owner for a new token")
 	case tok.Audience != "*" && tok.Audience != d.Audience:
 		return refuse(rowcall.EAudienceMismatch, []string{tok.Audience, d.Audience},

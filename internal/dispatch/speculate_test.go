@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall/internal/dispatch"
-	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/testenv"
 )
 
 // Speculating callers never see a row older than the newest committed edit:
@@ -87,8 +87,7 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 	if err != nil || len(chain) != len(calls)+1 {
 		t.Fatalf("%d receipts for %d calls (%v)", len(chain), len(calls)+1, err)
 	}
-	signer, _ := ledger.NewSigner(make([]byte, 32))
-	keys, _ := ledger.ParseKeys([]ledger.PublicKey{signer.Public()})
+	_, keys := testenv.Signer(t)
 	if err := keys.Verify(chain); err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,9 @@ type Self struct {
 	Next http.RoundTripper
 }
 
-// MaxSelfDepth bounds nested in-process calls.
+// MaxSelfDepth bounds nested in-process calls. Each one enters the host's API
+// afresh (a new top-level call at Depth 0), so rowcall.MaxDepth, which bounds
+// nesting inside one call tree, cannot see them; this counts them instead.
 const MaxSelfDepth = 8
 
 // ErrSelfLoop is the error of a call nested more than MaxSelfDepth deep.

@@ -8,8 +8,9 @@ import (
 )
 
 // Join is the inverse of the mapping Check reads: it turns a JSON object of
-// named arguments (an MCP tools/call's "arguments") into the pipe-separated
-// body, one argument per top-level property in declared order.
+// named arguments into the pipe-separated body, one argument per top-level
+// property in declared order. Callers use Body, which calls it for a row
+// whose schema takes named arguments.
 //
 // A value is written as Check reads it back: a string as it is, a number as
 // its JSON text (exactly, never through a float), a boolean as true/false, an
@@ -82,7 +83,7 @@ func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if t[0] != '{' || json.Unmarshal(t, &obj) != nil {
-		return nil, fmt.Errorf("arguments must be a JSON object of named arguments")
+		return nil, ErrNotObject
 	}
 	return obj, nil
 }

@@ -27,8 +27,8 @@ func TestJoin(t *testing.T) {
 		{`null`, "", ""},
 		{`{"latitude":"1|2","longitude":3}`, "", `"latitude" contains '|'`},
 		{`{"latitude":1,"colour":"red"}`, "", `unknown argument "colour": the arguments are latitude, longitude, note (in this order)`},
-		{`[1,2]`, "", "must be a JSON object"},
-		{`"37.77|-122.42"`, "", "must be a JSON object"},
+		{`[1,2]`, "", "not a JSON object"},
+		{`"37.77|-122.42"`, "", "not a JSON object"},
 	} {
 		body, err := s.Join(json.RawMessage(c.args))
 		if c.err != "" {

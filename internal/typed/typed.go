@@ -24,8 +24,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -33,6 +33,7 @@ import (
 type Schema struct {
 	compiled *jsonschema.Schema
 	props    []property
+	object   bool // "type" is absent or "object": the schema can take named arguments
 }
 
 type property struct {
@@ -40,12 +41,26 @@ type property struct {
 	types []string
 }
 
-var cache sync.Map // schema text → *Schema
+// MaxCached is how many compiled schemas Compile keeps (schema text →
+// *Schema), the least recently used dropped first: a directory's schemas stay
+// compiled, and a stream of new or edited schemas cannot grow memory without
+// bound.
+const MaxCached = 1024
 
-// Compile compiles a schema (cached by its text).
+var cache = mustLRU(MaxCached)
+
+func mustLRU(n int) *lru.Cache[string, *Schema] {
+	c, err := lru.New[string, *Schema](n)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Compile compiles a schema (cached by its text, at most MaxCached).
 func Compile(text string) (*Schema, error) {
-	if s, ok := cache.Load(text); ok {
-		return s.(*Schema), nil
+	if s, ok := cache.Get(text); ok {
+		return s, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
@@ -60,12 +75,12 @@ func Compile(text string) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %s", flatten(err))
 	}
-	props, err := properties(text)
+	props, object, err := properties(text)
 	if err != nil {
 		return nil, err
 	}
-	s := &Schema{compiled: compiled, props: props}
-	cache.Store(text, s)
+	s := &Schema{compiled: compiled, props: props, object: object}
+	cache.Add(text, s)
 	return s, nil
 }
 
@@ -127,32 +142,35 @@ func (p property) convert(v string) any {
 }
 
 // properties reads the top-level "properties" keys in declared order, with
-// their "type" (a string or a list).
-func properties(text string) ([]property, error) {
+// their "type" (a string or a list), and whether the schema's own "type" is
+// absent or "object".
+func properties(text string) ([]property, bool, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &top); err != nil {
-		return nil, fmt.Errorf("input_schema must be a JSON object: %v", err)
+		return nil, false, fmt.Errorf("input_schema must be a JSON object: %v", err)
 	}
+	typ, ok := top["type"]
+	object := !ok || string(bytes.TrimSpace(typ)) == `"object"`
 	raw, ok := top["properties"]
 	if !ok {
-		return nil, nil
+		return nil, object, nil
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("input_schema's properties must be an object")
+		return nil, false, fmt.Errorf("input_schema's properties must be an object")
 	}
 	var out []property
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		var def struct {
 			Type any `json:"type"`
 		}
 		var body json.RawMessage
 		if err := d.Decode(&body); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		json.Unmarshal(body, &def)
 		p := property{name: t.(string)}
@@ -168,7 +186,7 @@ func properties(text string) ([]property, error) {
 		}
 		out = append(out, p)
 	}
-	return out, nil
+	return out, object, nil
 }
 
 // flatten makes a validator error one readable line.

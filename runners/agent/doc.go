@@ -85,8 +85,10 @@
 // the schema's declared property order ({"latitude":37.77,"longitude":-122.42}
 // → "37.77|-122.42"); a row without one takes one string parameter "args",
 // the argument string itself. The tool name is the key; a tool call is
-// checked against allowed_categories exactly as a tag is. Arguments that are
-// not a JSON object are answered with ERR:agent:bad_tool_arguments:<KEY>.
+// checked against allowed_categories exactly as a tag is. Arguments are made
+// the body by typed.Body, the rule MCP uses too; what it refuses (not a JSON
+// object, a name the row does not take, a '|' before the last argument) is
+// answered with ERR:agent:bad_tool_arguments:<KEY>.
 //
 // Bounds across calls: agents nested in one another (an agent calling an
 // agent through the dispatcher) share a budget of Config.MaxRequests model

@@ -3,12 +3,12 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"sort"
 	"strings"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/redact"
+	"github.com/rowcall/rowcall/internal/typed"
 )
 
 // ReplyTag is the tag that holds a model's answer to the user. It is never a
@@ -196,11 +196,10 @@ func firstLine(s string) string {
 	return ""
 }
 
-// schemaParams returns input_schema as tool parameters when it is a JSON
-// object whose "properties" is an object (the typed projection), and the
-// order its properties are declared in.
+// schemaParams returns input_schema as tool parameters when it takes named
+// arguments (typed.Named: the typed projection), its property order kept.
 func schemaParams(schema string) (json.RawMessage, bool) {
-	if _, ok := schemaOrder(schema); !ok {
+	if _, ok := typed.Named(schema); !ok {
 		return nil, false
 	}
 	var buf bytes.Buffer
@@ -210,115 +209,14 @@ func schemaParams(schema string) (json.RawMessage, bool) {
 	return buf.Bytes(), true
 }
 
-// schemaOrder returns the property names of a JSON Schema object in the
-// order they are written.
-func schemaOrder(schema string) ([]string, bool) {
-	schema = strings.TrimSpace(schema)
-	if schema == "" {
-		return nil, false
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal([]byte(schema), &top) != nil {
-		return nil, false
-	}
-	props, ok := top["properties"]
-	if !ok {
-		return nil, false
-	}
-	keys, _, err := objectInOrder(props)
-	if err != nil || len(keys) == 0 {
-		return nil, false
-	}
-	return keys, true
-}
-
-// objectInOrder decodes a JSON object into its keys in written order and
-// their raw values.
-func objectInOrder(raw []byte) ([]string, map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	t, err := dec.Token()
-	if err != nil {
-		return nil, nil, err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	var keys []string
-	vals := map[string]json.RawMessage{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		if _, dup := vals[k]; !dup {
-			keys = append(keys, k)
-		}
-		vals[k] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, err
-	}
-	if dec.More() {
-		return nil, nil, errors.New("text after the JSON object")
-	}
-	return keys, vals, nil
-}
-
 // ToolBody turns a tool call's JSON arguments into the row's argument
-// string. With a typed input_schema the values are taken in the schema's
-// declared property order (the inverse of mapping pipe arguments to
-// properties), a missing one as ""; without one, the "args" string is the
-// body, or, when the model sent other names, their values in the order it
-// wrote them. A string value is used as it is, null as "", anything else as
-// its JSON text; trailing empty values are dropped. err is a message for the
-// model when arguments is not a JSON object.
+// string by the one rule every caller uses (typed.Body): with a typed
+// input_schema the values in declared property order, otherwise the one
+// string argument "args". err is a message for the model (a name the row does
+// not take, a '|' that would shift later arguments, arguments that are not a
+// JSON object).
 func ToolBody(row *rowcall.Row, arguments string) (string, error) {
-	if strings.TrimSpace(arguments) == "" {
-		arguments = "{}"
-	}
-	keys, vals, err := objectInOrder([]byte(arguments))
-	if err != nil {
-		return "", errors.New("the arguments are not a JSON object: " + err.Error())
-	}
-	order, typed := schemaOrder(row.InputSchema)
-	if !typed {
-		if v, ok := vals["args"]; ok {
-			return scalar(v), nil
-		}
-		order = keys
-	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		if v, ok := vals[k]; ok {
-			parts[i] = scalar(v)
-		}
-	}
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	return strings.Join(parts, "|"), nil
-}
-
-// scalar is a JSON value as argument text.
-func scalar(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s
-	}
-	t := strings.TrimSpace(string(v))
-	if t == "null" {
-		return ""
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, v) == nil {
-		return buf.String()
-	}
-	return t
+	return typed.Body(row.InputSchema, json.RawMessage(arguments))
 }
 
 // rankTools orders candidate rows for projection: visible, enabled, not the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/typed"
 )
 
 func TestTags(t *testing.T) {
@@ -84,19 +85,18 @@ func TestAllowed(t *testing.T) {
 }
 
 func TestToolBody(t *testing.T) {
-	typed := &rowcall.Row{Key: "T", InputSchema: `{"type":"object","properties":{"latitude":{"type":"number"},"longitude":{"type":"number"},"note":{"type":"string"}}}`}
+	typedRow := &rowcall.Row{Key: "T", InputSchema: `{"type":"object","properties":{"latitude":{"type":"number"},"longitude":{"type":"number"},"note":{"type":"string"}}}`}
 	plain := &rowcall.Row{Key: "P"}
 	cases := []struct {
 		row  *rowcall.Row
 		args string
 		want string
 	}{
-		{typed, `{"longitude":-122.42,"latitude":37.77}`, "37.77|-122.42"},
-		{typed, `{"latitude":1,"note":"a|b"}`, "1||a|b"},
-		{typed, `{"latitude":null,"longitude":{"x":[1, 2]}}`, `|{"x":[1,2]}`},
-		{typed, ``, ""},
+		{typedRow, `{"longitude":-122.42,"latitude":37.77}`, "37.77|-122.42"},
+		{typedRow, `{"latitude":1,"note":"a|b"}`, "1||a|b"},
+		{typedRow, `{"latitude":null,"longitude":{"x":[1, 2]}}`, `|{"x":[1,2]}`},
+		{typedRow, ``, ""},
 		{plain, `{"args":"37.77|-122.42"}`, "37.77|-122.42"},
-		{plain, `{"city":"Paris","days":3}`, "Paris|3"},
 		{plain, `{}`, ""},
 	}
 	for _, c := range cases {
@@ -106,8 +106,22 @@ func TestToolBody(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`[1]`, `{"a":`, `"x"`, `{} {}`} {
-		if _, err := ToolBody(plain, bad); err == nil {
-			t.Errorf("ToolBody(%s) accepted", bad)
+		if _, err := ToolBody(plain, bad); err != typed.ErrNotObject {
+			t.Errorf("ToolBody(%s): %v", bad, err)
+		}
+	}
+	// The rule every caller shares (typed.Body): a name the row does not take,
+	// and a '|' anywhere but the last string argument, are refused.
+	for _, c := range []struct {
+		row       *rowcall.Row
+		args, err string
+	}{
+		{plain, `{"city":"Paris","days":3}`, `unknown argument "city": this capability takes one string argument, args`},
+		{typedRow, `{"latitude":"1|2","longitude":3}`, `argument "latitude" contains '|'`},
+		{typedRow, `{"latitude":1,"altitude":2}`, `unknown argument "altitude"`},
+	} {
+		if got, err := ToolBody(c.row, c.args); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("ToolBody(%s, %s) = %q, %v; want error %q", c.row.Key, c.args, got, err, c.err)
 		}
 	}
 }

@@ -66,7 +66,7 @@
 // the first failed branch in written order gives the result. A canceled
 // context ends the flow before its next step with ERR:flow:canceled:<reason>.
 //
-// Bounds, checked before anything runs: an invocation at Depth MaxDepth or
+// Bounds, checked before anything runs: an invocation at Depth rowcall.MaxDepth or
 // deeper is ERR:flow:depth_exceeded:<depth> — flows nest at most 8 deep; check
 // for a flow that calls itself. More than MaxSteps calls (each branch counts)
 // is ERR:flow:too_many_steps:<n>>64. An empty payload is ERR:flow:empty.
@@ -94,7 +94,6 @@ import (
 // The bounds on a flow.
 const (
 	MaxSteps = 64 // calls in one flow, each branch of a block counted
-	MaxDepth = 8  // nesting: a flow invoked at this Depth or deeper refuses to run
 )
 
 // Runner runs flow rows. The zero value is ready to use.
@@ -104,9 +103,9 @@ var _ rowcall.Runner = Runner{}
 
 // Run parses the flow and runs its steps through inv.Calls.
 func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
-	if inv.Depth >= MaxDepth {
+	if inv.Depth >= rowcall.MaxDepth { // nesting: a flow at this Depth or deeper refuses to run
 		return rowcall.Fail("flow", "depth_exceeded", strconv.Itoa(inv.Depth)).
-			Because(fmt.Sprintf("flows nest at most %d deep; check for a flow that calls itself", MaxDepth)).Output()
+			Because(fmt.Sprintf("flows nest at most %d deep; check for a flow that calls itself", rowcall.MaxDepth)).Output()
 	}
 	steps, err := Parse(inv.Row.Payload())
 	if err != nil {

@@ -151,13 +151,13 @@ func TestRunConcurrent(t *testing.T) {
 func TestRunDepth(t *testing.T) {
 	f := &fake{}
 	inv := invocation("A: x", "", f)
-	inv.Depth = MaxDepth
+	inv.Depth = rowcall.MaxDepth
 	out := Runner{}.Run(context.Background(), inv)
 	want := "ERR:flow:depth_exceeded:8 — flows nest at most 8 deep; check for a flow that calls itself"
 	if out.Result != want || len(f.calls) != 0 {
 		t.Errorf("depth %d: result %q, calls %q; want %q, none", inv.Depth, out.Result, f.calls, want)
 	}
-	inv.Depth = MaxDepth - 1
+	inv.Depth = rowcall.MaxDepth - 1
 	if out := (Runner{}).Run(context.Background(), inv); out.Result != "A(x)" {
 		t.Errorf("depth %d: result %q", inv.Depth, out.Result)
 	}
@@ -176,7 +176,7 @@ func (s *selfCaller) Call(ctx context.Context, parent *rowcall.Invocation, key, 
 func TestRunSelfCallingFlowEnds(t *testing.T) {
 	s := &selfCaller{}
 	out := Runner{}.Run(context.Background(), invocation("LOOP: $1", "x", s))
-	if !strings.HasPrefix(out.Result, "ERR:flow:depth_exceeded:8 ") || s.calls != MaxDepth {
+	if !strings.HasPrefix(out.Result, "ERR:flow:depth_exceeded:8 ") || s.calls != rowcall.MaxDepth {
 		t.Errorf("result %q after %d calls", out.Result, s.calls)
 	}
 }

@@ -2,14 +2,13 @@ package fn_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/runners/fn"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/wasm/examples"
@@ -18,23 +17,10 @@ import (
 
 var ctx = context.Background()
 
-// openRegistry is a registry over a fresh SQLite file with
-// migrations/0005_modules.sql applied.
+// openRegistry is a registry over a fresh, migrated SQLite file.
 func openRegistry(t testing.TB) *modules.Registry {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "rowcall.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ddl, err := os.ReadFile("../../migrations/0005_modules.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(ddl)); err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t)
 	return modules.NewRegistry(db, modules.NewSQLBlobs(db))
 }
 

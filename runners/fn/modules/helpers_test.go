@@ -4,32 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 	_ "modernc.org/sqlite"
 )
 
-// openDB opens a fresh SQLite file with migrations/0005_modules.sql applied.
+// openDB opens a fresh, migrated SQLite file.
 func openDB(t testing.TB) *sql.DB {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "rowcall.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ddl, err := os.ReadFile("../../../migrations/0005_modules.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(ddl)); err != nil {
-		t.Fatalf("apply 0005_modules.sql: %v", err)
-	}
-	return db
+	return testdb.Open(t)
 }
 
 func newRegistry(t testing.TB) (*modules.Registry, *sql.DB) {
