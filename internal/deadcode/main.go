@@ -43,10 +43,10 @@ func main() {
 	declared := map[string]string{} // position -> "pkg.Func" for every source function seen
 	live := map[string]bool{}
 	if flag.NArg() > 0 {
-		analyze(nil, flag.Args(), declared, live)
+		analyze(".", nil, flag.Args(), declared, live)
 	}
 	if *wasm != "" {
-		analyze([]string{"GOOS=js", "GOARCH=wasm"}, strings.Split(*wasm, ","), declared, live)
+		analyze(".", []string{"GOOS=js", "GOARCH=wasm"}, strings.Split(*wasm, ","), declared, live)
 	}
 	var skip *regexp.Regexp
 	if *except != "" {
@@ -68,11 +68,11 @@ func main() {
 	}
 }
 
-// analyze loads the main packages patterns with the extra environment env,
-// adds each of this module's source functions to declared (by position) and
-// marks those the programs reach in live.
-func analyze(env, patterns []string, declared map[string]string, live map[string]bool) {
-	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Env: append(os.Environ(), env...)}
+// analyze loads the main packages patterns in dir with the extra environment
+// env, adds each of their module's source functions to declared (by position,
+// relative to dir) and marks those the programs reach in live.
+func analyze(dir string, env, patterns []string, declared map[string]string, live map[string]bool) {
+	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Dir: dir, Env: append(os.Environ(), env...)}
 	initial, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		log.Fatal(err)
@@ -87,7 +87,7 @@ func analyze(env, patterns []string, declared map[string]string, live map[string
 		}
 	}
 	prog, pkgs := ssautil.AllPackages(initial, ssa.InstantiateGenerics)
-	wd, _ := os.Getwd()
+	wd, _ := filepath.Abs(dir)
 	var source []*ssa.Function
 	packages.Visit(initial, nil, func(p *packages.Package) {
 		if p.Module == nil || p.Module.Path != module {
