@@ -23,9 +23,23 @@ build:
 test: vet wasm-check deps mcp-client toolchains use-lite
 	go test -count=1 ./...
 
+# vet: gofmt, go vet, staticcheck (natively, and for js/wasm over the core and
+# the worker) and the dead-code check, which fails on any function of the
+# module that no program reaches: not the host nor the other commands built
+# natively, nor the worker built for js/wasm (tests are not callers). staticcheck
+# and x/tools are pinned in go.mod's tool block, so a fresh machine needs nothing.
+# Not checked for dead code: wasm/examples, whose ByName, Builtin, Hostile and
+# BuildGo hand the example and hostile modules to the tests (test/, runners/fn),
+# and internal/embed/use, the sentence encoder, which has no caller yet.
+MAINS = go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./... | grep -v '/worker$$'
+DEAD_EXCEPT = /wasm/examples$$|/internal/embed/use$$
+
 vet:
 	@test -z "$$(gofmt -l . | grep -v node_modules)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	go vet ./...
+	go tool staticcheck ./...
+	GOOS=js GOARCH=wasm "$$(go tool -n staticcheck)" -tests=false $(CORE) ./worker/...
+	go run ./internal/deadcode -except '$(DEAD_EXCEPT)' -wasm ./worker $$($(MAINS))
 
 wasm-check:
 	GOOS=js GOARCH=wasm go build $(CORE)

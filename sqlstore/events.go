@@ -16,11 +16,6 @@ func (s *Store) History(ctx context.Context, key string) ([]rowcall.Event, error
 	return s.events(ctx, `WHERE kind = 'DIRECTORY_MUTATE' AND key = ? ORDER BY id`, key)
 }
 
-// EventsSince returns up to limit events with id > after, oldest first.
-func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]rowcall.Event, error) {
-	return s.events(ctx, `WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
-}
-
 func (s *Store) events(ctx context.Context, cond string, args ...any) ([]rowcall.Event, error) {
 	return queryAll(ctx, s, scanEvent, `SELECT id, kind, action, key, version, before, after, at FROM events `+cond, args...)
 }

@@ -38,10 +38,11 @@
 // Authorization: Bearer with the owner key or a capability token); a request
 // without one is 401 {"error":"unauthorized"}.
 //
-// On GOOS=js (the Cloudflare worker) the handler is stateless: each request
-// gets a fresh server and no session is kept — a session held in one isolate's
-// Go instance would not be found by a request Cloudflare routes to another
-// isolate — so there is no list_changed there; clients list again instead.
+// On GOOS=js the handler is stateless: the worker keeps one Go instance per
+// isolate, but a session's next request may reach another isolate, or an
+// isolate started after this one was evicted, where no session kept in memory
+// would be found. So each request gets a fresh server and no session is kept,
+// and there is no list_changed there; clients list again instead.
 package mcp
 
 import (

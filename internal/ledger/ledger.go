@@ -68,12 +68,6 @@ func (s *Signer) Public() PublicKey {
 	return PublicKey{Alg: "Ed25519", KeyID: s.id, Key: base64.StdEncoding.EncodeToString(pub)}
 }
 
-// Sign links r after the receipt whose (seq, sha256) is (prevSeq, prevHash)
-// and signs it.
-func (s *Signer) Sign(r *rowcall.Receipt, prevSeq int64, prevHash string) {
-	s.SignChain([]*rowcall.Receipt{r}, prevSeq, prevHash)
-}
-
 // SignChain links rs in order after (prevSeq, prevHash) and signs them with
 // one signature over the Merkle root of their hashes.
 func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string) {

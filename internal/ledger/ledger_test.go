@@ -25,7 +25,7 @@ func chain(t *testing.T, n int) (*Signer, []rowcall.Receipt) {
 	prev := ""
 	for i := range n {
 		r := rowcall.Receipt{ID: "inv_" + string(rune('a'+i)), Key: "K", Outcome: "ok", Millis: 1.25, Input: "x"}
-		s.Sign(&r, int64(i), prev)
+		s.SignChain([]*rowcall.Receipt{&r}, int64(i), prev)
 		prev = r.SHA256
 		out = append(out, r)
 	}
@@ -67,7 +67,7 @@ func TestVerify(t *testing.T) {
 	replaced := append([]rowcall.Receipt(nil), good...)
 	r := replaced[1]
 	r.Outcome = "forged"
-	s.Sign(&r, 1, replaced[0].SHA256)
+	s.SignChain([]*rowcall.Receipt{&r}, 1, replaced[0].SHA256)
 	replaced[1] = r
 	if err := keys.Verify(replaced); err == nil || !strings.Contains(err.Error(), "seq 3 (inv_c): prev_sha256") {
 		t.Errorf("replaced: %v", err)
@@ -209,7 +209,7 @@ func TestCheckpoint(t *testing.T) {
 	}
 	fork := append([]rowcall.Receipt(nil), good[:2]...)
 	r := rowcall.Receipt{ID: "inv_fork", Key: "K", Outcome: "ok"}
-	s.Sign(&r, 2, fork[1].SHA256)
+	s.SignChain([]*rowcall.Receipt{&r}, 2, fork[1].SHA256)
 	fork = append(fork, r)
 	if err := keys.Verify(fork); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func TestSelfLoopEnds(t *testing.T) {
 		req, _ := http.NewRequestWithContext(r.Context(), "GET", "http://127.0.0.1:9/again", nil)
 		res, err := c.Do(req)
 		if err != nil {
-			http.Error(w, err.Error(), 508)
+			http.Error(w, err.Error(), http.StatusLoopDetected)
 			return
 		}
 		defer res.Body.Close()

@@ -51,7 +51,7 @@
 // each result cut to Config.MaxResult bytes. The first answer that makes no
 // call ends the loop, and its whole text is the result, [REPLY] tags and all
 // (the seed's BLOOIO_FINISH extracts the last [REPLY] from the agent's full
-// output; LastReply does the same). A [REPLY] in an answer that also makes
+// output, as the last_reply_of example module does). A [REPLY] in an answer that also makes
 // calls does not end the loop. An answer still making calls at round
 // Config.MaxRounds (default 6) ends the call with ERR:agent:round_limit, and
 // its calls do not run. One answer may make Config.MaxCalls calls (default

@@ -60,26 +60,6 @@ func Tags(s string) []Tag {
 	return tags
 }
 
-// HasReply reports whether s holds a closed [REPLY]…[/REPLY] block.
-func HasReply(s string) bool {
-	i := strings.Index(s, "["+ReplyTag+"]")
-	return i >= 0 && strings.Contains(s[i:], "[/"+ReplyTag+"]")
-}
-
-// LastReply returns the text of the last [REPLY]…[/REPLY] block in s, and
-// whether there was one.
-func LastReply(s string) (string, bool) {
-	end := strings.LastIndex(s, "[/"+ReplyTag+"]")
-	if end < 0 {
-		return "", false
-	}
-	start := strings.LastIndex(s[:end], "["+ReplyTag+"]")
-	if start < 0 {
-		return "", false
-	}
-	return s[start+len(ReplyTag)+2 : end], true
-}
-
 // Allowed is a parsed allowed_categories column.
 type Allowed struct {
 	All        bool     // "*"

@@ -54,19 +54,6 @@ func FuzzTags(f *testing.F) {
 	})
 }
 
-func TestReply(t *testing.T) {
-	s := "[REPLY]one[/REPLY] then [REPLY]two[/REPLY] tail"
-	if !HasReply(s) || HasReply("[REPLY]open") || HasReply("[/REPLY][REPLY]") {
-		t.Fatal("HasReply")
-	}
-	if got, ok := LastReply(s); !ok || got != "two" {
-		t.Fatalf("LastReply = %q %v", got, ok)
-	}
-	if _, ok := LastReply("none"); ok {
-		t.Fatal("LastReply of nothing")
-	}
-}
-
 func TestAllowed(t *testing.T) {
 	a := ParseAllowed(" tools , grok,,")
 	if a.All || !a.Permits("tools") || !a.Permits("grok") || a.Permits("Tools") || a.Permits("") || a.None() {

@@ -113,10 +113,3 @@ func (c *compiledCache) evictLocked() {
 		}
 	}
 }
-
-// len reports how many modules are cached (tests).
-func (c *compiledCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

@@ -67,6 +67,13 @@ func TestCompiledOnce(t *testing.T) {
 
 // TestEviction: beyond MaxCompiled the least recently used module is dropped
 // and recompiled when called again.
+// len reports how many modules are cached.
+func (c *compiledCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
 func TestEviction(t *testing.T) {
 	h := examples.Hostile()
 	src := &memSource{mods: map[string][]byte{"echo": wasmOf("echo"), "trap": h["trap"], "exit": h["exit"]}}

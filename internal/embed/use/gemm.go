@@ -41,10 +41,6 @@ func newMatrix(w []float32, k, n int) (matrix, error) {
 	return m, nil
 }
 
-func (m matrix) panel(p int) []float32 {
-	return m.packed[p*panelWidth*m.k : (p+1)*panelWidth*m.k]
-}
-
 // mul sets c[rows, n] = a[rows, k] @ m + bias (bias nil for none) or, with
 // accumulate, adds a @ m + bias to c.
 func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {

@@ -10,11 +10,7 @@ import (
 )
 
 func TestBlobStores(t *testing.T) {
-	dir, err := modules.NewDirBlobs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores := map[string]modules.BlobStore{"sql": modules.NewSQLBlobs(openDB(t)), "dir": dir}
+	stores := map[string]modules.BlobStore{"sql": modules.NewSQLBlobs(openDB(t))}
 	sizes := []int{1, modules.ChunkSize - 1, modules.ChunkSize, modules.ChunkSize + 1, 2*modules.ChunkSize + 17}
 	for name, s := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -94,18 +90,19 @@ func TestSQLBlobsChunks(t *testing.T) {
 
 // TestBytesVerifiesDigest: bytes that do not hash to the digest are refused.
 func TestBytesVerifiesDigest(t *testing.T) {
-	dir, _ := modules.NewDirBlobs(t.TempDir())
-	reg := modules.NewRegistry(openDB(t), dir)
+	db := openDB(t)
+	blobs := modules.NewSQLBlobs(db)
+	reg := modules.NewRegistry(db, blobs)
 	m, err := reg.Put(ctx, "echo", example("echo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir.Delete(ctx, m.Digest)
-	dir.Put(ctx, m.Digest, []byte("tampered"))
+	blobs.Delete(ctx, m.Digest)
+	blobs.Put(ctx, m.Digest, []byte("tampered"))
 	_, err = reg.Bytes(ctx, m)
 	wantCode(t, err, modules.CodeBlobMissing)
 
-	dir.Delete(ctx, m.Digest)
+	blobs.Delete(ctx, m.Digest)
 	_, err = reg.Bytes(ctx, m)
 	if re := wantCode(t, err, modules.CodeBlobMissing); re.Extra["digest"] != m.Digest {
 		t.Errorf("extra %v", re.Extra)

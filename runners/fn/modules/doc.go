@@ -12,10 +12,9 @@
 //
 // Metadata (name, SHA-256 digest, size, version, timestamps) is the modules
 // table of migrations/0005_modules.sql. The bytes sit behind [BlobStore],
-// addressed by digest: [SQLBlobs] (the module_blobs table, in chunks of at most
-// [ChunkSize] bytes because D1 caps a value at 2,000,000) and [DirBlobs] (a disk
-// directory); the Cloudflare worker implements it on its R2 bucket
-// (worker/r2blobs.go). Every write is a single SQL statement (Cloudflare
+// addressed by digest: [SQLBlobs] is the module_blobs table, in chunks of at most
+// [ChunkSize] bytes because D1 caps a value at 2,000,000; the worker keeps them
+// in its R2 bucket when it has one bound (worker/r2blobs.go). Every write is a single SQL statement (Cloudflare
 // D1 has no interactive transactions): the metadata upsert bumps version in the
 // statement itself, [Registry.PutIf] compares versions optimistically, and bytes
 // are written before the metadata that points at them.

@@ -50,9 +50,6 @@ func (r *Registry) SetCompiler(c Compiler) {
 	r.mu.Unlock()
 }
 
-// SetClock replaces the clock that stamps created_at and updated_at (tests).
-func (r *Registry) SetClock(now func() time.Time) { r.now = now }
-
 const columns = `name, digest, size, version, created_at, updated_at`
 
 // Put registers wasm under name, replacing the module's code if it has
