@@ -38,13 +38,6 @@ func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func scopeOf(c Caller) *rowcall.Scope {
-	if c.Token == nil {
-		return nil
-	}
-	return &rowcall.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
-}
-
 // visibleRow reads a row the caller may see (a token's scope hides the rest).
 func (h *Handler) visibleRow(r *http.Request, c Caller, key string) (rowcall.Row, error) {
 	if err := validKey(key); err != nil {
@@ -102,7 +95,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: scopeOf(c), Limit: limit})
+	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -128,7 +121,7 @@ func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	scope := scopeOf(c)
+	scope := rowcall.ScopeOf(c.Token)
 	sum := sha256.Sum256(fmt.Appendf(nil, "%d|%v|%v", last, all, scope))
 	tag := `W/"reg-` + hex.EncodeToString(sum[:8]) + `"`
 	w.Header().Set("ETag", tag)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -52,5 +51,3 @@ var nullText = func() *strings.Replacer {
 	}
 	return strings.NewReplacer(pairs...)
 }()
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -59,14 +59,6 @@ type projected struct {
 	fp   string // the tool's definition, as JSON: a change re-announces it
 }
 
-// scope is the store filter for the caller's token (nil for the owner).
-func scope(c Caller) *rowcall.Scope {
-	if c.Token == nil {
-		return nil
-	}
-	return &rowcall.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
-}
-
 // callable reports whether the caller could call row at all: the owner any
 // row; a token a row in its scope that is not owner-only and not above its
 // risk ceiling (the gate would refuse those, so they are not offered).
@@ -85,7 +77,7 @@ func (h *Handler) project(ctx context.Context, c Caller) ([]projected, error) {
 		return nil, nil
 	}
 	enabled := int64(1)
-	f := rowcall.Filter{Enabled: &enabled, Scope: scope(c), Limit: min(rowcall.MaxPage, max(100, 2*h.cfg.MaxTools)), Bare: true}
+	f := rowcall.Filter{Enabled: &enabled, Scope: rowcall.ScopeOf(c.Token), Limit: min(rowcall.MaxPage, max(100, 2*h.cfg.MaxTools)), Bare: true}
 	out := []projected{}
 	for {
 		page, err := h.cfg.Store.List(ctx, f)
@@ -355,7 +347,7 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	}
 	limit = min(limit, 25)
 	c, _ := st.current()
-	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: scope(c), Limit: min(100, 2*limit+5)})
+	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5)})
 	if err != nil {
 		slog.Error("mcp: search", "err", err)
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}, nil
