@@ -84,21 +84,14 @@ func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
 	if err == nil && c.Token != nil && !c.Token.Covers(&row) {
 		err = notFound(key) // outside the token's scope, a row does not exist
 	}
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.Header().Set("ETag", etag(row.Version))
-	writeJSON(w, http.StatusOK, row)
+	versioned(w, r, row.Version, row, err)
 }
 
 // listRows handles GET /api/directory?type=&category=&enabled=&limit=&offset=.
 func (h *Handler) listRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
 	f := rowcall.Filter{Type: rowcall.Type(q.Get("type")), Category: q.Get("category")}
-	if c.Token != nil {
-		f.Scope = &rowcall.Scope{Keys: c.Token.Keys, Categories: c.Token.Categories}
-	}
+	f.Scope = rowcall.ScopeOf(c.Token)
 	if f.Type != "" && !f.Type.Valid() {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "type must be one of fn, http, agent, flow; got " + q.Get("type")})
 		return

@@ -73,12 +73,7 @@ func (h *Handler) getModule(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	m, err := h.cfg.Modules.Get(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.Header().Set("ETag", etag(m.Version))
-	writeJSON(w, http.StatusOK, m)
+	versioned(w, r, m.Version, m, err)
 }
 
 // deleteModule handles DELETE /api/modules/{name}, refused while fn rows use it.

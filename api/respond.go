@@ -166,3 +166,14 @@ func marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
+
+// versioned answers a read of something with a version: v with its ETag, or
+// err.
+func versioned(w http.ResponseWriter, r *http.Request, version int64, v any, err error) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", etag(version))
+	writeJSON(w, http.StatusOK, v)
+}
