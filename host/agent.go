@@ -6,15 +6,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/runners/agent"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// agentFlags registers the agent runner's serve flags on fs. The function it
-// returns builds the runner once the flags are parsed, from the host's
-// outbound policy and store.
+// agentFlags registers the agent runner's serve flags on fs:
 //
 //	--model-provider NAME=URL[,no-tools]   an OpenAI-compatible API root (repeatable),
 //	                                       e.g. xai=https://api.x.ai/v1
@@ -22,11 +17,11 @@ import (
 //	--prices FILE                          {"MODEL":{"input":USD/1M,"output":USD/1M},…}
 //	--model-retries N, --model-retry-base D, --model-timeout D
 //
-// Without --model-provider, --model-default or --prices, the environment's
-// ROWCALL_MODEL_PROVIDERS (NAME=URL entries separated by spaces),
-// ROWCALL_MODEL_DEFAULT and ROWCALL_MODEL_PRICES (the table itself) stand in:
-// the worker's settings.
-func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcall.Runner, error) {
+// Once the flags are parsed, models sets what they name over the settings the
+// environment gave (ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT,
+// ROWCALL_MODEL_PRICES: the worker's settings), and tune sets the retries and
+// timeout on the runner.
+func agentFlags(fs *flag.FlagSet) (models func(*agent.Settings) error, tune func(*agent.Config)) {
 	var providers []string
 	fs.Func("model-provider", "an OpenAI-compatible chat completions API for agent rows: NAME=URL[,no-tools], repeatable (e.g. xai=https://api.x.ai/v1); a row's target NAME:MODEL picks it", func(s string) error {
 		_, _, err := agent.ParseProvider(s)
@@ -38,30 +33,24 @@ func agentFlags(fs *flag.FlagSet) func(outbound.Policy, *sqlstore.Store) (rowcal
 	retries := fs.Int("model-retries", agent.DefaultRetries, "retries after a 429 or 5xx answer from a model provider")
 	retryBase := fs.Duration("model-retry-base", agent.DefaultRetryBase, "the first retry's backoff (doubled per attempt, jittered; a provider's Retry-After wins)")
 	timeout := fs.Duration("model-timeout", agent.DefaultTimeout, "the longest one model request may take")
-
-	return func(policy outbound.Policy, store *sqlstore.Store) (rowcall.Runner, error) {
-		// Without flags, the worker's settings (ROWCALL_MODEL_*) from the
-		// environment, so one configuration serves every host.
-		set := agent.Settings{Providers: cmp.Or(strings.Join(providers, " "), os.Getenv("ROWCALL_MODEL_PROVIDERS")),
-			Default: cmp.Or(*def, os.Getenv("ROWCALL_MODEL_DEFAULT")), Prices: os.Getenv("ROWCALL_MODEL_PRICES")}
+	models = func(set *agent.Settings) error {
+		set.Providers = cmp.Or(strings.Join(providers, " "), set.Providers)
+		set.Default = cmp.Or(*def, set.Default)
 		if *prices != "" {
 			b, err := os.ReadFile(*prices)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			set.Prices = string(b)
 		}
-		cfg, err := set.Config()
-		if err != nil {
-			return nil, err
-		}
+		return nil
+	}
+	tune = func(cfg *agent.Config) {
 		n := *retries
 		if n == 0 {
 			n = -1 // the flag's 0 means none; the Config's means the default
 		}
-		cfg.Client = agent.Allow(policy, cfg.Providers).Client(0)
-		cfg.Rows, cfg.Catalog = store, sqlstore.Catalog{Store: store}
 		cfg.Retries, cfg.RetryBase, cfg.Timeout = n, *retryBase, *timeout
-		return agent.New(cfg), nil
 	}
+	return models, tune
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/app"
 )
 
 // serveSettings are serve's flags that have a ROWCALL_* setting, under the
@@ -20,6 +21,23 @@ var serveSettings = map[string]string{
 	"trust-forwarded": "ROWCALL_TRUST_FORWARDED",
 	"secrets-prefix":  "ROWCALL_SECRETS_PREFIX",
 	"max-conns":       "ROWCALL_MAX_CONNS",
+	"no-examples":     "ROWCALL_NO_EXAMPLES",
+}
+
+// settingsFrom reads app.Settings through serve's flags: a setting with a
+// flag is the flag's value (whose default envFlags took from the
+// environment), any other comes from the environment.
+func settingsFrom(fs *flag.FlagSet) app.Settings {
+	flagOf := map[string]string{}
+	for f, env := range serveSettings {
+		flagOf[env] = f
+	}
+	return app.ReadSettings(func(name string) string {
+		if f, ok := flagOf[name]; ok {
+			return fs.Lookup(f).Value.String()
+		}
+		return os.Getenv(name)
+	})
 }
 
 // envFlags makes each named environment variable, when set, the default of

@@ -40,8 +40,6 @@ func (h *reqHandle) setting(name string) string {
 	return s
 }
 
-func (h *reqHandle) settingBool(name string) bool { return rowcall.SettingOn(h.setting(name)) }
-
 // noEnv is the Env outside any request: it has nothing.
 type noEnv struct{}
 

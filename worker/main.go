@@ -52,7 +52,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/base64"
@@ -65,13 +64,9 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
-	"github.com/rowcall/rowcall/internal/directory"
-	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/outbound"
-	"github.com/rowcall/rowcall/runners/flow"
-	"github.com/rowcall/rowcall/runners/httpcall"
-	"github.com/rowcall/rowcall/sqlstore"
 )
 
 func main() {
@@ -91,7 +86,7 @@ type instance struct {
 	fetcher http.RoundTripper
 
 	mu  sync.Mutex
-	app *app     // built from the settings the latest requests carried
+	app *served  // built from the settings the latest requests carried
 	env js.Value // the env object app's settings were read from (compared, never used)
 
 	settingsReads atomic.Int64
@@ -126,34 +121,22 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.handler.ServeHTTP(w, r)
 }
 
-// settings are the Worker's vars and secrets that shape the handler.
+// settings are the Worker's vars and secrets that shape the handler: the
+// settings every host reads (app.ReadSettings), and the worker's own.
 type settings struct {
-	ownerKeys     []string
-	receiptKey    string
-	audience      string
-	publicReads   bool
-	publicURL     string
-	allowOutbound string
-	secretsPrefix string
-	debug         bool
-	noExamples    bool
-	hasDB         bool
-	models        modelSettings
+	app.Settings
+	ownerKeys  []string
+	receiptKey string
+	debug      bool
+	hasDB      bool
 }
 
 func readSettings(h *reqHandle) settings {
 	s := settings{
-		receiptKey:    strings.TrimSpace(h.setting("ROWCALL_RECEIPT_KEY")),
-		audience:      cmp.Or(h.setting("ROWCALL_AUDIENCE"), "rowcall"),
-		publicReads:   h.settingBool("ROWCALL_PUBLIC_READS"),
-		publicURL:     h.setting("ROWCALL_PUBLIC_URL"),
-		allowOutbound: h.setting("ROWCALL_ALLOW_OUTBOUND"),
-		secretsPrefix: h.setting("ROWCALL_SECRETS_PREFIX"),
-		debug:         h.setting("ROWCALL_WORKER_DEBUG") == "1",
-		noExamples:    h.settingBool("ROWCALL_NO_EXAMPLES"),
-		hasDB:         h.hasBinding("DB"),
-		models: modelSettings{providers: h.setting("ROWCALL_MODEL_PROVIDERS"), def: h.setting("ROWCALL_MODEL_DEFAULT"),
-			prices: h.setting("ROWCALL_MODEL_PRICES")},
+		Settings:   app.ReadSettings(h.setting),
+		receiptKey: strings.TrimSpace(h.setting("ROWCALL_RECEIPT_KEY")),
+		debug:      h.setting("ROWCALL_WORKER_DEBUG") == "1",
+		hasDB:      h.hasBinding("DB"),
 	}
 	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
 		if k := strings.TrimSpace(h.setting(name)); k != "" {
@@ -165,13 +148,11 @@ func readSettings(h *reqHandle) settings {
 
 func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
-		s.audience == o.audience && s.publicReads == o.publicReads && s.publicURL == o.publicURL &&
-		s.allowOutbound == o.allowOutbound && s.secretsPrefix == o.secretsPrefix && s.debug == o.debug && s.noExamples == o.noExamples &&
-		s.hasDB == o.hasDB && s.models == o.models
+		s.Settings == o.Settings && s.debug == o.debug && s.hasDB == o.hasDB
 }
 
-// app is the handler built from one set of settings.
-type app struct {
+// served is the handler built from one set of settings.
+type served struct {
 	settings settings
 	handler  http.Handler
 	seeder   *seeder // nil: no examples to install (ROWCALL_NO_EXAMPLES, or a failing handler)
@@ -182,7 +163,7 @@ type app struct {
 // current settings were read from (workerd hands every request in an isolate
 // the same env) is not read again: a Worker's vars and secrets cannot change
 // under a live isolate.
-func (inst *instance) appFor(h *reqHandle) *app {
+func (inst *instance) appFor(h *reqHandle) *served {
 	inst.mu.Lock()
 	a, env := inst.app, inst.env
 	inst.mu.Unlock()
@@ -194,14 +175,16 @@ func (inst *instance) appFor(h *reqHandle) *app {
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	if inst.app == nil || !inst.app.settings.equal(s) {
-		a := &app{settings: s}
-		handler, store, err := inst.build(s)
+		a := &served{settings: s}
+		built, err := inst.build(s)
 		if err != nil {
-			handler = failing(err)
-		} else if !s.noExamples {
-			a.seeder = &seeder{db: inst.db, store: store, fn: inst.fn}
+			a.handler = failing(err)
+		} else {
+			a.handler = built.Handler
+			if !s.NoExamples {
+				a.seeder = &seeder{db: inst.db, store: built.Store, fn: inst.fn}
+			}
 		}
-		a.handler = handler
 		inst.app = a
 	}
 	inst.env = h.env
@@ -209,69 +192,50 @@ func (inst *instance) appFor(h *reqHandle) *app {
 }
 
 // isOwner reports whether r presents one of a's owner keys (api.IsOwner).
-func (a *app) isOwner(r *http.Request) bool {
+func (a *served) isOwner(r *http.Request) bool {
 	return api.IsOwner(r, a.settings.ownerKeys)
 }
 
-// build wires the API handler for s over the instance's database, fetch
-// client and fn runner, and returns it with the store it serves.
-func (inst *instance) build(s settings) (http.Handler, *sqlstore.Store, error) {
+// build assembles the core for s (app.New) over the instance's database,
+// fetch client and fn runner.
+func (inst *instance) build(s settings) (*app.App, error) {
 	keys := s.ownerKeys
 	if len(keys) == 0 {
-		return nil, nil, &rowcall.Error{Code: rowcall.EInternal,
+		return nil, &rowcall.Error{Code: rowcall.EInternal,
 			Message:  "the worker has no owner key: the secret ROWCALL_OWNER_KEY is not set",
 			HowToFix: "run `npx wrangler secret put ROWCALL_OWNER_KEY` (or, with wrangler dev, --var ROWCALL_OWNER_KEY:<key> or a .dev.vars file)"}
 	}
 	signer, err := receiptSigner(s.receiptKey)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !s.hasDB {
-		return nil, nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
 			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see README.md)"}
 	}
-	policy, err := outbound.Parse(s.allowOutbound)
-	if err != nil {
-		return nil, nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ALLOW_OUTBOUND: " + err.Error(),
-			HowToFix: "list CIDRs, IPs, IP:port or CIDR:port entries or host names separated by commas, e.g. 127.0.0.1/32, 127.0.0.1:9000"}
-	}
-	// Rows reach this worker's own API as $SELF (ROWCALL_PUBLIC_URL, else the
-	// origin the request came in on), served in-process by the handler: a
-	// Worker cannot fetch() its own hostname.
-	self := &outbound.Self{Base: func(ctx context.Context) string {
-		if s.publicURL != "" {
-			return strings.TrimRight(s.publicURL, "/")
-		}
-		if h, err := handleFrom(ctx); err == nil {
-			return h.origin
-		}
-		return ""
-	}}
-	store := sqlstore.New(inst.db)
-	models, err := s.models.runner(policy, store, inst.fetcher)
-	if err != nil {
-		return nil, nil, err
-	}
-	disp := &dispatch.Dispatcher{
-		Speculate: true, // every call would look at D1's event log first: fn calls let the receipt's INSERT look
-		Store:     store,
-		Env:       noEnv{}, // each call reads its own request's env (requestEnv)
-		Receipts:  sqlstore.NewReceiptLog(store, signer),
-		Audience:  s.audience,
-		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP:  requestEnv{httpcall.New(httpcall.Config{Client: self.Client(client(policy, inst.fetcher)), Self: self.Base}), s.secretsPrefix},
-			rowcall.TypeFlow:  requestEnv{flow.Runner{}, s.secretsPrefix},
-			rowcall.TypeFn:    requestEnv{inst.fn, s.secretsPrefix},
-			rowcall.TypeAgent: requestEnv{models, s.secretsPrefix},
+	return app.New(s.Settings, app.Platform{
+		DB: inst.db, Signer: signer, OwnerKeys: func() []string { return keys },
+		// Each call reads its own request's env (requestEnv).
+		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },
+		Client:  func(policy outbound.Policy, _ time.Duration) *http.Client { return client(policy, inst.fetcher) },
+		Fn:      inst.fn, Modules: inst.fn.registry(),
+		// Every call would look at D1's event log first: fn calls let the
+		// receipt's INSERT look.
+		Speculate: true,
+		// Rows reach this worker's own API as $SELF (ROWCALL_PUBLIC_URL, else
+		// the origin the request came in on), served in process: a Worker
+		// cannot fetch() its own hostname.
+		SelfBase: func(ctx context.Context) string {
+			if s.PublicURL != "" {
+				return strings.TrimRight(s.PublicURL, "/")
+			}
+			if h, err := handleFrom(ctx); err == nil {
+				return h.origin
+			}
+			return ""
 		},
-		Modules: inst.fn,
-	}
-	dir := directory.New(store, s.secretsPrefix) // the write path: its rules, and a notice to the dispatcher
-	dir.Subscribe(disp.Touch)
-	handler := inst.fn.registering(api.New(api.Config{OwnerKeys: func() []string { return keys }, ReceiptKeys: []ledger.PublicKey{signer.Public()},
-		Signer: signer, PublicReads: s.publicReads, PublicURL: s.publicURL, Modules: inst.fn.registry()}, dir, store, disp))
-	self.Handler = handler
-	return handler, store, nil
+		Handler: inst.fn.registering,
+	})
 }
 
 // receiptSigner reads the receipt signing key (the secret ROWCALL_RECEIPT_KEY).

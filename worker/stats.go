@@ -21,7 +21,7 @@ import (
 //	POST /_worker/crash   only with ROWCALL_WORKER_DEBUG=1: kill this Go
 //	                      instance (a panic outside any handler), so tests can
 //	                      watch the shim start a fresh one on the next request.
-func (inst *instance) serveWorker(a *app, w http.ResponseWriter, r *http.Request) {
+func (inst *instance) serveWorker(a *served, w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if !a.isOwner(r) {
 		w.WriteHeader(http.StatusUnauthorized)

@@ -1,0 +1,175 @@
+// Package app is rowcall's one composition root. Settings are the operator's
+// settings by their ROWCALL_* names, read by one function from whatever a host
+// has (flags and the environment on the local host, vars and secrets on the
+// worker), so one name means one thing everywhere. New assembles the core —
+// the store, the directory's write path, the receipt writer, the dispatcher,
+// the four runners and the API — over what a Platform provides: host/ and
+// worker/ are adapters that build a Platform and serve App.Handler.
+//
+//	s := app.ReadSettings(lookup)
+//	a, err := app.New(s, app.Platform{DB: db, Signer: signer, OwnerKeys: keys, …})
+//	defer a.Close()
+//	http.Serve(ln, a.Handler)
+package app
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"net/http"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/directory"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/outbound"
+	"github.com/rowcall/rowcall/runners/agent"
+	"github.com/rowcall/rowcall/runners/flow"
+	"github.com/rowcall/rowcall/runners/fn/modules"
+	"github.com/rowcall/rowcall/runners/httpcall"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// Settings are what the operator sets, by name. Every host reads them with
+// ReadSettings; the local host's flags of the same meaning set them too.
+type Settings struct {
+	Audience       string         // ROWCALL_AUDIENCE: tokens minted for another audience are refused ("rowcall")
+	PublicReads    bool           // ROWCALL_PUBLIC_READS: anyone may read the directory
+	PublicURL      string         // ROWCALL_PUBLIC_URL: the base of links and of $SELF
+	TrustForwarded bool           // ROWCALL_TRUST_FORWARDED: links from X-Forwarded-* (behind a proxy)
+	AllowOutbound  string         // ROWCALL_ALLOW_OUTBOUND: addresses rows may reach despite the policy
+	SecretsPrefix  string         // ROWCALL_SECRETS_PREFIX: the only variables rows' auth may name
+	NoExamples     bool           // ROWCALL_NO_EXAMPLES: a new database stays empty
+	Models         agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+}
+
+// Names are the settings ReadSettings reads, each with what it sets.
+var Names = []string{
+	"ROWCALL_AUDIENCE", "ROWCALL_PUBLIC_READS", "ROWCALL_PUBLIC_URL", "ROWCALL_TRUST_FORWARDED",
+	"ROWCALL_ALLOW_OUTBOUND", "ROWCALL_SECRETS_PREFIX", "ROWCALL_NO_EXAMPLES",
+	"ROWCALL_MODEL_PROVIDERS", "ROWCALL_MODEL_DEFAULT", "ROWCALL_MODEL_PRICES",
+}
+
+// ReadSettings reads every setting through lookup ("" when unset). Yes-or-no
+// settings take 1/true/yes/on (rowcall.SettingOn).
+func ReadSettings(lookup func(name string) string) Settings {
+	return Settings{
+		Audience:       cmp.Or(lookup("ROWCALL_AUDIENCE"), "rowcall"),
+		PublicReads:    rowcall.SettingOn(lookup("ROWCALL_PUBLIC_READS")),
+		PublicURL:      lookup("ROWCALL_PUBLIC_URL"),
+		TrustForwarded: rowcall.SettingOn(lookup("ROWCALL_TRUST_FORWARDED")),
+		AllowOutbound:  lookup("ROWCALL_ALLOW_OUTBOUND"),
+		SecretsPrefix:  lookup("ROWCALL_SECRETS_PREFIX"),
+		NoExamples:     rowcall.SettingOn(lookup("ROWCALL_NO_EXAMPLES")),
+		Models: agent.Settings{Providers: lookup("ROWCALL_MODEL_PROVIDERS"), Default: lookup("ROWCALL_MODEL_DEFAULT"),
+			Prices: lookup("ROWCALL_MODEL_PRICES")},
+	}
+}
+
+// Fn is a host's fn runner: it runs modules and knows their digests (for the
+// contract fingerprint).
+type Fn interface {
+	rowcall.Runner
+	Digest(ctx context.Context, target string) (string, error)
+}
+
+// Platform is what a host provides, and what it can do.
+type Platform struct {
+	DB        *sql.DB
+	MaxParams int // bound parameters a statement may carry (0: D1's 100)
+	Signer    *ledger.Signer
+	OwnerKeys func() []string // the owner keys valid now
+
+	// Env is where rows' credentials come from (wrapped in
+	// rowcall.SecretsEnv); nil when each call sets its own (PerCall).
+	Env rowcall.Env
+	// PerCall, when set, wraps every runner (the worker gives each call the
+	// env of the request it belongs to).
+	PerCall func(rowcall.Runner) rowcall.Runner
+	// Client is the outbound transport under policy (timeout 0: none).
+	Client func(policy outbound.Policy, timeout time.Duration) *http.Client
+	// AllowPorts are addresses rows may always reach: the host's own listen address.
+	AllowPorts []outbound.PortPrefix
+
+	Fn      Fn                // the fn runner: compiled and deadlined, or interpreted and fuelled
+	Modules *modules.Registry // fn modules, for the API
+
+	Fresh     time.Duration // how long one look at the event log serves other calls (dispatch.Dispatcher.Fresh)
+	Speculate bool          // run cached fn rows before looking (dispatch.Dispatcher.Speculate)
+
+	ListenURL string                           // links' base without a public URL (the host's listen address)
+	SelfBase  func(ctx context.Context) string // $SELF's base for a call ("": not served in process)
+	Agent     func(*agent.Config)              // adjusts the agent runner (the host's retry flags)
+	Handler   func(http.Handler) http.Handler  // wraps the API (the worker compiles modules on registration)
+}
+
+// App is the assembled core.
+type App struct {
+	Store      *sqlstore.Store
+	Directory  *directory.Service
+	Receipts   *sqlstore.ReceiptLog
+	Dispatcher *dispatch.Dispatcher
+	API        *api.Handler
+	Handler    http.Handler // API, wrapped by Platform.Handler
+}
+
+// New assembles the core for s over p.
+func New(s Settings, p Platform) (*App, error) {
+	policy, err := outbound.Parse(s.AllowOutbound)
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ALLOW_OUTBOUND: " + err.Error(),
+			HowToFix: "list CIDRs, IPs, IP:port or CIDR:port entries or host names separated by commas, e.g. 127.0.0.1/32, 127.0.0.1:9000"}
+	}
+	policy.AllowPorts = append(policy.AllowPorts, p.AllowPorts...)
+	models, err := s.Models.Config()
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "agent settings: " + err.Error(),
+			HowToFix: "fix ROWCALL_MODEL_PROVIDERS (NAME=URL entries separated by spaces), ROWCALL_MODEL_DEFAULT (one of them) or ROWCALL_MODEL_PRICES (JSON)"}
+	}
+	a := &App{Store: sqlstore.New(p.DB)}
+	if p.MaxParams > 0 {
+		a.Store.MaxParams = p.MaxParams
+	}
+	a.Directory = directory.New(a.Store, s.SecretsPrefix)
+	a.Receipts = sqlstore.NewReceiptLog(a.Store, p.Signer)
+
+	models.Client = p.Client(agent.Allow(policy, models.Providers), 0)
+	models.Rows, models.Catalog = a.Store, sqlstore.Catalog{Store: a.Store}
+	if p.Agent != nil {
+		p.Agent(&models)
+	}
+	self := &outbound.Self{Base: p.SelfBase}
+	wrap := p.PerCall
+	if wrap == nil {
+		wrap = func(r rowcall.Runner) rowcall.Runner { return r }
+	}
+	var env rowcall.Env
+	if p.Env != nil {
+		env = rowcall.SecretsEnv(p.Env, s.SecretsPrefix)
+	}
+	a.Dispatcher = &dispatch.Dispatcher{
+		Store: a.Store, Receipts: a.Receipts, Env: env, Audience: s.Audience,
+		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
+		Runners: map[rowcall.Type]rowcall.Runner{
+			rowcall.TypeHTTP:  wrap(httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})),
+			rowcall.TypeFlow:  wrap(flow.Runner{}),
+			rowcall.TypeFn:    wrap(p.Fn),
+			rowcall.TypeAgent: wrap(agent.New(models)),
+		},
+	}
+	a.Directory.Subscribe(a.Dispatcher.Touch)
+	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
+		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
+		Modules: p.Modules}, a.Directory, a.Store, a.Dispatcher)
+	a.Handler = a.API
+	if p.Handler != nil {
+		a.Handler = p.Handler(a.API)
+	}
+	self.Handler = a.Handler // rows' $SELF calls are served in process
+	return a, nil
+}
+
+// Close stops the receipt writer once what it holds is stored.
+func (a *App) Close() { a.Receipts.Close() }

@@ -1,0 +1,42 @@
+package app_test
+
+import (
+	"testing"
+
+	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/runners/agent"
+)
+
+// One name means one thing on every host: both read their settings through
+// ReadSettings (the worker from its vars and secrets, the local host from its
+// flags, whose defaults are the same names in the environment).
+func TestReadSettings(t *testing.T) {
+	env := map[string]string{
+		"ROWCALL_AUDIENCE": "edge", "ROWCALL_PUBLIC_READS": "yes", "ROWCALL_PUBLIC_URL": "https://r.example",
+		"ROWCALL_TRUST_FORWARDED": "1", "ROWCALL_ALLOW_OUTBOUND": "127.0.0.1:9000", "ROWCALL_SECRETS_PREFIX": "ROWS_",
+		"ROWCALL_NO_EXAMPLES": "true", "ROWCALL_MODEL_PROVIDERS": "x=http://127.0.0.1:1/v1",
+		"ROWCALL_MODEL_DEFAULT": "x", "ROWCALL_MODEL_PRICES": `{"m":{"input":1,"output":2}}`,
+	}
+	read := map[string]bool{}
+	got := app.ReadSettings(func(name string) string { read[name] = true; return env[name] })
+	want := app.Settings{Audience: "edge", PublicReads: true, PublicURL: "https://r.example", TrustForwarded: true,
+		AllowOutbound: "127.0.0.1:9000", SecretsPrefix: "ROWS_", NoExamples: true,
+		Models: agent.Settings{Providers: "x=http://127.0.0.1:1/v1", Default: "x", Prices: `{"m":{"input":1,"output":2}}`}}
+	if got != want {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	for _, name := range app.Names {
+		if !read[name] {
+			t.Errorf("Names lists %s, which ReadSettings does not read", name)
+		}
+	}
+	if len(read) != len(app.Names) {
+		t.Errorf("ReadSettings reads %d names, Names lists %d", len(read), len(app.Names))
+	}
+	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples {
+		t.Fatalf("defaults %+v", d)
+	}
+	if off := app.ReadSettings(func(n string) string { return map[string]string{"ROWCALL_PUBLIC_READS": "false"}[n] }); off.PublicReads {
+		t.Fatal(`"false" read as on`)
+	}
+}
