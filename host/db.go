@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/sqlstore/libsql"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // dbFlagHelp is the --db flag's help, shared by serve and migrate.
@@ -37,7 +39,23 @@ func openDatabase(ctx context.Context, dataDir, dbURL string) (db *sql.DB, appli
 	return db, applied, libsql.Redact(dbURL), nil
 }
 
+// checkpoints keeps the embedded file's WAL short until the returned stop is
+// called: small checkpoints often (one a second under load copied ~10 MB of
+// WAL at once and showed in the callers' p99, docs/benchmarks.md).
+func checkpoints(db *sql.DB) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sqlite.Checkpointer(ctx, db, 100*time.Millisecond); close(done) }()
+	return func() { cancel(); <-done }
+}
+
 // openRemote opens a libSQL server database without migrating it.
 func openRemote(ctx context.Context, dbURL string) (*sql.DB, error) {
 	return libsql.Open(ctx, dbURL)
+}
+
+// freshDatabase reports whether this start created the database (it applied the
+// first migration), which is when the example rows are installed.
+func freshDatabase(applied []string) bool {
+	return len(applied) > 0 && applied[0] == migrations.Names()[0]
 }

@@ -190,3 +190,17 @@ func receiptSigner(dir string) (*ledger.Signer, error) {
 	}
 	return ledger.NewSigner(seed)
 }
+
+// hostEnv is where rows' credentials come from: the process environment, plus
+// ROWCALL_OWNER_KEY (the owner key, so example rows can call this host's own
+// API, as the seed's DIR_PATCH does). app.New lets rows see it through
+// rowcall.SecretsEnv: none of rowcall's own variables, and with a prefix only
+// that namespace.
+func hostEnv(keys *keyRing) rowcall.Env {
+	return rowcall.EnvFunc(func(name string) (string, bool) {
+		if name == rowcall.OwnerEnv {
+			return keys.Current(), true
+		}
+		return os.LookupEnv(name)
+	})
+}

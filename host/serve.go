@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -18,29 +17,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/examplerows"
 	"github.com/rowcall/rowcall/internal/outbound"
-	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/runners/fn"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
-
-// hostEnv is where rows' credentials come from: the process environment, plus
-// ROWCALL_OWNER_KEY (the owner key, so example rows can call this host's own
-// API, as the seed's DIR_PATCH does). app.New lets rows see it through
-// rowcall.SecretsEnv: none of rowcall's own variables, and with a prefix only
-// that namespace.
-func hostEnv(keys *keyRing) rowcall.Env {
-	return rowcall.EnvFunc(func(name string) (string, bool) {
-		if name == rowcall.OwnerEnv {
-			return keys.Current(), true
-		}
-		return os.LookupEnv(name)
-	})
-}
 
 // serve implements `rowcall serve`: the platform a local host provides —
 // the database, the owner and receipt keys, the process environment, the
@@ -91,12 +74,7 @@ func serve(args []string) error {
 	}
 	embedded := *dbURL == ""
 	if embedded {
-		ckpt, stopCkpt := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		// Small checkpoints often: one a second under load copied ~10 MB of WAL
-		// at once and showed in the callers' p99 (docs/benchmarks.md).
-		go func() { sqlite.Checkpointer(ckpt, db, 100*time.Millisecond); close(done) }()
-		defer func() { stopCkpt(); <-done }() // runs before db.Close
+		defer checkpoints(db)() // runs before db.Close
 	}
 	created, err := ensureOwnerKey(*dataDir)
 	if err != nil {
@@ -161,26 +139,6 @@ func serve(args []string) error {
 	}
 	fmt.Printf("rowcall serving %s (database %s)\n", base, where)
 
-	srv, limited := lim.server(a.Handler, ln)
-	srv.RegisterOnShutdown(a.API.Close) // end MCP notification streams, or shutdown waits on them
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(limited) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	slog.Info("shutting down: finishing requests in flight")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// freshDatabase reports whether this start created the database (it applied the
-// first migration), which is when the example rows are installed.
-func freshDatabase(applied []string) bool {
-	return len(applied) > 0 && applied[0] == migrations.Names()[0]
+	// MCP notification streams end first, or shutdown would wait on them.
+	return lim.serve(ctx, a.Handler, ln, a.API.Close)
 }

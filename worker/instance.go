@@ -1,0 +1,176 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"database/sql"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/ledger"
+)
+
+// One Go instance per isolate: the state it keeps between requests, and the
+// handler it rebuilds only when the settings change.
+
+// instance is what one Go instance keeps between requests.
+type instance struct {
+	number   int // the isolate's nth Go instance (from the shim): 1 unless one died
+	started  time.Time
+	requests atomic.Int64
+
+	db      *sql.DB
+	fn      *lazyFn
+	fetcher http.RoundTripper
+
+	mu  sync.Mutex
+	app *served  // built from the settings the latest requests carried
+	env js.Value // the env object app's settings were read from (compared, never used)
+
+	settingsReads atomic.Int64
+}
+
+func newInstance() *instance {
+	db := openD1()
+	inst := &instance{started: time.Now(), db: db, fn: newLazyFn(db), fetcher: fetchTransport{}}
+	if n := runtimeContext.Get("instance"); n.Type() == js.TypeNumber {
+		inst.number = n.Int()
+	}
+	return inst
+}
+
+// ServeHTTP serves one request: the worker's own /_worker/ endpoints, or the API.
+func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	inst.requests.Add(1)
+	h, _ := handleFrom(r.Context())
+	a := inst.appFor(h)
+	a.seeder.seed(r.Context())
+	if strings.HasPrefix(r.URL.Path, "/_worker/") {
+		inst.serveWorker(a, w, r)
+		return
+	}
+	if err := h.startFrom(r); err != nil {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(jsonObject("error", "invalid_request", "message", err.Error(),
+			"how_to_fix", "send back the x-d1-bookmark of an earlier answer unchanged, or none"))
+		return
+	}
+	a.handler.ServeHTTP(w, r)
+}
+
+// settings are the Worker's vars and secrets that shape the handler: the
+// settings every host reads (app.ReadSettings), and the worker's own.
+type settings struct {
+	app.Settings
+	ownerKeys  []string
+	receiptKey string
+	debug      bool
+	hasDB      bool
+}
+
+func readSettings(h *reqHandle) settings {
+	s := settings{
+		Settings:   app.ReadSettings(h.setting),
+		receiptKey: strings.TrimSpace(h.setting("ROWCALL_RECEIPT_KEY")),
+		debug:      h.setting("ROWCALL_WORKER_DEBUG") == "1",
+		hasDB:      h.hasBinding("DB"),
+	}
+	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
+		if k := strings.TrimSpace(h.setting(name)); k != "" {
+			s.ownerKeys = append(s.ownerKeys, k)
+		}
+	}
+	return s
+}
+
+func (s settings) equal(o settings) bool {
+	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
+		s.Settings == o.Settings && s.debug == o.debug && s.hasDB == o.hasDB
+}
+
+// served is the handler built from one set of settings.
+type served struct {
+	settings settings
+	handler  http.Handler
+	seeder   *seeder // nil: no examples to install (ROWCALL_NO_EXAMPLES, or a failing handler)
+}
+
+// appFor returns the handler for the settings in h's env: the current one, or
+// a new one when they changed. A request whose env is the very object the
+// current settings were read from (workerd hands every request in an isolate
+// the same env) is not read again: a Worker's vars and secrets cannot change
+// under a live isolate.
+func (inst *instance) appFor(h *reqHandle) *served {
+	inst.mu.Lock()
+	a, env := inst.app, inst.env
+	inst.mu.Unlock()
+	if a != nil && h.env.Equal(env) {
+		return a
+	}
+	s := readSettings(h)
+	inst.settingsReads.Add(1)
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.app == nil || !inst.app.settings.equal(s) {
+		a := &served{settings: s}
+		built, err := inst.build(s)
+		if err != nil {
+			a.handler = failing(err)
+		} else {
+			a.handler = built.Handler
+			if !s.NoExamples {
+				a.seeder = &seeder{db: inst.db, store: built.Store, fn: inst.fn}
+			}
+		}
+		inst.app = a
+	}
+	inst.env = h.env
+	return inst.app
+}
+
+// isOwner reports whether r presents one of a's owner keys (api.IsOwner).
+func (a *served) isOwner(r *http.Request) bool {
+	return api.IsOwner(r, a.settings.ownerKeys)
+}
+
+// receiptSigner reads the receipt signing key (the secret ROWCALL_RECEIPT_KEY).
+// A worker cannot keep a generated key (it has no disk), so the key is required.
+func receiptSigner(enc string) (*ledger.Signer, error) {
+	fix := "run `openssl rand -base64 32 | npx wrangler secret put ROWCALL_RECEIPT_KEY` (or, with wrangler dev, --var ROWCALL_RECEIPT_KEY:<base64 seed>)"
+	if enc == "" {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no receipt signing key: the secret ROWCALL_RECEIPT_KEY is not set", HowToFix: fix}
+	}
+	seed, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_RECEIPT_KEY is not base64: " + err.Error(), HowToFix: fix}
+	}
+	s, err := ledger.NewSigner(seed)
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_RECEIPT_KEY: " + err.Error(), HowToFix: fix}
+	}
+	return s, nil
+}
+
+// failing answers every request with err: a worker that is not configured says
+// what to fix instead of failing in obscure ways.
+func failing(err error) http.Handler {
+	e, _ := err.(*rowcall.Error)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		msg, fix := err.Error(), ""
+		if e != nil {
+			msg, fix = e.Message, e.HowToFix
+		}
+		w.Write(jsonObject("error", "not_configured", "message", msg, "how_to_fix", fix))
+	})
+}
