@@ -195,10 +195,10 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // TestMCPStreamOutlastsWriteTimeout: MCP's notification stream (GET /mcp) is
 // not an ordinary answer: it still delivers list_changed after --write-timeout.
 func TestMCPStreamOutlastsWriteTimeout(t *testing.T) {
-	h := startHost(t, []string{"--write-timeout", "300ms"})
+	h := startHost(t, []string{"--write-timeout", "1500ms"})
 	s := connectMCP(t, h, "x-terminal-key", h.Key)
 	s.tools(t)
-	time.Sleep(time.Second) // the stream is open longer than --write-timeout
+	time.Sleep(2 * time.Second) // the stream is open longer than --write-timeout
 	s.drain()
 	createRow(t, h, map[string]any{"key": "LATE_TOOL", "type": "http", "category": "tools", "target": "GET http://127.0.0.1:1/"})
 	if !s.waitChanged(10 * time.Second) {

@@ -81,6 +81,17 @@ func refused(err error) bool {
 		strings.Contains(msg, "stream is closed")
 }
 
+// locked reports whether err is SQLite's busy answer (SQLITE_BUSY): the
+// database was locked by another connection's write past sqld's busy timeout.
+func locked(err error) bool { return strings.Contains(err.Error(), "database is locked") }
+
+// The waits before sending a statement again that found the database locked:
+// busyWait, doubled each time up to maxBusyWait (about 1.3 s in all).
+const (
+	busyWait    = 5 * time.Millisecond
+	maxBusyWait = 640 * time.Millisecond
+)
+
 // lost reports whether err is the HTTP exchange failing, so the stream's
 // baton may be out of step with the server.
 func lost(err error) bool {
@@ -118,6 +129,13 @@ func (c *conn) do(ctx context.Context, op func(clientConn) error) error {
 		if rerr := c.renew(ctx); rerr != nil {
 			return rerr
 		}
+		err = op(c.cur.(clientConn))
+	}
+	// A statement the server found the database locked for did nothing
+	// (autocommit: SQLite gives up before it writes): wait and send it again,
+	// a little longer each time, while another host's write finishes.
+	for wait := busyWait; err != nil && locked(err) && !c.inTx && wait <= maxBusyWait && ctx.Err() == nil; wait *= 2 {
+		time.Sleep(wait)
 		err = op(c.cur.(clientConn))
 	}
 	c.used = time.Now()

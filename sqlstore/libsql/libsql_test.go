@@ -113,6 +113,19 @@ func heldConn(t *testing.T, addr string) (*sql.DB, *sql.Conn) {
 	return db, conn
 }
 
+// A locked database (SQLITE_BUSY) is sent again; nothing else is.
+func TestLocked(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"failed to execute SQL:\nSQLite error: database is locked": true,
+		"UNIQUE constraint failed: receipts.seq":                   false,
+		"error code 400: ":                                         false,
+	} {
+		if locked(errors.New(msg)) != want {
+			t.Errorf("locked(%q) = %v", msg, !want)
+		}
+	}
+}
+
 // Only the server's refusal of a stream counts as "nothing ran".
 func TestRefused(t *testing.T) {
 	for msg, want := range map[string]bool{
