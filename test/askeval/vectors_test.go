@@ -190,3 +190,34 @@ func BenchmarkHybridAsk(b *testing.B) {
 	b.ReportMetric(q(0.50), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 }
+
+// BenchmarkHybridAskParts times BenchmarkHybridAsk's parts alone: the
+// query's embedding, the cosine scan over 10,120 vectors, and the word
+// search for K hits.
+//
+//	ROWCALL_ASKEVAL=1 go test ./test/askeval -run xxx -bench HybridAskParts -benchtime 960x
+func BenchmarkHybridAskParts(b *testing.B) {
+	h := hybridAt10k(b)
+	ctx := context.Background()
+	intents := Intents()
+	q := h.Enc.Embed(intents[0].Text)
+	parts := []struct {
+		name string
+		fn   func(text string)
+	}{
+		{"embed", func(text string) { h.Enc.Embed(text) }},
+		{"cosine", func(string) { top(h.Index.Cosines(q), h.K) }},
+		{"words", func(text string) {
+			if _, err := h.Store.Search(ctx, text, rowcall.SearchFilter{Limit: h.K}); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	for _, p := range parts {
+		b.Run(p.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				p.fn(intents[i%len(intents)].Text)
+			}
+		})
+	}
+}
