@@ -3,7 +3,14 @@
 // -rows generated distractors, asks every intent, and prints top-1, top-3 and
 // MRR@10 overall and split by shared-word or not, for each split.
 //
-//	go run ./test/askeval/cmd/score [-split all|tune|test] [-rows 10000] [-ranker words] [-show]
+//	go run ./test/askeval/cmd/score [-split all|tune|test] [-rows 10000] [-ranker words|vectors|hybrid] [-show]
+//	    [-weight 0.3] [-k 50] [-keywords]
+//
+// vectors and hybrid embed every row with the embedded encoder (USE-lite,
+// whose weights `go run ./internal/embed/use/fetch` installs) once, and keep
+// the vectors in askeval.VectorCacheDir for the next run. -weight is the
+// words' share of hybrid's mix, -k how many candidates each side gives it,
+// -keywords puts the key's words in front of the embedded row text.
 //
 // -show lists each tune intent's rank (never the test split's: tune on tune only).
 package main
@@ -15,28 +22,85 @@ import (
 	"os"
 	"time"
 
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/embed/use"
 	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/test/askeval"
 )
 
+// config is what a ranker is built from.
+type config struct {
+	store    *sqlstore.Store
+	rows     []rowcall.Row
+	weight   float64
+	k        int
+	keyWords bool
+}
+
 // rankers are the rankings this command can score, by -ranker name.
-var rankers = map[string]func(*sqlstore.Store) askeval.Ranker{
-	"words": func(s *sqlstore.Store) askeval.Ranker { return askeval.WordSearch{Store: s} },
+var rankers = map[string]func(config) (askeval.Ranker, error){
+	"words": func(c config) (askeval.Ranker, error) { return askeval.WordSearch{Store: c.store}, nil },
+	"vectors": func(c config) (askeval.Ranker, error) {
+		enc, ix, err := embed(c)
+		return askeval.VectorSearch{Enc: enc, Index: ix}, err
+	},
+	"hybrid": func(c config) (askeval.Ranker, error) {
+		enc, ix, err := embed(c)
+		return askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k}, err
+	},
+}
+
+// embed loads the encoder and the rows' vectors (from the cache, embedding
+// what it lacks).
+func embed(c config) (*use.Encoder, *askeval.Index, error) {
+	dir, err := use.DefaultDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	enc, err := use.Open(context.Background(), dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := askeval.VectorCacheDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	ix, err := askeval.EmbedRows(enc, c.rows, c.keyWords, cache, func(done, todo int) {
+		if done%512 < 16 || done == todo {
+			fmt.Fprintf(os.Stderr, "\rembedded %d of %d rows (%v)", done, todo, time.Since(start).Round(time.Second))
+			if done == todo {
+				fmt.Fprintln(os.Stderr)
+			}
+		}
+	})
+	return enc, ix, err
 }
 
 func main() {
 	split := flag.String("split", "all", "which intents to score: all, tune or test")
 	rows := flag.Int("rows", 10_000, fmt.Sprintf("how many distractor rows to mix the targets into (0 to %d)", askeval.MaxDistractors))
-	name := flag.String("ranker", "words", "the ranking to score (words: today's ask)")
+	name := flag.String("ranker", "words", "the ranking to score (words: today's ask; vectors: cosine only; hybrid: the linear mix)")
 	show := flag.Bool("show", false, "list each tune intent with its target's rank")
+	weight := flag.Float64("weight", askeval.ChosenWeight, "hybrid: the words' share of the mix, 0 to 1")
+	k := flag.Int("k", askeval.ChosenK, "hybrid: candidates from each of word search and vector search (1 to 100)")
+	keyWords := flag.Bool("keywords", askeval.ChosenKeyWords, "vectors, hybrid: embed the key's words (split on _) with the row's WHAT and WHEN_TO_USE")
 	flag.Parse()
-	if err := run(*split, *rows, *name, *show); err != nil {
+	if *weight < 0 || *weight > 1 {
+		fmt.Fprintln(os.Stderr, "score: -weight must be 0 to 1")
+		os.Exit(2)
+	}
+	if *k < 1 || *k > 100 {
+		fmt.Fprintln(os.Stderr, "score: -k must be 1 to 100")
+		os.Exit(2)
+	}
+	if err := run(*split, *rows, *name, *show, config{weight: *weight, k: *k, keyWords: *keyWords}); err != nil {
 		fmt.Fprintln(os.Stderr, "score:", err)
 		os.Exit(1)
 	}
 }
 
-func run(split string, rows int, name string, show bool) error {
+func run(split string, rows int, name string, show bool, cfg config) error {
 	if split != "all" && split != askeval.Tune && split != askeval.Test {
 		return fmt.Errorf("-split must be all, tune or test, not %q", split)
 	}
@@ -45,7 +109,7 @@ func run(split string, rows int, name string, show bool) error {
 	}
 	mk, ok := rankers[name]
 	if !ok {
-		return fmt.Errorf("-ranker %q is unknown; the rankers are: words", name)
+		return fmt.Errorf("-ranker %q is unknown; the rankers are: words, vectors, hybrid", name)
 	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "askeval-")
@@ -54,12 +118,18 @@ func run(split string, rows int, name string, show bool) error {
 	}
 	defer os.RemoveAll(dir)
 	start := time.Now()
-	store, db, err := askeval.NewStore(ctx, dir, askeval.Directory(rows))
+	cfg.rows = askeval.Directory(rows)
+	store, db, err := askeval.NewStore(ctx, dir, cfg.rows)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	loaded := time.Since(start)
+	cfg.store = store
+	ranker, err := mk(cfg)
+	if err != nil {
+		return err
+	}
 	var intents []askeval.Intent
 	for _, in := range askeval.Intents() {
 		if split == "all" || in.Split == split {
@@ -67,9 +137,14 @@ func run(split string, rows int, name string, show bool) error {
 		}
 	}
 	start = time.Now()
-	results, err := askeval.Run(ctx, mk(store), intents)
+	results, err := askeval.Run(ctx, ranker, intents)
 	if err != nil {
 		return err
+	}
+	if name == "hybrid" {
+		name = fmt.Sprintf("hybrid (weight %.2f, k %d, keywords %v)", cfg.weight, cfg.k, cfg.keyWords)
+	} else if name == "vectors" {
+		name = fmt.Sprintf("vectors (keywords %v)", cfg.keyWords)
 	}
 	fmt.Printf("ranker %s; %d targets among %d distractors (seed %d); loaded in %v, %d intents asked in %v\n\n",
 		name, len(askeval.Targets()), rows, askeval.Seed, loaded.Round(time.Millisecond), len(intents), time.Since(start).Round(time.Millisecond))
