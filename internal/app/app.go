@@ -96,8 +96,9 @@ type Platform struct {
 	Fn      Fn                // the fn runner: compiled and deadlined, or interpreted and fuelled
 	Modules *modules.Registry // fn modules, for the API
 
-	Fresh     time.Duration // how long one look at the event log serves other calls (dispatch.Dispatcher.Fresh)
-	Speculate bool          // run cached fn rows before looking (dispatch.Dispatcher.Speculate)
+	Now       func() time.Time // the clock (time.Now when nil)
+	Fresh     time.Duration    // how long one look at the event log serves other calls (dispatch.Dispatcher.Fresh)
+	Speculate bool             // run cached fn rows before looking (dispatch.Dispatcher.Speculate)
 
 	ListenURL string                           // links' base without a public URL (the host's listen address)
 	SelfBase  func(ctx context.Context) string // $SELF's base for a call ("": not served in process)
@@ -129,6 +130,7 @@ func New(s Settings, p Platform) (*App, error) {
 			HowToFix: "fix ROWCALL_MODEL_PROVIDERS (NAME=URL entries separated by spaces), ROWCALL_MODEL_DEFAULT (one of them) or ROWCALL_MODEL_PRICES (JSON)"}
 	}
 	a := &App{Store: sqlstore.New(p.DB)}
+	a.Store.Now = p.Now
 	if p.MaxParams > 0 {
 		a.Store.MaxParams = p.MaxParams
 	}
@@ -150,7 +152,7 @@ func New(s Settings, p Platform) (*App, error) {
 		env = rowcall.SecretsEnv(p.Env, s.SecretsPrefix)
 	}
 	a.Dispatcher = &dispatch.Dispatcher{
-		Store: a.Store, Receipts: a.Receipts, Env: env, Audience: s.Audience,
+		Store: a.Store, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP:  wrap(httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})),
