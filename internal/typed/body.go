@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -56,7 +57,7 @@ func Body(inputSchema string, arguments json.RawMessage) (string, error) {
 	if named {
 		return s.Join(arguments)
 	}
-	for k := range obj {
+	for _, k := range slices.Sorted(maps.Keys(obj)) { // in order: the same refusal every time
 		if k != "args" {
 			return "", fmt.Errorf("unknown argument %q: this capability takes one string argument, args (its arguments separated by '|')", k)
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -32,7 +34,7 @@ func (s *Schema) Join(arguments json.RawMessage) (string, error) {
 	for _, p := range s.props {
 		known[p.name] = true
 	}
-	for name := range obj {
+	for _, name := range slices.Sorted(maps.Keys(obj)) { // in order: the same refusal every time
 		if !known[name] {
 			return "", fmt.Errorf("unknown argument %q: the arguments are %s", name, s.names())
 		}
