@@ -14,6 +14,7 @@ type looked struct {
 	contract string
 	module   string        // an fn row's module digest
 	blocks   []rowcall.Row // the rows its includes name (rowcall.Row.IncludeKeys)
+	owner    bool          // the row wields the owner key (rowcall.Row.OwnerOnly, parsed once)
 	failures int           // consecutive auth failures (the breaker)
 	open     bool          // the breaker is open
 }
@@ -33,6 +34,7 @@ type entry struct {
 	contract string
 	module   string
 	blocks   []rowcall.Row
+	owner    bool
 	failures int       // the breaker's consecutive auth failures
 	opened   time.Time // when the breaker opened; zero when closed
 }
@@ -84,7 +86,8 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 			return looked{}, err
 		}
 		module := d.moduleDigest(ctx, &row)
-		e = entry{row: row, contract: rowcall.ContractFingerprint(&row, module, blocks), module: module, blocks: blocks, failures: failures, opened: opened}
+		e = entry{row: row, contract: rowcall.ContractFingerprint(&row, module, blocks), module: module, blocks: blocks, owner: row.OwnerOnly(),
+			failures: failures, opened: opened}
 		d.cache.put(event, key, e)
 	}
 	return e.looked(now), nil
@@ -93,7 +96,7 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 // looked is what a call needs from the entry at now.
 func (e entry) looked(now time.Time) looked {
 	open := !e.opened.IsZero() && now.Sub(e.opened) < rowcall.BreakerCooldown
-	return looked{row: e.row, contract: e.contract, module: e.module, blocks: e.blocks, failures: e.failures, open: open}
+	return looked{row: e.row, contract: e.contract, module: e.module, blocks: e.blocks, owner: e.owner, failures: e.failures, open: open}
 }
 
 // freshness remembers the last event-log check, so calls within Fresh of it

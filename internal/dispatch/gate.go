@@ -51,7 +51,7 @@ func (d *Dispatcher) tokenGate(tok *rowcall.Token, l *looked, body string, top b
 	case tok.Audience != "*" && tok.Audience != d.Audience:
 		return refuse(rowcall.EAudienceMismatch, []string{tok.Audience, d.Audience},
 			"this token was minted for the audience "+tok.Audience+", not this host ("+d.Audience+")", "use a token minted by this host")
-	case row.OwnerOnly():
+	case l.owner:
 		return refuse(rowcall.EOwnerOnly, []string{row.Key}, row.Key+" acts with the owner's key ("+rowcall.OwnerEnv+"), so only the owner may call it",
 			"call it with the owner key")
 	}
