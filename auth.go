@@ -157,7 +157,7 @@ func CheckAuth(auth, prefix string) *Error {
 		return nil
 	}
 	for _, name := range a.Vars {
-		if name != OwnerEnv && !strings.HasPrefix(name, prefix) {
+		if !inNamespace(name, prefix) {
 			return &Error{Code: EAuthOutsidePrefix,
 				Message:  "auth names " + name + ", outside this host's namespace of secrets (" + prefix + "*)",
 				HowToFix: "rename the variable to start with " + prefix + " (the operator set ROWCALL_SECRETS_PREFIX / --secrets-prefix)",
@@ -173,11 +173,17 @@ func CheckAuth(auth, prefix string) *Error {
 // so a row stored before a rule tightened still reads nothing it may not.
 func SecretsEnv(env Env, prefix string) Env {
 	return EnvFunc(func(name string) (string, bool) {
-		if env == nil || ReservedVar(name) || (prefix != "" && name != OwnerEnv && !strings.HasPrefix(name, prefix)) {
+		if env == nil || ReservedVar(name) || !inNamespace(name, prefix) {
 			return "", false
 		}
 		return env.Lookup(name)
 	})
+}
+
+// inNamespace reports whether a row may name the variable under the
+// operator's secrets prefix ("" allows every name): the owner key always.
+func inNamespace(name, prefix string) bool {
+	return prefix == "" || name == OwnerEnv || strings.HasPrefix(name, prefix)
 }
 
 // TemplateVars lists the variables a template names, in order: every $NAME,

@@ -54,6 +54,9 @@ func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		}
 		seen[key] = true
 		row, err := h.rowFrom(key, o)
+		if err == nil {
+			err = h.dir.Check(&row) // reported row by row; Import checks again before it writes
+		}
 		if err != nil {
 			invalidRows = append(invalidRows, problem{i, key, err.Error()})
 			continue

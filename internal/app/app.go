@@ -45,13 +45,6 @@ type Settings struct {
 	Models         agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
 }
 
-// Names are the settings ReadSettings reads, each with what it sets.
-var Names = []string{
-	"ROWCALL_AUDIENCE", "ROWCALL_PUBLIC_READS", "ROWCALL_PUBLIC_URL", "ROWCALL_TRUST_FORWARDED",
-	"ROWCALL_ALLOW_OUTBOUND", "ROWCALL_SECRETS_PREFIX", "ROWCALL_NO_EXAMPLES",
-	"ROWCALL_MODEL_PROVIDERS", "ROWCALL_MODEL_DEFAULT", "ROWCALL_MODEL_PRICES",
-}
-
 // ReadSettings reads every setting through lookup ("" when unset). Yes-or-no
 // settings take 1/true/yes/on (rowcall.SettingOn).
 func ReadSettings(lookup func(name string) string) Settings {

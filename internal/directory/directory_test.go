@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/directory"
-	"github.com/rowcall/rowcall/migrations"
+	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/sqlstore"
-	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // reason is the refusal's literal reason, as the API writes it in "error".
@@ -25,15 +23,7 @@ func reason(err error) string {
 
 func newService(t *testing.T, prefix string) (*directory.Service, *int) {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := migrations.Apply(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	s := directory.New(sqlstore.New(db), prefix)
+	s := directory.New(sqlstore.New(testdb.Open(t)), prefix)
 	changes := new(int)
 	s.Subscribe(func() { *changes++ })
 	return s, changes
