@@ -1,0 +1,86 @@
+package rowcall
+
+import (
+	"context"
+	"crypto/sha256"
+	"strconv"
+	"strings"
+)
+
+// Finding rows by meaning: an Embedder turns text into vectors of one model,
+// a VectorIndex finds the rows nearest a vector. Both have one adapter per
+// platform (the embedded encoder, an OpenAI-compatible server or Workers AI;
+// vectors in the database or Vectorize); the hybrid ranker over them lives in
+// one place for every host.
+
+// EmbedModel names the vectors an Embedder makes. Vectors are stored and
+// ranked per model: two models' vectors never meet in one ranking, and
+// changing the model re-embeds.
+type EmbedModel struct {
+	Provider string // "use-lite", "openai", "workers-ai"
+	Name     string // "use-lite-0.2.0", "text-embedding-3-small", "@cf/baai/bge-base-en-v1.5"
+	Dim      int    // every vector's length
+}
+
+// ID is the model's stable name in storage: provider/name/dim.
+func (m EmbedModel) ID() string { return m.Provider + "/" + m.Name + "/" + strconv.Itoa(m.Dim) }
+
+// Embedder embeds texts with one model. Vectors are L2-normalised, so a dot
+// product is the cosine.
+type Embedder interface {
+	Model() EmbedModel
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Vector is one row's embedding, with what a vector index filters on.
+type Vector struct {
+	Key      string
+	TextHash [32]byte  // EmbedHash of the text embedded: a changed row re-embeds
+	Values   []float32 // L2-normalised, len EmbedModel.Dim
+	Category string
+	Enabled  bool
+	Visible  bool // planner_visible
+}
+
+// VectorHit is one row near a query vector.
+type VectorHit struct {
+	Key    string
+	Cosine float64
+}
+
+// VectorIndex stores rows' vectors of one model and finds the nearest.
+type VectorIndex interface {
+	Upsert(ctx context.Context, m EmbedModel, vs []Vector) error
+	Delete(ctx context.Context, m EmbedModel, keys []string) error
+	// Nearest returns up to k rows by cosine with q, best first; only enabled
+	// and planner-visible rows unless all. Token scope is applied by the
+	// caller, to vector hits exactly as to word hits.
+	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, all bool) ([]VectorHit, error)
+}
+
+// EmbedText is the text a row is embedded from: its "# WHAT:" and
+// "# WHEN_TO_USE:" lines without their labels, joined by a space (chosen on
+// the dev set's tune split; docs/benchmarks.md). A row without them is
+// embedded from its description.
+func EmbedText(r *Row) string {
+	var parts []string
+	for _, line := range strings.Split(r.Content, "\n") {
+		line = strings.TrimSpace(line)
+		for _, label := range []string{"# WHAT:", "# WHEN_TO_USE:"} {
+			if rest, ok := strings.CutPrefix(line, label); ok {
+				parts = append(parts, strings.TrimSpace(rest))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return r.Description()
+	}
+	return strings.Join(parts, " ")
+}
+
+// EmbedHash is the SHA-256 of the model's ID and the text: a stored vector is
+// current while its hash equals EmbedHash of the row's EmbedText.
+func EmbedHash(m EmbedModel, text string) [32]byte {
+	return sha256.Sum256([]byte(m.ID() + "\x00" + text))
+}
