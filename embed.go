@@ -59,6 +59,12 @@ type VectorIndex interface {
 	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, all bool) ([]VectorHit, error)
 }
 
+// Reranker reorders a ranking's best candidates by a model (the agent row
+// an operator names in ROWCALL_ASK_RERANK); off unless configured.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, hits []Hit) ([]Hit, error)
+}
+
 // EmbedText is the text a row is embedded from: its "# WHAT:" and
 // "# WHEN_TO_USE:" lines without their labels, joined by a space (chosen on
 // the dev set's tune split; docs/benchmarks.md). A row without them is

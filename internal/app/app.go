@@ -89,6 +89,11 @@ type Platform struct {
 	Fn      Fn                // the fn runner: compiled and deadlined, or interpreted and fuelled
 	Modules *modules.Registry // fn modules, for the API
 
+	// Embedder embeds rows and questions for ask (nil: words only); Vectors
+	// stores and searches their vectors (nil: in memory over the database).
+	Embedder rowcall.Embedder
+	Vectors  rowcall.VectorIndex
+
 	Now       func() time.Time // the clock (time.Now when nil)
 	Fresh     time.Duration    // how long one look at the event log serves other calls (dispatch.Dispatcher.Fresh)
 	Speculate bool             // run cached fn rows before looking (dispatch.Dispatcher.Speculate)
