@@ -280,10 +280,21 @@ type workerProc struct {
 // config (relative to the repository) with `wrangler dev --local` on it.
 func startWranglerDev(t testing.TB, config, persist string, vars ...string) *workerProc {
 	t.Helper()
+	return startWranglerDevWith(t, []string{config}, persist, vars...)
+}
+
+// startWranglerDevWith serves configs[0]'s worker, and the other configs'
+// workers beside it in the same session (which its service bindings reach).
+func startWranglerDevWith(t testing.TB, configs []string, persist string, vars ...string) *workerProc {
+	t.Helper()
 	bin := tool(t, "wrangler")
 	port, inspector := freePort(t), freePort(t)
-	args := []string{"dev", "--config", config, "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--inspector-port", fmt.Sprint(inspector), "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "info"}
+	var args []string
+	for _, c := range configs[1:] {
+		args = append(args, "--config", c)
+	}
+	args = append([]string{"dev", "--config", configs[0]}, append(args, "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
+		"--inspector-port", fmt.Sprint(inspector), "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "info")...)
 	for _, v := range vars {
 		args = append(args, "--var", v)
 	}
@@ -310,6 +321,12 @@ func randomKey(n int) string {
 
 func startWorker(t testing.TB, env []string) *target {
 	t.Helper()
+	return startWorkerWith(t, env, []string{"wrangler.toml"})
+}
+
+// startWorkerWith starts the worker from configs (startWranglerDevWith).
+func startWorkerWith(t testing.TB, env []string, configs []string) *target {
+	t.Helper()
 	tool(t, "wrangler")
 	if out, err := buildWorker(); err != nil {
 		t.Fatalf("build/worker.sh: %v\n%s", err, out)
@@ -327,7 +344,7 @@ func startWorker(t testing.TB, env []string) *target {
 		name, value, _ := strings.Cut(e, "=")
 		vars = append(vars, name+":"+value)
 	}
-	w := startWranglerDev(t, "wrangler.toml", persist, vars...)
+	w := startWranglerDevWith(t, configs, persist, vars...)
 	cold := fmt.Sprintf("wrangler dev listening after %s; the first request (module compile and start) then answered in %s; %s in all",
 		w.Listening.Round(time.Millisecond), w.FirstAnswer.Round(time.Millisecond), w.Ready.Round(time.Millisecond))
 	t.Logf("worker at %s: %s", w.URL, cold)

@@ -57,6 +57,10 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		inst.serveWorker(a, w, r)
 		return
 	}
+	if a.sync != nil && isDirectoryWrite(r) {
+		a.sync.before(r.Context())
+		h.after = func() { a.sync.after(r.Context()) }
+	}
 	if err := h.startFrom(r); err != nil {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
@@ -75,6 +79,11 @@ type settings struct {
 	receiptKey string
 	debug      bool
 	hasDB      bool
+
+	// Finding rows by meaning (vectors.go): the AI and VECTORIZE bindings,
+	// ROWCALL_EMBED_MODEL and ROWCALL_EMBED_DIM.
+	hasAI, hasVectorize  bool
+	embedModel, embedDim string
 }
 
 func readSettings(h *reqHandle) settings {
@@ -83,6 +92,11 @@ func readSettings(h *reqHandle) settings {
 		receiptKey: strings.TrimSpace(h.setting("ROWCALL_RECEIPT_KEY")),
 		debug:      h.setting("ROWCALL_WORKER_DEBUG") == "1",
 		hasDB:      h.hasBinding("DB"),
+
+		hasAI:        h.hasBinding(aiBinding),
+		hasVectorize: h.hasBinding(vectorizeBinding),
+		embedModel:   h.setting("ROWCALL_EMBED_MODEL"),
+		embedDim:     h.setting("ROWCALL_EMBED_DIM"),
 	}
 	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
 		if k := strings.TrimSpace(h.setting(name)); k != "" {
@@ -94,7 +108,8 @@ func readSettings(h *reqHandle) settings {
 
 func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
-		s.Settings == o.Settings && s.debug == o.debug && s.hasDB == o.hasDB
+		s.Settings == o.Settings && s.debug == o.debug && s.hasDB == o.hasDB &&
+		s.hasAI == o.hasAI && s.hasVectorize == o.hasVectorize && s.embedModel == o.embedModel && s.embedDim == o.embedDim
 }
 
 // served is the handler built from one set of settings.
@@ -102,6 +117,12 @@ type served struct {
 	settings settings
 	handler  http.Handler
 	seeder   *seeder // nil: no examples to install (ROWCALL_NO_EXAMPLES, or a failing handler)
+
+	// Finding rows by meaning: nil without the AI binding (words only), or
+	// without VECTORIZE (vectors kept as the core keeps them).
+	embedder rowcall.Embedder
+	vectors  rowcall.VectorIndex
+	sync     *vectorSync // the AI and VECTORIZE bindings both: Vectorize kept current after writes
 }
 
 // appFor returns the handler for the settings in h's env: the current one, or
@@ -122,7 +143,7 @@ func (inst *instance) appFor(h *reqHandle) *served {
 	defer inst.mu.Unlock()
 	if inst.app == nil || !inst.app.settings.equal(s) {
 		a := &served{settings: s}
-		built, err := inst.build(s)
+		built, err := inst.build(s, a)
 		if err != nil {
 			a.handler = failing(err)
 		} else {

@@ -40,7 +40,15 @@
 //	                         vars: agent rows' model providers (agent.go).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
-//	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash (tests only; see stats.go).
+//	AI                       Workers AI binding ([ai]): rows and questions embedded for ask
+//	                         (optional: without it ask finds by words only; vectors.go).
+//	VECTORIZE                Vectorize binding ([[vectorize]]): one cosine index per model,
+//	                         kept current after every directory write (vectorsync.go).
+//	ROWCALL_EMBED_MODEL      var: the Workers AI embedding model (default
+//	                         @cf/baai/bge-base-en-v1.5); ROWCALL_EMBED_DIM its dimensions
+//	                         when rowcall does not know them (docs/vectors.md).
+//	ROWCALL_WORKER_DEBUG     var: "1" enables POST /_worker/crash and /_worker/nearest
+//	                         (tests only; see stats.go).
 //	any other secret or var  a credential that rows name in their auth column.
 //
 // The settings are read from a request's env when it is not the env object the
@@ -69,8 +77,9 @@ func main() {
 }
 
 // build assembles the core for s (app.New) over the instance's database,
-// fetch client and fn runner.
-func (inst *instance) build(s settings) (*app.App, error) {
+// fetch client and fn runner, and the embedder and vector index the
+// bindings give, which it records in a.
+func (inst *instance) build(s settings, a *served) (*app.App, error) {
 	keys := s.ownerKeys
 	if len(keys) == 0 {
 		return nil, &rowcall.Error{Code: rowcall.EInternal,
@@ -85,7 +94,19 @@ func (inst *instance) build(s settings) (*app.App, error) {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
 			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see README.md)"}
 	}
+	if s.hasAI {
+		m, err := embedModel(s.embedModel, s.embedDim)
+		if err != nil {
+			return nil, err
+		}
+		a.embedder = workersAI{model: m, b: jsBinder{}}
+		if s.hasVectorize {
+			a.vectors = newVectorize(jsBinder{})
+			a.sync = newVectorSync(inst.db, a.embedder, a.vectors)
+		}
+	}
 	return app.New(s.Settings, app.Platform{
+		Embedder: a.embedder, Vectors: a.vectors,
 		DB: inst.db, Signer: signer, OwnerKeys: func() []string { return keys },
 		// Each call reads its own request's env (requestEnv).
 		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },

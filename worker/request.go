@@ -24,6 +24,7 @@ type reqHandle struct {
 	exec js.Value // the request's ExecutionContext (the shim itself holds the context open, with waitUntil, for Go's operations in it)
 
 	cancel context.CancelFunc // ends the request's context
+	after  func()             // work the request does once answered (vectorsync.go), or nil
 
 	db js.Value // the request's DB binding (undefined without one)
 

@@ -142,6 +142,11 @@ func run(inst *instance, r *http.Request, h *reqHandle, respond js.Value) {
 	}()
 	inst.ServeHTTP(w, r)
 	w.finish()
+	if h.after != nil {
+		// The response has gone to the shim, which keeps the request's
+		// context open until what Go starts in it now is done.
+		h.after()
+	}
 }
 
 // writer is the http.ResponseWriter of one request.

@@ -41,9 +41,12 @@ func (inst *instance) serveWorker(a *served, w http.ResponseWriter, r *http.Requ
 			"fn_module_loads": inst.fn.src.counts(),
 			"examples":        a.seeder.report(),
 			"d1":              d1ledger.snapshot(),
+			"vectors":         a.vectorsReport(),
 			"go": map[string]any{"heap_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": ms.NumGC,
 				"gc_pause_ms": float64(ms.PauseTotalNs) / 1e6, "goroutines": runtime.NumGoroutine()},
 		})
+	case r.Method == http.MethodPost && r.URL.Path == "/_worker/nearest" && a.settings.debug:
+		a.serveNearest(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/_worker/crash" && a.settings.debug:
 		go func() { panic("rowcall: POST /_worker/crash (ROWCALL_WORKER_DEBUG=1)") }()
 		select {} // the program ends before this request can be answered

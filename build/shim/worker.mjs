@@ -10,9 +10,10 @@
 //
 // Per request, Go gets the request's own env and ExecutionContext (never a
 // global copy): binding.serve(head, body, env, ctx, respond); see
-// worker/serve.go. Go reaches the platform only through the three helpers
-// below — d1, fetch and r2 — always with a binding taken from the env of the
-// request it works for, and each answers through one call of
+// worker/serve.go. Go reaches the platform only through the helpers below —
+// d1, fetch, r2 and call (a binding's method, JSON in and out) — always with
+// a binding taken from the env of the request it works for, and each answers
+// through one call of
 // binding.complete (worker/ops.go).
 //
 // Lifecycle: the instance starts lazily (workerd allows no I/O, timers or
@@ -114,6 +115,7 @@ class Instance {
       d1: (id, db, op, sql, params) => this.op(id, () => d1(db, op, sql, params)),
       fetch: (id, head, body, max) => this.op(id, () => fetchFor(head, body, max)),
       r2: (id, bucket, op, key, body) => this.op(id, () => r2(bucket, op, key, body)),
+      call: (id, target, method, args) => this.op(id, () => call(target, method, args)),
     };
     const wasm = new WebAssembly.Instance(app, go.importObject);
     // run executes main synchronously until it waits: serve is registered then.
@@ -325,6 +327,15 @@ async function r2(bucket, op, key, body) {
       return ["ok"];
   }
   throw new Error(`r2: unknown operation ${op}`);
+}
+
+// call runs one method of a binding (Workers AI's run, Vectorize's query,
+// upsert, getByIds, deleteByIds, describe; worker/vectors_js.go): args is a
+// JSON array of its arguments, and the answer is JSON of what it resolves to.
+async function call(target, method, args) {
+  if (typeof target[method] !== "function") throw new Error(`the binding has no method ${method}`);
+  const out = await target[method](...JSON.parse(args));
+  return [JSON.stringify(out ?? null)];
 }
 
 // readAtMost reads up to max bytes of a body stream: [bytes, whether more followed].

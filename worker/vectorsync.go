@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rowcall/rowcall"
+)
+
+// vectorSync keeps the Vectorize index current with the directory, from the
+// event log: after a directory write (a request to /api/directory… or
+// /api/import that is not a read) has been answered, the request's own
+// context embeds the rows changed since the instance last looked and upserts
+// their vectors, and deletes the vectors of rows deleted. The write is
+// acknowledged first: the work runs after the response has gone to the shim,
+// which holds the request's context open (ctx.waitUntil) until the
+// operations Go started in it are done (build/shim/worker.mjs), bounded by
+// syncLimit. Reading the event log rather than the request catches every
+// change, whichever path made it (the API, an import, a row calling $SELF,
+// another isolate), and an update that changes none of what is embedded or
+// filtered on (a planner_rank, say) embeds nothing.
+//
+// The cursor starts at the event log's end when the instance sees its first
+// write, and moves past what was done; a failed batch stays behind it and is
+// tried again after the next write. What happened before the first write an
+// instance saw (rows imported before vectors were configured, or while the
+// index was failing) is the reindex's to embed.
+type vectorSync struct {
+	db  *sql.DB
+	emb rowcall.Embedder
+	idx rowcall.VectorIndex
+
+	mu     sync.Mutex // one pass at a time; it guards cursor
+	cursor int64      // events up to here are done; -1 until the first write
+
+	rmu    sync.Mutex // guards report, which stats read during a pass
+	report syncReport
+}
+
+type syncReport struct {
+	Cursor    int64  `json:"cursor"`
+	Embedded  int64  `json:"embedded"`
+	Deleted   int64  `json:"deleted"`
+	Failures  int64  `json:"failures"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// syncLimit bounds one pass after a write; syncBatch is how many events it
+// reads at a time, and syncMaxEvents how many it takes on in one pass (an
+// import of more waits for the next write, or the reindex).
+const (
+	syncLimit     = 25 * time.Second
+	syncBatch     = 500
+	syncMaxEvents = 2000
+)
+
+func newVectorSync(db *sql.DB, emb rowcall.Embedder, idx rowcall.VectorIndex) *vectorSync {
+	return &vectorSync{db: db, emb: emb, idx: idx, cursor: -1}
+}
+
+// isDirectoryWrite reports whether r may change rows.
+func isDirectoryWrite(r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		return false
+	}
+	return r.URL.Path == "/api/import" || r.URL.Path == "/api/directory" || strings.HasPrefix(r.URL.Path, "/api/directory/")
+}
+
+// before runs ahead of a write: on the instance's first, it places the
+// cursor at the event log's end.
+func (s *vectorSync) before(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cursor >= 0 {
+		return
+	}
+	var id int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id); err != nil {
+		s.failed(err)
+		return
+	}
+	s.cursor = id
+	s.noted(func(r *syncReport) { r.Cursor = id })
+}
+
+// after runs once the write is answered: it brings the index up to the
+// event log's end (at most syncMaxEvents events).
+func (s *vectorSync) after(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, syncLimit)
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for done := 0; s.cursor >= 0 && done < syncMaxEvents; {
+		n, err := s.pass(ctx)
+		if err != nil {
+			s.failed(err)
+			return
+		}
+		if n < syncBatch {
+			return
+		}
+		done += n
+	}
+}
+
+func (s *vectorSync) failed(err error) {
+	s.noted(func(r *syncReport) { r.Failures++; r.LastError = err.Error() })
+	fmt.Printf("rowcall: vectors: %v\n", err)
+}
+
+func (s *vectorSync) noted(f func(*syncReport)) {
+	s.rmu.Lock()
+	f(&s.report)
+	s.rmu.Unlock()
+}
+
+// snapshot returns what the sync has done (GET /_worker/stats).
+func (s *vectorSync) snapshot() syncReport {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.report
+}
+
+// changedRow is a key's net change over a run of events.
+type changedRow struct {
+	deleted bool
+	first   *rowcall.Row // before the first event (nil: it did not exist)
+	last    rowcall.Row  // after the last
+}
+
+// pass reads up to syncBatch events past the cursor, applies them and moves
+// the cursor past them. It returns how many it read.
+func (s *vectorSync) pass(ctx context.Context) (int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, action, key, before, after FROM events
+		WHERE id > ? AND kind = 'DIRECTORY_MUTATE' ORDER BY id LIMIT ?`, s.cursor, syncBatch)
+	if err != nil {
+		return 0, err
+	}
+	changes := map[string]*changedRow{}
+	var order []string
+	last, n := s.cursor, 0
+	for rows.Next() {
+		var id int64
+		var action, key string
+		var before, after sql.NullString
+		if err := rows.Scan(&id, &action, &key, &before, &after); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		last, n = id, n+1
+		c, ok := changes[key]
+		if !ok {
+			c = &changedRow{}
+			if before.Valid {
+				c.first = &rowcall.Row{}
+				if err := json.Unmarshal([]byte(before.String), c.first); err != nil {
+					rows.Close()
+					return 0, fmt.Errorf("event %d: %w", id, err)
+				}
+			}
+			changes[key] = c
+			order = append(order, key)
+		}
+		c.deleted = action == "delete"
+		if !c.deleted {
+			c.last = rowcall.Row{}
+			if err := json.Unmarshal([]byte(after.String), &c.last); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("event %d: %w", id, err)
+			}
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if err := s.apply(ctx, order, changes); err != nil {
+		return 0, err
+	}
+	s.cursor = last
+	s.noted(func(r *syncReport) { r.Cursor = last })
+	return n, nil
+}
+
+// apply embeds and upserts the rows changed in what is embedded or
+// filtered on, and deletes the deleted ones.
+func (s *vectorSync) apply(ctx context.Context, order []string, changes map[string]*changedRow) error {
+	m := s.emb.Model()
+	var gone []string
+	var rows []*rowcall.Row
+	var texts []string
+	for _, key := range order {
+		c := changes[key]
+		switch {
+		case c.deleted:
+			gone = append(gone, key)
+		case c.first != nil && indexedAs(c.first) == indexedAs(&c.last):
+			// nothing embedded or filtered on changed
+		default:
+			rows = append(rows, &c.last)
+			texts = append(texts, rowcall.EmbedText(&c.last))
+		}
+	}
+	if len(gone) > 0 {
+		if err := s.idx.Delete(ctx, m, gone); err != nil {
+			return err
+		}
+		s.noted(func(r *syncReport) { r.Deleted += int64(len(gone)) })
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	values, err := s.emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	vs := make([]rowcall.Vector, len(rows))
+	for i, r := range rows {
+		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Values: values[i],
+			Category: r.Category, Enabled: r.Enabled != 0, Visible: r.PlannerVisible != 0}
+	}
+	if err := s.idx.Upsert(ctx, m, vs); err != nil {
+		return err
+	}
+	s.noted(func(r *syncReport) { r.Embedded += int64(len(vs)) })
+	return nil
+}
+
+// indexed is what of a row its vector holds: the text embedded and what
+// queries filter on.
+type indexed struct {
+	text, category   string
+	enabled, visible bool
+}
+
+func indexedAs(r *rowcall.Row) indexed {
+	return indexed{rowcall.EmbedText(r), r.Category, r.Enabled != 0, r.PlannerVisible != 0}
+}
