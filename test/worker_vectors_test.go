@@ -244,11 +244,12 @@ func TestWorkerVectors(t *testing.T) {
 		t.Fatalf("nearest %q: %v, want %s first", mq, got, long)
 	}
 	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/" + long}), 200, nil)
-	if s := synced(t, h, tg); s.Sync.Deleted != 1 {
-		t.Fatalf("after a delete: %+v", s)
-	}
+	s = synced(t, h, tg)
 	if got := nearestKeys(t, h, mq, true); slices.Contains(got, long) {
 		t.Fatalf("a deleted row is found: %v", got)
+	}
+	if s.Sync.Deleted != 1 {
+		t.Fatalf("after a delete: %+v", s)
 	}
 }
 

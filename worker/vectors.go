@@ -34,6 +34,15 @@ type binder interface {
 	call(ctx context.Context, binding, method string, args ...any) ([]byte, error)
 }
 
+// encodeArgs is a binding call's arguments as the shim's call helper takes
+// them: a JSON array.
+func encodeArgs(args []any) ([]byte, error) {
+	if args == nil {
+		args = []any{}
+	}
+	return json.Marshal(args)
+}
+
 // Binding names.
 const (
 	aiBinding        = "AI"

@@ -27,10 +27,7 @@ func (jsBinder) call(ctx context.Context, binding, method string, args ...any) (
 	if b.Type() != js.TypeObject {
 		return nil, fmt.Errorf("the worker has no binding named %s", binding)
 	}
-	if args == nil {
-		args = []any{}
-	}
-	enc, err := json.Marshal(args)
+	enc, err := encodeArgs(args)
 	if err != nil {
 		return nil, err
 	}
