@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -36,8 +37,9 @@ type vectorSync struct {
 	emb rowcall.Embedder
 	idx rowcall.VectorIndex
 
-	mu     sync.Mutex // one pass at a time; it guards cursor
-	cursor int64      // events up to here are done; -1 until the first write
+	mu     sync.Mutex  // one pass at a time; it guards cursor
+	cursor int64       // events up to here are done; -1 until the first write
+	placed atomic.Bool // cursor is placed: a write need not wait for mu
 
 	rmu    sync.Mutex // guards report, which stats read during a pass
 	report syncReport
@@ -75,6 +77,9 @@ func isDirectoryWrite(r *http.Request) bool {
 // before runs ahead of a write: on the instance's first, it places the
 // cursor at the event log's end.
 func (s *vectorSync) before(ctx context.Context) {
+	if s.placed.Load() {
+		return // a pass may hold mu for a while: a write never waits for it
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cursor >= 0 {
@@ -86,6 +91,7 @@ func (s *vectorSync) before(ctx context.Context) {
 		return
 	}
 	s.cursor = id
+	s.placed.Store(true)
 	s.noted(func(r *syncReport) { r.Cursor = id })
 }
 
