@@ -131,7 +131,10 @@ func TestVectorSync(t *testing.T) {
 
 	// A failed pass leaves the cursor; the next write's pass does it.
 	emb.fail = true
-	write(func() error { _, err := store.Create(ctx, row("D", "misc", "Written while the service was down.")); return err })
+	write(func() error {
+		_, err := store.Create(ctx, row("D", "misc", "Written while the service was down."))
+		return err
+	})
 	if r := s.snapshot(); r.Failures != 1 || r.LastError != "embedding service down" || slices.Contains(keys(), "D") {
 		t.Fatalf("after a failure: %+v, %v", r, keys())
 	}
