@@ -577,10 +577,7 @@ func Sample(s map[string]any) string {
 			return t
 		}
 	}
-	t, _ := s["type"].(string)
-	if ts, ok := s["type"].([]string); ok && len(ts) > 0 {
-		t = ts[0]
-	}
+	t := firstType(s)
 	switch t {
 	case "integer", "number":
 		return "1"
@@ -602,10 +599,28 @@ func Sample(s map[string]any) string {
 func jsonSample(s map[string]any) any {
 	v := Sample(s)
 	var x any
-	if t, _ := s["type"].(string); t != "string" && t != "" && json.Unmarshal([]byte(v), &x) == nil {
+	if t := firstType(s); t != "string" && t != "" && json.Unmarshal([]byte(v), &x) == nil {
 		return x
 	}
 	return v
+}
+
+// firstType is a schema's type, or the first of its types.
+func firstType(s map[string]any) string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []string:
+		if len(t) > 0 {
+			return t[0]
+		}
+	case []any:
+		if len(t) > 0 {
+			f, _ := t[0].(string)
+			return f
+		}
+	}
+	return ""
 }
 
 func text(v any) string {
