@@ -96,12 +96,7 @@ func Convert(doc []byte, o Options) (Result, error) {
 	}
 	taken := map[string]bool{}
 	pm := d.Paths.Map()
-	paths := make([]string, 0, len(pm))
-	for p := range pm {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, path := range paths {
+	for _, path := range sortedKeys(pm) {
 		item := pm[path]
 		for _, m := range methods {
 			op := item.GetOperation(m)
