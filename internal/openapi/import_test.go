@@ -32,11 +32,11 @@ const ownerKey = "rk_test_owner"
 // host is a rowcall host in process over a fresh database, whose rows may
 // reach loopback, served on loopback.
 type host struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 }
 
-func newHost(t *testing.T) *host {
+func newHost(t testing.TB) *host {
 	t.Helper()
 	signer, _ := testenv.Signer(t)
 	s := app.ReadSettings(func(n string) string {
@@ -104,7 +104,7 @@ func (h *host) importDoc(doc []byte, query string) report {
 
 // echo is the upstream: it answers every request with its method, path,
 // query and body.
-func echo(t *testing.T) string {
+func echo(t testing.TB) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -444,4 +444,36 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
+}
+
+// BenchmarkImportGitHub is one import of the 313-operation document into a
+// fresh host through POST /api/import/openapi: conversion, checks, 313
+// guarded writes.
+func BenchmarkImportGitHub(b *testing.B) {
+	doc, err := os.ReadFile("testdata/github-rest.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		h := newHost(b)
+		b.StartTimer()
+		if r := h.importDoc(doc, "prefix=GH_&server=http://127.0.0.1:9"); len(r.Created) != 313 {
+			b.Fatalf("%+v", r)
+		}
+	}
+}
+
+// BenchmarkConvertGitHub is the conversion alone (kin-openapi's parse and
+// $ref resolution, then 313 rows).
+func BenchmarkConvertGitHub(b *testing.B) {
+	doc, err := os.ReadFile("testdata/github-rest.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if res, err := openapi.Convert(doc, openapi.Options{}); err != nil || len(res.Rows) != 313 {
+			b.Fatal(err)
+		}
+	}
 }
