@@ -36,19 +36,27 @@ type host struct {
 	url string
 }
 
-func newHost(t testing.TB) *host {
+func newHost(t testing.TB) *host { return newHostConverting(t, true) }
+
+// newHostConverting is newHost, with POST /api/import/openapi's converter or
+// without it (as on the worker).
+func newHostConverting(t testing.TB, convert bool) *host {
 	t.Helper()
+	conv := func(doc []byte, o api.OpenAPIOptions) ([]rowcall.Row, []string, error) {
+		r, err := openapi.Convert(doc, openapi.Options(o))
+		return r.Rows, r.Skipped, err
+	}
+	if !convert {
+		conv = nil
+	}
 	signer, _ := testenv.Signer(t)
 	s := app.ReadSettings(func(n string) string {
 		return map[string]string{"ROWCALL_ALLOW_OUTBOUND": "127.0.0.1/32", "ROWCALL_NO_EXAMPLES": "1"}[n]
 	})
 	a, err := app.New(s, app.Platform{DB: testdb.Open(t), Signer: signer, OwnerKeys: func() []string { return []string{ownerKey} },
-		Env:    rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
-		Client: func(p outbound.Policy, timeout time.Duration) *http.Client { return p.Client(timeout) },
-		OpenAPI: func(doc []byte, o api.OpenAPIOptions) ([]rowcall.Row, []string, error) {
-			r, err := openapi.Convert(doc, openapi.Options(o))
-			return r.Rows, r.Skipped, err
-		},
+		Env:     rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
+		Client:  func(p outbound.Policy, timeout time.Duration) *http.Client { return p.Client(timeout) },
+		OpenAPI: conv,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -320,6 +328,13 @@ func TestReimportUpdatesChanged(t *testing.T) {
 	h.do("GET", "/api/directory/FIND_PETS_BY_STATUS", ownerKey, nil, &row)
 	if row.Description() != "Finds pets by their status" || row.Version != 2 {
 		t.Fatalf("%q v%d", row.Description(), row.Version)
+	}
+	// A host without the converter (the worker) says where to convert.
+	var none struct {
+		Error, HowToFix string `json:"how_to_fix"`
+	}
+	if st := newHostConverting(t, false).do("POST", "/api/import/openapi", ownerKey, doc, &none); st != 501 || !strings.Contains(none.HowToFix, "rowcall import openapi") {
+		t.Fatalf("HTTP %d %+v", st, none)
 	}
 	// A bad document changes nothing and says why.
 	var bad report
