@@ -331,7 +331,8 @@ func TestReimportUpdatesChanged(t *testing.T) {
 	}
 	// A host without the converter (the worker) says where to convert.
 	var none struct {
-		Error, HowToFix string `json:"how_to_fix"`
+		Error    string
+		HowToFix string `json:"how_to_fix"`
 	}
 	if st := newHostConverting(t, false).do("POST", "/api/import/openapi", ownerKey, doc, &none); st != 501 || !strings.Contains(none.HowToFix, "rowcall import openapi") {
 		t.Fatalf("HTTP %d %+v", st, none)
