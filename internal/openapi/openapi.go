@@ -213,7 +213,7 @@ func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method strin
 	ex := strings.Join(sample, "|")
 	exJSON, _ := json.Marshal([]string{ex})
 	row.Examples = string(exJSON)
-	row.Content = docstring(row.Key, method, path, op, slots, ex) + bodyTemplate(bodyKind, slots)
+	row.Content = strings.TrimSuffix(docstring(row.Key, method, path, op, slots, ex)+bodyTemplate(bodyKind, slots), "\n")
 	return row, nil
 }
 
