@@ -39,6 +39,12 @@ type Config struct {
 	ListenURL      string
 	TrustForwarded bool
 	Modules        *modules.Registry // fn modules; nil on a host without them
+	// OpenAPI converts an OpenAPI document into rows for POST
+	// /api/import/openapi (internal/openapi.Convert: the local host sets it).
+	// The worker leaves it nil, which keeps the parser (1.4 MB of .wasm) out
+	// of its build; the endpoint then answers 501, and `rowcall import
+	// openapi`, which converts on the caller's machine, still works.
+	OpenAPI func(doc []byte, o OpenAPIOptions) (rows []rowcall.Row, skipped []string, err error)
 }
 
 // Handler serves the API.
@@ -90,6 +96,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("DELETE /api/tokens/{id}", h.owner(h.revokeToken))
 	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
 	m.HandleFunc("POST /api/import", h.owner(h.importRows))
+	m.HandleFunc("POST /api/import/openapi", h.owner(h.importOpenAPI))
+	m.HandleFunc("GET /api/openapi.json", h.reader(h.exportOpenAPI))
+	m.HandleFunc("POST /api/dispatch/{key}", h.invoker(h.callNamed))
 	m.HandleFunc("PUT /api/modules/{name}", h.owner(h.putModule))
 	m.HandleFunc("GET /api/modules", h.reader(h.listModules))
 	m.HandleFunc("GET /api/modules/{name}", h.reader(h.getModule))

@@ -12,11 +12,15 @@ import (
 // a large file as a run of such batches.
 const MaxImportBatch = 1000
 
-// importRows handles POST /api/import[?dry_run=1] {"rows":[…]}: every row is
-// checked as a PUT would check it (types, sizes, key rule, hygiene), compared
-// with what is stored, and — unless it is a dry run, and only when no row is
-// invalid — written in batches under D1's limits. The answer says what was (or
-// would be) created, updated and left unchanged.
+// importRows handles POST /api/import[?dry_run=1][&if_match=1] {"rows":[…]}:
+// every row is checked as a PUT would check it (types, sizes, key rule,
+// hygiene), compared with what is stored, and — unless it is a dry run, and
+// only when no row is invalid — written in batches under D1's limits. With
+// if_match=1 each row is written on its own instead, guarded by the version it
+// was compared with (a create by the key being free), so a row edited
+// meanwhile is refused with version_conflict (key_exists), not overwritten.
+// The answer says what was (or would be) created, updated and left
+// unchanged.
 func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	obj, err := readObject(r)
 	if err != nil {
@@ -32,6 +36,13 @@ func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, invalid(fmt.Sprintf("%d rows in one request; at most %d", len(raw), MaxImportBatch), "send batches; `rowcall import` does"))
 		return
 	}
+	q := r.URL.Query()
+	h.importBatch(w, r, raw, q.Get("dry_run") == "1", q.Get("if_match") == "1", nil)
+}
+
+// importBatch checks, compares and (unless dry) writes rows given as JSON
+// objects, and answers what changed; extra fields go at the end of the answer.
+func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[string]json.RawMessage, dry, guarded bool, extra ordered) {
 	type problem struct {
 		Index int    `json:"index"`
 		Key   string `json:"key"`
@@ -75,22 +86,35 @@ func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		if !ok {
 			created, write = append(created, row.Key), append(write, row)
 		} else if fields := changed(&old, &row); len(fields) > 0 {
+			row.Version = old.Version // the version a guarded write expects
 			updated, write = append(updated, ordered{{"key", row.Key}, {"fields", fields}}), append(write, row)
 		}
 	}
-	dry := r.URL.Query().Get("dry_run") == "1"
 	status := http.StatusOK
 	switch {
 	case len(invalidRows) > 0:
 		status = http.StatusUnprocessableEntity
+	case !dry && guarded:
+		for _, row := range write {
+			var err error
+			if row.Version == 0 {
+				_, err = h.dir.Create(r.Context(), row)
+			} else {
+				_, err = h.dir.Replace(r.Context(), row, row.Version)
+			}
+			if err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
 	case !dry:
 		if err := h.dir.Import(r.Context(), write); err != nil {
 			writeError(w, r, err)
 			return
 		}
 	}
-	writeJSON(w, status, ordered{{"ok", len(invalidRows) == 0}, {"dry_run", dry}, {"state_changed", !dry && len(invalidRows) == 0 && len(write) > 0},
-		{"created", created}, {"updated", updated}, {"unchanged", len(rows) - len(write)}, {"invalid", invalidRows}})
+	writeJSON(w, status, append(ordered{{"ok", len(invalidRows) == 0}, {"dry_run", dry}, {"state_changed", !dry && len(invalidRows) == 0 && len(write) > 0},
+		{"created", created}, {"updated", updated}, {"unchanged", len(rows) - len(write)}, {"invalid", invalidRows}}, extra...))
 }
 
 // changed names the writable fields that differ between two rows.

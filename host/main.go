@@ -11,6 +11,7 @@
 //	rowcall receipt verify FILE   check receipts offline, against a saved checkpoint too
 //	rowcall key rotate            make a new owner key; the old one stays valid for a window
 //	rowcall export / import FILE  the whole registry as one JSON file, and back
+//	rowcall import openapi FILE   one http row per operation of an OpenAPI document
 //
 // This package is wiring only: every behaviour lives in the core packages.
 package main
@@ -34,6 +35,7 @@ usage:
   rowcall key rotate [--data ./data] [--window 24h]
   rowcall export [--url URL] > registry.json
   rowcall import registry.json [--dry-run] [--url URL]
+  rowcall import openapi FILE [--prefix P] [--category C] [--auth bearer:VAR] [--server URL] [--dry-run] [--url URL]
 
 The owner key is read from $ROWCALL_OWNER_KEY or DATA/owner.key (created on first serve).
 `
@@ -56,7 +58,7 @@ func main() {
 	case "export":
 		err = exportRegistry(rest)
 	case "import":
-		err = importRegistry(rest)
+		err = importCmd(rest)
 	case "key":
 		if len(rest) == 0 || rest[0] != "rotate" {
 			err = fmt.Errorf("usage: rowcall key rotate [--data ./data] [--window 24h]")

@@ -46,14 +46,25 @@ func importRegistry(args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("usage: rowcall import FILE [--dry-run] [--url URL]   (FILE from `rowcall export`; - for stdin)")
 	}
-	var total report
+	each := func(fn func(rows []json.RawMessage, done int) error) error { return eachBatch(pos[0], *batch, fn) }
+	return importPasses(c, each, 0, *dry, "")
+}
+
+// importPasses sends rows to POST /api/import in the batches each yields:
+// first a dry run of every batch (so a bad row anywhere changes nothing),
+// then, unless dry, the writes, each pass with a progress bar (over total
+// rows, when known); then it prints what changed. query is added to every
+// request (&if_match=1 for guarded writes).
+func importPasses(c client, each func(func(rows []json.RawMessage, done int) error) error, total int, dry bool, query string) error {
+	var sum report
 	pass := func(dryRun bool, label string) error {
-		total = report{}
+		sum = report{}
 		bar := newProgress(label)
-		err := eachBatch(pos[0], *batch, func(rows []json.RawMessage, done int) error {
-			path := "/api/import"
-			if dryRun {
-				path += "?dry_run=1"
+		bar.total = total
+		err := each(func(rows []json.RawMessage, done int) error {
+			path := "/api/import?" + strings.TrimPrefix(query+"&dry_run=1", "&")
+			if !dryRun {
+				path = strings.TrimSuffix("/api/import?"+strings.TrimPrefix(query, "&"), "?")
 			}
 			status, out, err := c.do("POST", path, map[string]any{"rows": rows})
 			if err != nil {
@@ -62,7 +73,7 @@ func importRegistry(args []string) error {
 			var r report
 			b, _ := json.Marshal(out)
 			json.Unmarshal(b, &r)
-			total.add(r, done-len(rows))
+			sum.add(r, done-len(rows))
 			if status != 200 && len(r.Invalid) == 0 {
 				return fmt.Errorf("HTTP %d: %s", status, b)
 			}
@@ -75,23 +86,23 @@ func importRegistry(args []string) error {
 	if err := pass(true, "checking"); err != nil {
 		return err
 	}
-	if len(total.Invalid) > 0 {
-		for _, p := range total.Invalid {
+	if len(sum.Invalid) > 0 {
+		for _, p := range sum.Invalid {
 			fmt.Fprintf(os.Stderr, "row %d (%s): %s\n", p.Index, p.Key, p.Error)
 		}
-		return fmt.Errorf("%d invalid rows; nothing was imported", len(total.Invalid))
+		return fmt.Errorf("%d invalid rows; nothing was imported", len(sum.Invalid))
 	}
-	if !*dry {
+	if !dry {
 		if err := pass(false, "importing"); err != nil {
 			return err
 		}
 	}
 	verb := "would create"
-	if !*dry {
+	if !dry {
 		verb = "created"
 	}
-	fmt.Printf("%s %d, %s %d, unchanged %d\n", verb, len(total.Created), strings.Replace(verb, "create", "update", 1), len(total.Updated), total.Unchanged)
-	for _, u := range total.Updated {
+	fmt.Printf("%s %d, %s %d, unchanged %d\n", verb, len(sum.Created), strings.Replace(verb, "create", "update", 1), len(sum.Updated), sum.Unchanged)
+	for _, u := range sum.Updated {
 		fmt.Printf("  update %s: %s\n", u.Key, strings.Join(u.Fields, ", "))
 	}
 	return nil
@@ -190,6 +201,7 @@ type progress struct {
 	label string
 	tty   bool
 	last  int
+	total int // when known, the bar is the share done
 }
 
 func newProgress(label string) *progress {
@@ -200,7 +212,11 @@ func newProgress(label string) *progress {
 func (p *progress) show(done int) {
 	p.last = done
 	if p.tty {
-		fmt.Fprintf(os.Stderr, "\r%-10s %s %d rows", p.label, strings.Repeat("█", min(done/500+1, 40)), done)
+		n := min(done/500+1, 40)
+		if p.total > 0 {
+			n = max(1, done*40/p.total)
+		}
+		fmt.Fprintf(os.Stderr, "\r%-10s %s %d rows", p.label, strings.Repeat("█", n), done)
 	}
 }
 

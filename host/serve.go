@@ -100,7 +100,7 @@ func serve(args []string) error {
 	defer fnRunner.Close(context.Background())
 	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys),
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
-		Fn:     fnRunner, Modules: registry,
+		Fn:     fnRunner, Modules: registry, OpenAPI: openapiRows,
 		Fresh: time.Millisecond, // another process's edit shows within 1 ms; this one's at once
 		// On sqld a look at the event log is an HTTP round trip: fn calls
 		// speculate instead (the receipt's INSERT checks it).

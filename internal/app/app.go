@@ -102,6 +102,10 @@ type Platform struct {
 	SelfBase  func(ctx context.Context) string // $SELF's base for a call ("": not served in process)
 	Agent     func(*agent.Config)              // adjusts the agent runner (the host's retry flags)
 	Handler   func(http.Handler) http.Handler  // wraps the API (the worker compiles modules on registration)
+
+	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
+	// nil leaves the endpoint out.
+	OpenAPI func([]byte, api.OpenAPIOptions) ([]rowcall.Row, []string, error)
 }
 
 // App is the assembled core.
@@ -162,7 +166,7 @@ func New(s Settings, p Platform) (*App, error) {
 	a.Directory.Subscribe(a.Dispatcher.Touch)
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

@@ -136,6 +136,19 @@ func toolName(key string) bool {
 	return true
 }
 
+// FunctionTool is a row as the function tool an agent row offers a model:
+// its name (the key; ToolName says whether the key can be one), description
+// and JSON Schema parameters. GET /api/openapi.json?format=openai-tools and
+// anthropic-tools write the same three values in each API's shape.
+func FunctionTool(row *rowcall.Row) (name, description string, parameters json.RawMessage) {
+	t := projectTool(row)
+	return t.Function.Name, t.Function.Description, t.Function.Parameters
+}
+
+// ToolName reports whether key can be a function tool's name
+// (^[a-zA-Z0-9_-]{1,64}$, in the OpenAI and Anthropic APIs alike).
+func ToolName(key string) bool { return toolName(key) }
+
 // maxDescription caps a tool's description.
 const maxDescription = 1000
 

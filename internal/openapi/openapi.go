@@ -1,0 +1,703 @@
+// Package openapi turns an OpenAPI 3.0/3.1 document (JSON or YAML) into http
+// rows, one per operation, for `rowcall import openapi` and POST
+// /api/import/openapi. Parsing and local $ref resolution are
+// github.com/getkin/kin-openapi's; a $ref to another file or URL is refused.
+//
+//	res, err := openapi.Convert(doc, openapi.Options{Prefix: "GH_", Auth: "bearer:GH_TOKEN"})
+//	for _, row := range res.Rows { … }      // each passes the directory's Check
+//
+// One operation becomes one row:
+//
+//   - key: the operationId (else METHOD_path) in the directory's convention:
+//     camelCase split, anything but letters and digits made '_', uppercase,
+//     Options.Prefix in front, at most 128 characters; a key taken by an
+//     earlier operation gets _2, _3….
+//   - target: "METHOD server+path", the first server of the operation, path
+//     or document (variables at their defaults; Options.Server instead when
+//     set, and needed when the document names none or a relative one), each
+//     {param} of the path a $N slot and each query parameter a name=$N pair.
+//   - input_schema: one property per path parameter (in path order), query
+//     parameter (in declared order) and top-level property of a JSON or form
+//     request body (a body of any other shape is one property, "body"), so
+//     the pipe order is the schema's; a name taken twice gets "query_" or
+//     "body_" in front. Property schemas are kept shallow (type, format,
+//     enum, description, default, items' type) so rows stay small; an
+//     optional property that is not a plain string also accepts "", the empty
+//     argument a positional call gives for a skipped one. Header and cookie
+//     parameters are not carried (a row sets headers only through auth).
+//   - content: the docstring (# WHAT from summary, else description, else
+//     METHOD path; # WHEN_TO_USE from the description; # ARGS naming every
+//     $N; # EX with sample arguments) and then the body template: a JSON
+//     object whose string properties are "$N" and others $N, a form body
+//     name=$N&…, or the single reference $N.
+//   - sensitive: 1 for DELETE, and for any other method but GET, HEAD and
+//     OPTIONS that carries x-rowcall-sensitive: true or x-sensitive: true.
+//   - auth: Options.Auth, as it is (the directory checks it).
+//   - category: Options.Category, else the operation's first tag.
+//
+// An operation that carries x-rowcall (what GET /api/openapi.json writes) is
+// imported as the row in it, so an export imports as the rows it was made
+// from; Options still add the prefix and replace a category or auth that is
+// set.
+package openapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Options are what `rowcall import openapi` takes besides the document.
+type Options struct {
+	Prefix   string // put before every key, e.g. STRIPE_
+	Category string // every row's category (else the operation's first tag)
+	Auth     string // every row's auth spec, e.g. bearer:STRIPE_KEY
+	Server   string // the base URL of every target, instead of the document's servers
+}
+
+// Result is a converted document.
+type Result struct {
+	Title   string
+	Rows    []rowcall.Row
+	Skipped []string // operations not imported, each "METHOD path: why"
+}
+
+// methods is the order operations are read in, for a stable key order.
+var methods = []string{"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"}
+
+// Convert reads an OpenAPI document and returns one row per operation, in
+// path then method order. An error means the document could not be read (not
+// OpenAPI 3, malformed, an unresolvable or external $ref, no usable server).
+func Convert(doc []byte, o Options) (Result, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	d, err := loader.LoadFromData(doc)
+	if err != nil {
+		return Result{}, fmt.Errorf("not a readable OpenAPI document: %v", err)
+	}
+	if !strings.HasPrefix(d.OpenAPI, "3.") {
+		return Result{}, fmt.Errorf(`not an OpenAPI 3 document ("openapi": %q); convert Swagger 2.0 first`, d.OpenAPI)
+	}
+	res := Result{}
+	if d.Info != nil {
+		res.Title = d.Info.Title
+	}
+	if d.Paths == nil {
+		return res, nil
+	}
+	taken := map[string]bool{}
+	pm := d.Paths.Map()
+	for _, path := range sortedKeys(pm) {
+		item := pm[path]
+		for _, m := range methods {
+			op := item.GetOperation(m)
+			if op == nil {
+				continue
+			}
+			row, err := convertOp(d, path, item, m, op, o)
+			if err != nil {
+				res.Skipped = append(res.Skipped, m+" "+path+": "+err.Error())
+				continue
+			}
+			row.Key = unique(row.Key, taken)
+			res.Rows = append(res.Rows, row)
+		}
+	}
+	return res, nil
+}
+
+// slot is one input_schema property and where its argument lands.
+type slot struct {
+	name     string
+	in       string // path, query, body
+	wire     string // its name on the wire
+	schema   map[string]any
+	required bool
+	desc     string
+}
+
+func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method string, op *openapi3.Operation, o Options) (rowcall.Row, error) {
+	if x, ok := op.Extensions["x-rowcall"]; ok {
+		return fromExtension(x, o)
+	}
+	base, err := server(d, item, op, o.Server)
+	if err != nil {
+		return rowcall.Row{}, err
+	}
+	var slots []slot
+	names := map[string]bool{}
+	add := func(s slot) {
+		if names[s.name] {
+			s.name = s.in + "_" + s.name
+		}
+		for names[s.name] {
+			s.name += "_"
+		}
+		names[s.name] = true
+		slots = append(slots, s)
+	}
+	params := parameters(item, op)
+	// Path parameters in the order the path names them.
+	for _, name := range pathParams(path) {
+		p := params.find("path", name)
+		s := slot{name: name, in: "path", wire: name, required: true, schema: map[string]any{"type": "string"}}
+		if p != nil {
+			s.schema, s.desc = paramSchema(p), p.Description
+		}
+		add(s)
+	}
+	for _, p := range params {
+		if p.In == "query" {
+			add(slot{name: p.Name, in: "query", wire: p.Name, required: p.Required, schema: paramSchema(p), desc: p.Description})
+		}
+	}
+	bodyKind := ""
+	if op.RequestBody != nil && op.RequestBody.Value != nil {
+		var bodySlots []slot
+		bodyKind, bodySlots = body(op.RequestBody.Value)
+		for _, s := range bodySlots {
+			add(s)
+		}
+	}
+	// The target: path slots, then the query.
+	n := map[string]int{}
+	for i, s := range slots {
+		n[s.in+"\x00"+s.wire] = i + 1
+	}
+	target := pathSlot.ReplaceAllStringFunc(path, func(m string) string {
+		return fmt.Sprintf("$%d", n["path\x00"+m[1:len(m)-1]])
+	})
+	var query []string
+	for i, s := range slots {
+		if s.in == "query" {
+			query = append(query, url.QueryEscape(s.wire)+"="+fmt.Sprintf("$%d", i+1))
+		}
+	}
+	target = strings.TrimRight(base, "/") + target
+	if len(query) > 0 {
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
+		}
+		target += sep + strings.Join(query, "&")
+	}
+
+	key := o.Prefix + Key(op.OperationID)
+	if op.OperationID == "" {
+		key = o.Prefix + Key(method+"_"+path)
+	}
+	row := rowcall.NewRow(clipKey(key), rowcall.TypeHTTP)
+	row.Target = method + " " + target
+	row.Auth = o.Auth
+	row.Category = o.Category
+	if row.Category == "" && len(op.Tags) > 0 {
+		row.Category = op.Tags[0]
+	}
+	row.InputSchema = inputSchema(slots)
+	if method == "DELETE" || (!slices.Contains([]string{"GET", "HEAD", "OPTIONS"}, method) && (flagged(op.Extensions, "x-rowcall-sensitive") || flagged(op.Extensions, "x-sensitive"))) {
+		row.Sensitive = 1
+	}
+	sample := make([]string, len(slots))
+	for i, s := range slots {
+		sample[i] = Sample(s.schema)
+	}
+	ex := strings.Join(sample, "|")
+	exJSON, _ := json.Marshal([]string{ex})
+	row.Examples = string(exJSON)
+	row.Content = strings.TrimSuffix(docstring(row.Key, method, path, op, slots, ex)+bodyTemplate(bodyKind, slots), "\n")
+	return row, nil
+}
+
+// fromExtension is an operation that carries its row (x-rowcall).
+func fromExtension(x any, o Options) (rowcall.Row, error) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return rowcall.Row{}, err
+	}
+	row := rowcall.NewRow("", "")
+	if err := json.Unmarshal(b, &row); err != nil || !rowcall.ValidKey(row.Key) {
+		return rowcall.Row{}, errors.New("x-rowcall is not a row with a valid key")
+	}
+	row.Key = clipKey(o.Prefix + row.Key)
+	row.Version, row.RowNum, row.UpdatedAt, row.CreatedAt = 0, 0, "", ""
+	if o.Category != "" {
+		row.Category = o.Category
+	}
+	if o.Auth != "" {
+		row.Auth = o.Auth
+	}
+	return row, nil
+}
+
+// server is the base URL of an operation: base when set, else the first of
+// its own servers, its path's or the document's, variables at their
+// defaults.
+func server(d *openapi3.T, item *openapi3.PathItem, op *openapi3.Operation, base string) (string, error) {
+	if base != "" {
+		return base, nil
+	}
+	var list openapi3.Servers
+	switch {
+	case op.Servers != nil && len(*op.Servers) > 0:
+		list = *op.Servers
+	case len(item.Servers) > 0:
+		list = item.Servers
+	default:
+		list = d.Servers
+	}
+	if len(list) == 0 || list[0] == nil || list[0].URL == "" || list[0].URL == "/" {
+		return "", errors.New("the document names no server; give the base URL (--server URL)")
+	}
+	u := list[0].URL
+	for name, v := range list[0].Variables {
+		if v != nil {
+			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+		}
+	}
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return "", fmt.Errorf("the server %q is not an absolute http(s) URL; give the base URL (--server URL)", u)
+	}
+	return u, nil
+}
+
+type paramList []*openapi3.Parameter
+
+func (l paramList) find(in, name string) *openapi3.Parameter {
+	for _, p := range l {
+		if p.In == in && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// parameters merges the path item's parameters with the operation's (which
+// win on the same name and location).
+func parameters(item *openapi3.PathItem, op *openapi3.Operation) paramList {
+	var out paramList
+	for _, r := range op.Parameters {
+		if r != nil && r.Value != nil {
+			out = append(out, r.Value)
+		}
+	}
+	for _, r := range item.Parameters {
+		if r != nil && r.Value != nil && out.find(r.Value.In, r.Value.Name) == nil {
+			out = append(out, r.Value)
+		}
+	}
+	return out
+}
+
+var pathSlot = regexp.MustCompile(`\{[^{}/]+\}`)
+
+func pathParams(path string) []string {
+	var out []string
+	for _, m := range pathSlot.FindAllString(path, -1) {
+		out = append(out, m[1:len(m)-1])
+	}
+	return out
+}
+
+func paramSchema(p *openapi3.Parameter) map[string]any {
+	var s *openapi3.SchemaRef = p.Schema
+	if s == nil {
+		for _, mt := range p.Content {
+			if mt != nil && mt.Schema != nil {
+				s = mt.Schema
+				break
+			}
+		}
+	}
+	out := shallow(s, 1)
+	if p.Description != "" {
+		out["description"] = clip(oneLine(p.Description), 300)
+	}
+	return out
+}
+
+// body reads a request body: "json" or "form" with one slot per top-level
+// property, or "raw" with the one slot "body".
+func body(rb *openapi3.RequestBody) (string, []slot) {
+	var mt *openapi3.MediaType
+	kind := "raw"
+	for _, ct := range sortedKeys(rb.Content) {
+		c := strings.ToLower(ct)
+		if strings.Contains(c, "json") {
+			mt, kind = rb.Content[ct], "json"
+			break
+		}
+		if c == "application/x-www-form-urlencoded" && mt == nil {
+			mt, kind = rb.Content[ct], "form"
+		}
+	}
+	if mt == nil {
+		for _, ct := range sortedKeys(rb.Content) {
+			mt = rb.Content[ct]
+			break
+		}
+	}
+	var s *openapi3.Schema
+	if mt != nil && mt.Schema != nil {
+		s = mt.Schema.Value
+	}
+	if s != nil && (kind == "json" || kind == "form") && isObject(s) && len(s.Properties) > 0 && len(s.Properties) <= 64 {
+		var slots []slot
+		for _, name := range sortedKeys(s.Properties) {
+			ps := s.Properties[name]
+			if ps != nil && ps.Value != nil && ps.Value.ReadOnly {
+				continue
+			}
+			slots = append(slots, slot{name: name, in: "body", wire: name, required: slices.Contains(s.Required, name), schema: shallow(ps, 1)})
+		}
+		return kind, slots
+	}
+	var ref *openapi3.SchemaRef
+	if mt != nil {
+		ref = mt.Schema
+	}
+	sch := map[string]any{"type": "string"}
+	if kind == "json" {
+		sch = shallow(ref, 1)
+	}
+	if rb.Description != "" {
+		sch["description"] = clip(oneLine(rb.Description), 300)
+	}
+	return "raw", []slot{{name: "body", in: "body", wire: "body", required: rb.Required, schema: sch}}
+}
+
+func isObject(s *openapi3.Schema) bool {
+	return s.Type == nil || s.Type.IsEmpty() || s.Type.Includes("object")
+}
+
+// shallow is a small JSON Schema for a property: its type (the first of an
+// allOf/oneOf/anyOf when it has none of its own), format, enum, default and
+// description, and, for an array, its items' type.
+func shallow(ref *openapi3.SchemaRef, depth int) map[string]any {
+	out := map[string]any{}
+	if ref == nil || ref.Value == nil {
+		return map[string]any{"type": "string"}
+	}
+	s := ref.Value
+	for (s.Type == nil || s.Type.IsEmpty()) && len(s.Properties) == 0 {
+		var next *openapi3.SchemaRef
+		for _, list := range []openapi3.SchemaRefs{s.AllOf, s.OneOf, s.AnyOf} {
+			if len(list) > 0 && list[0] != nil && list[0].Value != nil {
+				next = list[0]
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		if s.Description != "" && out["description"] == nil {
+			out["description"] = clip(oneLine(s.Description), 300)
+		}
+		s = next.Value
+	}
+	var types []string
+	if s.Type != nil {
+		for _, t := range s.Type.Slice() {
+			if t != "null" {
+				types = append(types, t)
+			}
+		}
+	}
+	switch {
+	case len(types) == 1:
+		out["type"] = types[0]
+	case len(types) > 1:
+		out["type"] = types
+	case len(s.Properties) > 0:
+		out["type"] = "object"
+	}
+	if s.Format != "" && out["type"] != nil {
+		out["format"] = s.Format
+	}
+	if len(s.Enum) > 0 {
+		var enum []any
+		for _, e := range s.Enum {
+			if e != nil {
+				enum = append(enum, e)
+			}
+		}
+		if len(enum) > 0 {
+			out["enum"] = enum
+		}
+	}
+	if s.Default != nil {
+		out["default"] = s.Default
+	}
+	if s.Description != "" {
+		out["description"] = clip(oneLine(s.Description), 300)
+	}
+	if out["type"] == "array" && depth > 0 {
+		out["items"] = shallow(s.Items, depth-1)
+		if s.Items == nil {
+			delete(out, "items")
+		}
+	}
+	return out
+}
+
+// inputSchema writes the slots as a JSON Schema object, properties in slot
+// order (encoding/json would sort a map's keys).
+func inputSchema(slots []slot) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	var required []string
+	for i, s := range slots {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(s.name)
+		sch := s.schema
+		if !s.required {
+			sch = emptyAllowed(sch)
+		} else {
+			required = append(required, s.name)
+		}
+		v, _ := json.Marshal(sch)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteString(`}`)
+	if len(required) > 0 {
+		r, _ := json.Marshal(required)
+		b.WriteString(`,"required":`)
+		b.Write(r)
+	}
+	b.WriteString(`}`)
+	return b.String()
+}
+
+// emptyAllowed lets an optional property take "", which is what a
+// positional call sends for an argument it skips: an enum gains "", and a
+// type that is not a string gains "string" limited to length 0.
+func emptyAllowed(s map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range s {
+		out[k] = v
+	}
+	if enum, ok := s["enum"].([]any); ok && !slices.Contains(enum, any("")) {
+		out["enum"] = append(slices.Clip(enum), "")
+	}
+	switch t := s["type"].(type) {
+	case string:
+		if t != "string" {
+			out["type"], out["maxLength"] = []string{t, "string"}, 0
+		}
+	case []string:
+		if !slices.Contains(t, "string") {
+			out["type"], out["maxLength"] = append(slices.Clip(t), "string"), 0
+		}
+	}
+	return out
+}
+
+func bodyTemplate(kind string, slots []slot) string {
+	var parts []string
+	for i, s := range slots {
+		if s.in != "body" {
+			continue
+		}
+		ref := fmt.Sprintf("$%d", i+1)
+		switch kind {
+		case "json":
+			name, _ := json.Marshal(s.wire)
+			if s.schema["type"] == "string" {
+				ref = `"` + ref + `"`
+			}
+			parts = append(parts, string(name)+":"+ref)
+		case "form":
+			parts = append(parts, url.QueryEscape(s.wire)+"="+ref)
+		default:
+			return ref
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return ""
+	case kind == "form":
+		return strings.Join(parts, "&")
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func docstring(key, method, path string, op *openapi3.Operation, slots []slot, ex string) string {
+	what := oneLine(op.Summary)
+	desc := oneLine(op.Description)
+	if what == "" {
+		what = firstSentence(desc)
+	}
+	if what == "" {
+		what = method + " " + path
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# WHAT: %s\n", clip(what, 200))
+	if desc != "" && desc != what {
+		fmt.Fprintf(&b, "# WHEN_TO_USE: %s\n", clip(desc, 400))
+	}
+	if len(slots) > 0 {
+		args := make([]string, len(slots))
+		for i, s := range slots {
+			args[i] = fmt.Sprintf("$%d=%s", i+1, s.name)
+			if !s.required {
+				args[i] += " (optional)"
+			}
+		}
+		fmt.Fprintf(&b, "# ARGS: %s\n", strings.Join(args, " | "))
+	}
+	fmt.Fprintf(&b, "# EX: [%s]%s[/%s]\n", key, ex, key)
+	return b.String()
+}
+
+// Sample is an argument that the property's schema accepts: its default or
+// first enum value, else a value of its type.
+func Sample(s map[string]any) string {
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		return text(enum[0])
+	}
+	if d, ok := s["default"]; ok && d != nil {
+		if t := text(d); t != "" {
+			return t
+		}
+	}
+	t := firstType(s)
+	switch t {
+	case "integer", "number":
+		return "1"
+	case "boolean":
+		return "true"
+	case "array":
+		items, _ := s["items"].(map[string]any)
+		if items == nil {
+			return "[]"
+		}
+		b, _ := json.Marshal([]any{jsonSample(items)})
+		return string(b)
+	case "object":
+		return "{}"
+	}
+	return "x"
+}
+
+func jsonSample(s map[string]any) any {
+	v := Sample(s)
+	var x any
+	if t := firstType(s); t != "string" && t != "" && json.Unmarshal([]byte(v), &x) == nil {
+		return x
+	}
+	return v
+}
+
+// firstType is a schema's type, or the first of its types.
+func firstType(s map[string]any) string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []string:
+		if len(t) > 0 {
+			return t[0]
+		}
+	case []any:
+		if len(t) > 0 {
+			f, _ := t[0].(string)
+			return f
+		}
+	}
+	return ""
+}
+
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+var camel = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+var nonWord = regexp.MustCompile(`[^A-Za-z0-9]+`)
+var conventional = regexp.MustCompile(`^[A-Z0-9][A-Z0-9_]*$`)
+
+// Key puts an operationId (or METHOD_path) in the directory's convention:
+// addPet and add-pet are ADD_PET, issues/list-for-repo is
+// ISSUES_LIST_FOR_REPO. A name that already is a key in that convention
+// (uppercase letters, digits, '_') is kept as it is.
+func Key(id string) string {
+	if conventional.MatchString(id) {
+		return id
+	}
+	k := camel.ReplaceAllString(id, "${1}_${2}")
+	k = strings.Trim(nonWord.ReplaceAllString(k, "_"), "_")
+	return strings.ToUpper(k)
+}
+
+func clipKey(k string) string {
+	if len(k) > 128 {
+		k = k[:128]
+	}
+	if k == "" {
+		k = "OP"
+	}
+	return k
+}
+
+// unique returns key, or key_2, key_3… when an earlier operation took it.
+func unique(key string, taken map[string]bool) string {
+	k := key
+	for i := 2; taken[k]; i++ {
+		suffix := fmt.Sprintf("_%d", i)
+		k = clipKey(key[:min(len(key), 128-len(suffix))] + suffix)
+	}
+	taken[k] = true
+	return k
+}
+
+func flagged(ext map[string]any, name string) bool {
+	v, ok := ext[name]
+	if !ok {
+		return false
+	}
+	b, _ := json.Marshal(v)
+	return string(b) == "true"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,84 @@
+package openapi
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rowcall/rowcall"
+)
+
+func TestKey(t *testing.T) {
+	for id, want := range map[string]string{
+		"addPet": "ADD_PET", "add-pet": "ADD_PET", "issues/list-for-repo": "ISSUES_LIST_FOR_REPO",
+		"GET_/pets/{id}": "GET_PETS_ID", "DIR_GET": "DIR_GET", "getHTTPStatus": "GET_HTTPSTATUS",
+	} {
+		if got := Key(id); got != want || !rowcall.ValidKey(got) {
+			t.Errorf("Key(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+const small = `openapi: 3.1.0
+info: {title: t, version: "1"}
+servers: [{url: "https://{region}.api.example/v{v}", variables: {region: {default: eu}, v: {default: "2"}}}]
+paths:
+  /things/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+    get: {operationId: getThing, responses: {"200": {description: ok}}}
+    delete: {operationId: dropThing, responses: {"204": {description: gone}}}
+    post:
+      operationId: renameThing
+      x-rowcall-sensitive: true
+      requestBody: {content: {application/x-www-form-urlencoded: {schema: {type: object, required: [name], properties: {name: {type: string}}}}}}
+      responses: {"200": {description: ok}}
+    put:
+      requestBody: {content: {text/plain: {schema: {type: string}}}}
+      responses: {"200": {description: ok}}
+  /local:
+    servers: [{url: /relative}]
+    get: {operationId: local, responses: {"200": {description: ok}}}
+`
+
+// One document's operations as rows: the server's variables, the path
+// parameter of the path item, form and text bodies, the sensitive marks, a
+// key from the method and path, and an operation whose server is relative.
+func TestConvert(t *testing.T) {
+	res, err := Convert([]byte(small), Options{Prefix: "X_", Auth: "bearer:X_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]rowcall.Row{}
+	for _, r := range res.Rows {
+		got[r.Key] = r
+		if r.Auth != "bearer:X_KEY" || len(r.Hygiene()) > 0 {
+			t.Errorf("%s: auth %q, hygiene %v", r.Key, r.Auth, r.Hygiene())
+		}
+	}
+	want := map[string]struct {
+		target, payload string
+		sensitive       int64
+	}{
+		"X_GET_THING":     {"GET https://eu.api.example/v2/things/$1", "", 0},
+		"X_DROP_THING":    {"DELETE https://eu.api.example/v2/things/$1", "", 1},
+		"X_RENAME_THING":  {"POST https://eu.api.example/v2/things/$1", "name=$2", 1},
+		"X_PUT_THINGS_ID": {"PUT https://eu.api.example/v2/things/$1", "$2", 0},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v", res.Rows)
+	}
+	for key, w := range want {
+		r := got[key]
+		if r.Target != w.target || r.Payload() != w.payload || r.Sensitive != w.sensitive {
+			t.Errorf("%s: target %q payload %q sensitive %d; want %+v", key, r.Target, r.Payload(), r.Sensitive, w)
+		}
+	}
+	if s := got["X_GET_THING"].InputSchema; s != `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}` {
+		t.Errorf("input_schema %s", s)
+	}
+	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "GET /local: the server \"/relative\" is not an absolute") {
+		t.Errorf("skipped %q", res.Skipped)
+	}
+	if _, err := Convert([]byte(`{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}`), Options{}); err == nil {
+		t.Error("a Swagger 2.0 document converted")
+	}
+}
