@@ -213,6 +213,10 @@ func pickEmbedder(s EmbedSettings, models agent.Config, p Platform) (rowcall.Emb
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_EMBED_PROVIDER: " + s.Provider + " is not among the model providers",
 			HowToFix: "name one of ROWCALL_MODEL_PROVIDERS (NAME=URL entries), or use-lite (the embedded encoder) or off (words only)"}
 	}
+	if s.Auth != "" && p.Env == nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_EMBED_AUTH: this platform has no environment to read " + s.Auth + " from",
+			HowToFix: "on the worker, leave ROWCALL_EMBED_PROVIDER unset to embed with Workers AI (the AI binding), or use a provider that needs no credential"}
+	}
 	dim := 0
 	if s.Dim != "" {
 		n, err := strconv.Atoi(s.Dim)

@@ -91,6 +91,8 @@ func TestEmbedProviderChoices(t *testing.T) {
 		{"ROWCALL_EMBED_PROVIDER": "nosuch", "ROWCALL_MODEL_PROVIDERS": "emb=http://127.0.0.1:1/v1"},
 		{"ROWCALL_EMBED_PROVIDER": "emb", "ROWCALL_MODEL_PROVIDERS": "emb=http://127.0.0.1:1/v1", "ROWCALL_EMBED_MODEL": "m", "ROWCALL_EMBED_DIM": "-3"},
 		{"ROWCALL_EMBED_PROVIDER": "emb", "ROWCALL_MODEL_PROVIDERS": "emb=http://127.0.0.1:1/v1"},
+		// no Platform.Env (the worker): a credential could not be read
+		{"ROWCALL_EMBED_PROVIDER": "emb", "ROWCALL_MODEL_PROVIDERS": "emb=http://127.0.0.1:1/v1", "ROWCALL_EMBED_MODEL": "m", "ROWCALL_EMBED_AUTH": "bearer:EMB_KEY"},
 	} {
 		signer, _ := testenv.Signer(t)
 		_, err := app.New(app.ReadSettings(func(n string) string { return env[n] }), app.Platform{DB: testdb.Open(t), Signer: signer,
