@@ -153,31 +153,38 @@ func (m *standInModel) answer(req modelserver.Request) modelserver.Reply {
 		score float64
 	}
 	var cands []cand
-	var texts []string
+	var texts [][]string // per candidate: the texts its score compares with the question
 	for _, l := range lines[1:] {
 		key, text, ok := strings.Cut(l, ": ")
 		if !ok || l == "Candidates:" {
 			continue
 		}
-		what, when, _ := strings.Cut(text, " Use when: ")
 		cands = append(cands, cand{key: key})
-		words := strings.ToLower(strings.ReplaceAll(key, "_", " "))
-		texts = append(texts, words+": "+text, what, when)
-	}
-	vs := m.embed(append([]string{q}, texts...))
-	qv := vs[0]
-	for i := range cands {
-		line, what, when := dot(qv, vs[1+3*i]), dot(qv, vs[2+3*i]), dot(qv, vs[3+3*i])
-		if texts[3*i+2] == "" {
-			when = what
-		}
-		cands[i].score = m.prior * (1 - float64(i)/float64(rerank.DefaultMax))
 		switch m.how {
 		case "line":
-			cands[i].score += line
+			texts = append(texts, []string{strings.ToLower(strings.ReplaceAll(key, "_", " ")) + ": " + text})
 		case "fields":
-			cands[i].score += max(what, when)
+			what, when, ok := strings.Cut(text, " Use when: ")
+			if !ok {
+				texts = append(texts, []string{what})
+			} else {
+				texts = append(texts, []string{what, when})
+			}
 		}
+	}
+	all := []string{q}
+	for _, ts := range texts {
+		all = append(all, ts...)
+	}
+	vs := m.embed(all)
+	qv, next := vs[0], 1
+	for i := range cands {
+		best := -2.0
+		for range texts[i] {
+			best = max(best, dot(qv, vs[next]))
+			next++
+		}
+		cands[i].score = best + m.prior*(1-float64(i)/float64(rerank.DefaultMax))
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
 		switch {
