@@ -45,8 +45,8 @@ var StandIns = []string{"line", "fields"}
 
 // The stand-in and prior chosen on the tune split (docs/benchmarks.md).
 const (
-	ChosenStandIn = "line"
-	ChosenPrior   = 0.0
+	ChosenStandIn = "fields"
+	ChosenPrior   = 1.5
 )
 
 // NewReranked builds the rerank path in dir (its own database holding only
