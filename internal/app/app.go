@@ -17,14 +17,17 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/embed/openai"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/outbound"
+	"github.com/rowcall/rowcall/internal/rerank"
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn/modules"
@@ -43,6 +46,16 @@ type Settings struct {
 	SecretsPrefix  string         // ROWCALL_SECRETS_PREFIX: the only variables rows' auth may name
 	NoExamples     bool           // ROWCALL_NO_EXAMPLES: a new database stays empty
 	Models         agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+	Embed          EmbedSettings  // ROWCALL_EMBED_PROVIDER, ROWCALL_EMBED_MODEL, ROWCALL_EMBED_AUTH, ROWCALL_EMBED_DIM
+	AskRerank      string         // ROWCALL_ASK_RERANK: the agent row that reranks ask's best candidates ("": none)
+}
+
+// EmbedSettings say which embedder ask uses (pickEmbedder).
+type EmbedSettings struct {
+	Provider string // "" or "use-lite": the platform's (the embedded encoder); "off": words only; else a model provider's name
+	Model    string // the provider's embedding model
+	Auth     string // its credential, in an auth column's form (bearer:ENV), read from Platform.Env
+	Dim      string // the vectors' length ("": learned from the first answer)
 }
 
 // ReadSettings reads every setting through lookup ("" when unset). Yes-or-no
@@ -58,6 +71,9 @@ func ReadSettings(lookup func(name string) string) Settings {
 		NoExamples:     rowcall.SettingOn(lookup("ROWCALL_NO_EXAMPLES")),
 		Models: agent.Settings{Providers: lookup("ROWCALL_MODEL_PROVIDERS"), Default: lookup("ROWCALL_MODEL_DEFAULT"),
 			Prices: lookup("ROWCALL_MODEL_PRICES")},
+		Embed: EmbedSettings{Provider: lookup("ROWCALL_EMBED_PROVIDER"), Model: lookup("ROWCALL_EMBED_MODEL"),
+			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
+		AskRerank: lookup("ROWCALL_ASK_RERANK"),
 	}
 }
 
@@ -116,6 +132,9 @@ type App struct {
 	Dispatcher *dispatch.Dispatcher
 	API        *api.Handler
 	Handler    http.Handler // API, wrapped by Platform.Handler
+
+	Embedder rowcall.Embedder // what ask embeds with (nil: words only; pickEmbedder)
+	Reranker rowcall.Reranker // ask's rerank row (nil: none; ROWCALL_ASK_RERANK)
 }
 
 // New assembles the core for s over p.
@@ -131,7 +150,11 @@ func New(s Settings, p Platform) (*App, error) {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "agent settings: " + err.Error(),
 			HowToFix: "fix ROWCALL_MODEL_PROVIDERS (NAME=URL entries separated by spaces), ROWCALL_MODEL_DEFAULT (one of them) or ROWCALL_MODEL_PRICES (JSON)"}
 	}
-	a := &App{Store: sqlstore.New(p.DB)}
+	models.Client = p.Client(agent.Allow(policy, models.Providers), 0)
+	if p.Embedder, err = pickEmbedder(s.Embed, models, p); err != nil {
+		return nil, err
+	}
+	a := &App{Store: sqlstore.New(p.DB), Embedder: p.Embedder}
 	a.Store.Now = p.Now
 	if p.MaxParams > 0 {
 		a.Store.MaxParams = p.MaxParams
@@ -139,7 +162,6 @@ func New(s Settings, p Platform) (*App, error) {
 	a.Directory = directory.New(a.Store, s.SecretsPrefix)
 	a.Receipts = sqlstore.NewReceiptLog(a.Store, p.Signer)
 
-	models.Client = p.Client(agent.Allow(policy, models.Providers), 0)
 	models.Rows, models.Catalog = a.Store, sqlstore.Catalog{Store: a.Store}
 	if p.Agent != nil {
 		p.Agent(&models)
@@ -164,6 +186,9 @@ func New(s Settings, p Platform) (*App, error) {
 		},
 	}
 	a.Directory.Subscribe(a.Dispatcher.Touch)
+	if s.AskRerank != "" {
+		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank}
+	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI}, a.Directory, a.Store, a.Dispatcher)
@@ -173,6 +198,40 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	self.Handler = a.Handler // rows' $SELF calls are served in process
 	return a, nil
+}
+
+// pickEmbedder is the embedder ROWCALL_EMBED_PROVIDER names: the
+// platform's own (unset or use-lite), none (off), or the OpenAI-compatible
+// embeddings API of the model provider of that name, reached through the
+// agent runner's client (so the outbound policy lets it through as it does
+// for agent rows) with its credential read from the platform's Env.
+func pickEmbedder(s EmbedSettings, models agent.Config, p Platform) (rowcall.Embedder, error) {
+	switch s.Provider {
+	case "", "use-lite":
+		return p.Embedder, nil
+	case "off":
+		return nil, nil
+	}
+	prov, ok := models.Providers[s.Provider]
+	if !ok {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_EMBED_PROVIDER: " + s.Provider + " is not among the model providers",
+			HowToFix: "name one of ROWCALL_MODEL_PROVIDERS (NAME=URL entries), or use-lite (the embedded encoder) or off (words only)"}
+	}
+	if s.Auth != "" && p.Env == nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_EMBED_AUTH: this platform has no environment to read " + s.Auth + " from",
+			HowToFix: "on the worker, leave ROWCALL_EMBED_PROVIDER unset to embed with Workers AI (the AI binding), or use a provider that needs no credential"}
+	}
+	dim := 0
+	if s.Dim != "" {
+		n, err := strconv.Atoi(s.Dim)
+		if err != nil || n <= 0 {
+			return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_EMBED_DIM: " + strconv.Quote(s.Dim) + " is not a positive whole number",
+				HowToFix: "give the model's vector length (e.g. 1536 for text-embedding-3-small), or leave it unset to learn it from the first answer"}
+		}
+		dim = n
+	}
+	return openai.New(openai.Config{Provider: s.Provider, BaseURL: prov.BaseURL, Model: s.Model, Dim: dim,
+		Auth: s.Auth, Env: p.Env, Client: models.Client})
 }
 
 // Close stops the receipt writer once what it holds is stored.

@@ -159,6 +159,11 @@ func (h Hybrid) Rank(ctx context.Context, query string) ([]string, error) {
 // better), cos the query's cosine with every row of ix. It returns the first
 // Depth keys, best first (ties by key).
 func Fuse(hits []rowcall.Hit, ix *Index, cos []float32, weight float64, k int) []string {
+	return FuseN(hits, ix, cos, weight, k, Depth)
+}
+
+// FuseN is Fuse returning the first n keys.
+func FuseN(hits []rowcall.Hit, ix *Index, cos []float32, weight float64, k, n int) []string {
 	words := map[string]float64{}
 	best := 0.0
 	for _, h := range hits {
@@ -201,8 +206,8 @@ func Fuse(hits []rowcall.Hit, ix *Index, cos []float32, weight float64, k int) [
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	keys := make([]string, 0, Depth)
-	for _, c := range cands[:min(Depth, len(cands))] {
+	keys := make([]string, 0, n)
+	for _, c := range cands[:min(n, len(cands))] {
 		keys = append(keys, c.key)
 	}
 	return keys

@@ -3,14 +3,16 @@
 // -rows generated distractors, asks every intent, and prints top-1, top-3 and
 // MRR@10 overall and split by shared-word or not, for each split.
 //
-//	go run ./test/askeval/cmd/score [-split all|tune|test] [-rows 10000] [-ranker words|vectors|hybrid] [-show]
-//	    [-weight 0.3] [-k 50] [-keywords]
+//	go run ./test/askeval/cmd/score [-split all|tune|test] [-rows 10000] [-ranker words|vectors|hybrid|rerank] [-show]
+//	    [-weight 0.3] [-k 50] [-keywords] [-standin line|fields] [-prior 0]
 //
 // vectors and hybrid embed every row with the embedded encoder (USE-lite,
 // whose weights `go run ./internal/embed/use/fetch` installs) once, and keep
 // the vectors in askeval.VectorCacheDir for the next run. -weight is the
 // words' share of hybrid's mix, -k how many candidates each side gives it,
-// -keywords puts the key's words in front of the embedded row text.
+// -keywords puts the key's words in front of the embedded row text. rerank is
+// hybrid with its top 20 reordered through a rerank agent row and the
+// stand-in model (askeval.Reranked; -standin and -prior say how it orders).
 //
 // -show lists each tune intent's rank (never the test split's: tune on tune only).
 package main
@@ -20,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -35,6 +38,9 @@ type config struct {
 	weight   float64
 	k        int
 	keyWords bool
+	standIn  string
+	prior    float64
+	dir      string
 }
 
 // rankers are the rankings this command can score, by -ranker name.
@@ -47,6 +53,19 @@ var rankers = map[string]func(config) (askeval.Ranker, error){
 	"hybrid": func(c config) (askeval.Ranker, error) {
 		enc, ix, err := embed(c)
 		return askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k}, err
+	},
+	"rerank": func(c config) (askeval.Ranker, error) {
+		enc, ix, err := embed(c)
+		if err != nil {
+			return nil, err
+		}
+		h := askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k}
+		dir, err := os.MkdirTemp(c.dir, "rerank-")
+		if err != nil {
+			return nil, err
+		}
+		r, _, err := askeval.NewReranked(context.Background(), h, c.rows, c.standIn, c.prior, dir)
+		return r, err // the process ends after one run: nothing to close
 	},
 }
 
@@ -85,6 +104,8 @@ func main() {
 	weight := flag.Float64("weight", askeval.ChosenWeight, "hybrid: the words' share of the mix, 0 to 1")
 	k := flag.Int("k", askeval.ChosenK, "hybrid: candidates from each of word search and vector search (1 to 100)")
 	keyWords := flag.Bool("keywords", askeval.ChosenKeyWords, "vectors, hybrid: embed the key's words (split on _) with the row's WHAT and WHEN_TO_USE")
+	standIn := flag.String("standin", askeval.ChosenStandIn, "rerank: how the stand-in model orders hybrid's top 20 ("+strings.Join(askeval.StandIns, ", ")+"; askeval.StandIns)")
+	prior := flag.Float64("prior", askeval.ChosenPrior, "rerank: the stand-in's weight on the order it was given")
 	flag.Parse()
 	if *weight < 0 || *weight > 1 {
 		fmt.Fprintln(os.Stderr, "score: -weight must be 0 to 1")
@@ -94,7 +115,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "score: -k must be 1 to 100")
 		os.Exit(2)
 	}
-	if err := run(*split, *rows, *name, *show, config{weight: *weight, k: *k, keyWords: *keyWords}); err != nil {
+	if err := run(*split, *rows, *name, *show, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior}); err != nil {
 		fmt.Fprintln(os.Stderr, "score:", err)
 		os.Exit(1)
 	}
@@ -109,7 +130,7 @@ func run(split string, rows int, name string, show bool, cfg config) error {
 	}
 	mk, ok := rankers[name]
 	if !ok {
-		return fmt.Errorf("-ranker %q is unknown; the rankers are: words, vectors, hybrid", name)
+		return fmt.Errorf("-ranker %q is unknown; the rankers are: words, vectors, hybrid, rerank", name)
 	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "askeval-")
@@ -125,7 +146,7 @@ func run(split string, rows int, name string, show bool, cfg config) error {
 	}
 	defer db.Close()
 	loaded := time.Since(start)
-	cfg.store = store
+	cfg.store, cfg.dir = store, dir
 	ranker, err := mk(cfg)
 	if err != nil {
 		return err
@@ -143,6 +164,9 @@ func run(split string, rows int, name string, show bool, cfg config) error {
 	}
 	if name == "hybrid" {
 		name = fmt.Sprintf("hybrid (weight %.2f, k %d, keywords %v)", cfg.weight, cfg.k, cfg.keyWords)
+	} else if r, ok := ranker.(*askeval.Reranked); ok {
+		name = fmt.Sprintf("hybrid (weight %.2f, k %d) + rerank of the top 20 by the stand-in model (%s, prior %.2f; %d reranks failed)",
+			cfg.weight, cfg.k, cfg.standIn, cfg.prior, r.Failures)
 	} else if name == "vectors" {
 		name = fmt.Sprintf("vectors (keywords %v)", cfg.keyWords)
 	}
