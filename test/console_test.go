@@ -321,9 +321,15 @@ func TestConsole(t *testing.T) {
 		if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
 			t.Errorf("the directory is %d px wide on a %d px phone", w, console.Phone.Width)
 		}
-		run(t, ctx, console.Go("#/edit/NOW"))
-		if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
-			t.Errorf("the edit form is %d px wide on a %d px phone", w, console.Phone.Width)
+		pages := []string{"#/edit/NOW", "#/row/ROW_DOSSIER", "#/call/ROW_DOSSIER", "#/tokens", "#/modules"}
+		if len(stepReceipts) > 0 {
+			pages = append(pages, "#/receipt/"+stepReceipts[0])
+		}
+		for _, hash := range pages {
+			run(t, ctx, console.Go(hash))
+			if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
+				t.Errorf("%s is %d px wide on a %d px phone", hash, w, console.Phone.Width)
+			}
 		}
 	})
 }
