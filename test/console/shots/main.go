@@ -83,7 +83,7 @@ func main() {
 			log.Fatal(err)
 		}
 		shot("signin")
-		if err := chromedp.Do(ctx, console.SignInHere(*key)); err != nil {
+		if err := chromedp.Do(ctx, console.SignIn(*base, *key)); err != nil {
 			log.Fatal(err)
 		}
 		for _, s := range screens {
