@@ -224,6 +224,38 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("typed", func(t *testing.T) {
+		schema := `{"type":"object","properties":{"key":{"type":"string","description":"the row to read"},"part":{"type":"string","enum":["history","row"]}},"required":["key"]}`
+		expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "ZZ_TYPED", "type": "http",
+			"target": "GET $SELF/api/directory/$1", "auth": "bearer:ROWCALL_OWNER_KEY", "content": "# WHAT: Read one row, typed.", "input_schema": schema}}), 201, nil)
+		run(t, ctx, console.Go("#/call/ZZ_TYPED"))
+		if got := js[[]string](t, ctx, `[...document.querySelectorAll('#call-form label')].map(l => l.innerText)`); len(got) != 2 ||
+			!strings.HasPrefix(got[0], "key (required)") || !strings.HasPrefix(got[1], "part") {
+			t.Fatalf("the form from input_schema has labels %q; the page: %s", got, textOf(t, ctx, "#view"))
+		}
+		run(t, ctx, console.Fill("#arg_0", "NOW"), console.Click("#shape"), console.Wait(`!!document.getElementById('shape-request')`))
+		if got := textOf(t, ctx, "#shape-request"); got != "GET "+h.URL+"/api/directory/NOW" {
+			t.Fatalf("the typed call's shape is %q", got)
+		}
+		run(t, ctx, console.Click("#run"), console.Wait(`!!document.getElementById('trace-tree')`))
+		if got := textOf(t, ctx, "#result"); !strings.Contains(got, `"key": "NOW"`) {
+			t.Fatalf("the typed call answered %q", got)
+		}
+	})
+
+	t.Run("public", func(t *testing.T) {
+		if len(stepReceipts) == 0 {
+			t.Skip("the call step failed")
+		}
+		// The host's own receipt page, keyless, checks the receipt in the
+		// browser too.
+		run(t, ctx, chromedp.Navigate(h.URL+"/receipt/"+stepReceipts[0]), console.Wait(`!!document.getElementById('browser-verdict')`))
+		if js[string](t, ctx, `document.getElementById('browser-verdict').dataset.verified`) != "true" {
+			t.Fatalf("the public receipt page does not verify in the browser: %s", textOf(t, ctx, "#browser-check"))
+		}
+		run(t, ctx, chromedp.Navigate(h.URL+"/#/dir"), console.Ready)
+	})
+
 	t.Run("verify", func(t *testing.T) {
 		if len(stepReceipts) == 0 {
 			t.Skip("the call step failed")
@@ -317,7 +349,12 @@ func TestConsole(t *testing.T) {
 
 	t.Run("phone", func(t *testing.T) {
 		ctx := browser(t, console.Phone)
-		run(t, ctx, console.SignIn(h.URL, h.Key))
+		// By keyboard alone: the sign-in field has the focus, Enter submits.
+		run(t, ctx, chromedp.Navigate(h.URL+"/"), console.Ready, chromedp.Focus(chromedp.ID("secret")),
+			console.Then(chromedp.SendKeys(chromedp.ID("secret"), h.Key+"\r")))
+		if got := textOf(t, ctx, "#range"); !strings.Contains(got, "of ") {
+			t.Fatalf("after signing in by keyboard the page shows %q", textOf(t, ctx, "#view"))
+		}
 		if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
 			t.Errorf("the directory is %d px wide on a %d px phone", w, console.Phone.Width)
 		}

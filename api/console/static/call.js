@@ -31,7 +31,7 @@ export async function callView(key) {
         h('p', { class: 'help', id: 'd_' + id }, p.description || ''), input)];
     });
     form.append(h('p', { class: 'help' }, 'Arguments from the row\'s input_schema; they are sent as one pipe-separated body in declared order and checked before anything runs.'),
-      inputs.map(([, el]) => el));
+      ...inputs.map(([, el]) => el));
     body = () => {
       const vals = inputs.map(([el]) => el.value);
       while (vals.length && vals[vals.length - 1] === '') vals.pop();

@@ -82,7 +82,9 @@ export function errorBox(err, id) {
 
 export function pretty(v) {
   if (typeof v === 'string') {
-    try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+    // An http row's answer is "HTTP 200:<body>": the body is shown indented too.
+    const m = v.match(/^((?:ERR:)?(?:HTTP |http:)\d+:)([\s\S]*)$/);
+    try { return m ? m[1] + '\n' + JSON.stringify(JSON.parse(m[2]), null, 2) : JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
   }
   return JSON.stringify(v, null, 2);
 }

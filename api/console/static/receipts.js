@@ -18,7 +18,7 @@ export async function receiptView(id) {
     h('h1', { id: 'rc-h' }, 'Receipt ' + r.invocation_id),
     h('p', { id: 'browser-verdict', 'data-verified': String(v.ok), class: v.ok ? 'notice' : 'alert', role: 'status' },
       v.ok ? 'Verified in this browser: the hash, the Merkle path and the Ed25519 signature all hold.' : 'NOT verified in this browser: see the failed check below.'),
-    h('ul', { class: 'check', id: 'checks', style: 'display:block' }, check('hash', 'Hash'), check('path', 'Merkle path'), check('key', 'Published key'), check('signature', 'Signature')),
+    h('ul', { class: 'check stack', id: 'checks' }, check('hash', 'Hash'), check('path', 'Merkle path'), check('key', 'Published key'), check('signature', 'Signature')),
     h('p', { id: 'server-verdict', 'data-confirmed': String(conf.confirmed) }, 'The host says: ', h('strong', {}, conf.status),
       conf.confirmed ? ' (confirmed)' : ' (not confirmed' + (conf.reason ? ': ' + conf.reason : '') + ')'),
     h('dl', { class: 'kv', id: 'receipt-fields' },
