@@ -2,7 +2,7 @@
 // column with guidance. A refusal is shown beside the field it is about,
 // with its how_to_fix; a stale version (412) shows what changed since the
 // form was read and lets the person merge or start again.
-import { h, api, enc, errorBox, docLine } from './lib.js';
+import { h, api, enc, errorBox, docLine, describe } from './lib.js';
 
 const DOC_HELP = 'The docstring: lines starting with # are documentation and never run. ' +
   '# WHAT: one sentence, what the row does (the hygiene gate refuses an empty content; the description is part of the contract). ' +
@@ -132,6 +132,7 @@ function docChecklist(textarea) {
   const list = h('ul', { class: 'check', id: 'doc-check', 'aria-label': 'Docstring lines' });
   const update = () => list.replaceChildren(...['WHAT', 'WHEN_TO_USE', 'ARGS', 'EX'].map(n => {
     const ok = !!docLine(textarea.value, n);
+    if (!ok && n === 'WHAT' && describe(textarea.value)) return h('li', { class: 'yes' }, '✓ # WHAT (the first # line serves)');
     return h('li', { class: ok ? 'yes' : 'no' }, (ok ? '✓ ' : '✗ ') + '# ' + n);
   }));
   textarea.addEventListener('input', update);

@@ -92,6 +92,12 @@ func main() {
 			}
 			shot(s.name)
 		}
+		// The call screen after a run: the result and the trace of receipts.
+		if err := chromedp.Do(ctx, console.Go("#/call/ROW_DOSSIER"), console.Fill("#call-body", "NOW"), console.Click("#run"),
+			chromedp.WaitVisible(chromedp.CSS("#trace-tree"))); err != nil {
+			log.Fatalf("call-result: %v", err)
+		}
+		shot("call-result")
 		cancelT()
 		cancel()
 	}
