@@ -350,8 +350,11 @@ func TestConsole(t *testing.T) {
 	t.Run("phone", func(t *testing.T) {
 		ctx := browser(t, console.Phone)
 		// By keyboard alone: the sign-in field has the focus, Enter submits.
-		run(t, ctx, chromedp.Navigate(h.URL+"/"), console.Ready, chromedp.Focus(chromedp.ID("secret")),
-			console.Then(chromedp.SendKeys(chromedp.ID("secret"), h.Key+"\r")))
+		run(t, ctx, chromedp.Navigate(h.URL+"/"), console.Ready)
+		if !js[bool](t, ctx, `document.activeElement === document.getElementById('secret')`) {
+			t.Fatalf("the sign-in page's focus is on %s, not the key field", js[string](t, ctx, `document.activeElement.outerHTML`))
+		}
+		run(t, ctx, console.Then(chromedp.KeyEvent(h.Key+"\r")))
 		if got := textOf(t, ctx, "#range"); !strings.Contains(got, "of ") {
 			t.Fatalf("after signing in by keyboard the page shows %q", textOf(t, ctx, "#view"))
 		}
@@ -369,6 +372,29 @@ func TestConsole(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestConsoleFiles: the console is served keyless at / with a policy that
+// lets nothing but this origin run, its files are revalidated by ETag, and
+// every other path outside the API still answers not_found.
+func TestConsoleFiles(t *testing.T) {
+	h := startHost(t, nil)
+	page := h.do(t, req{Method: "GET", Path: "/", NoAuth: true})
+	if page.Status != 200 || !strings.Contains(page.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page.Raw), `src="/console/app.js"`) ||
+		!strings.Contains(page.Header.Get("Content-Security-Policy"), "default-src 'self'") {
+		t.Fatalf("GET / answered %d %v: %.200s", page.Status, page.Header, page.Raw)
+	}
+	js := h.do(t, req{Method: "GET", Path: "/console/app.js", NoAuth: true})
+	tag := js.Header.Get("ETag")
+	if js.Status != 200 || !strings.Contains(js.Header.Get("Content-Type"), "javascript") || tag == "" {
+		t.Fatalf("GET /console/app.js answered %d %v", js.Status, js.Header)
+	}
+	if again := h.do(t, req{Method: "GET", Path: "/console/app.js", NoAuth: true, Header: map[string]string{"If-None-Match": tag}}); again.Status != 304 {
+		t.Fatalf("a revalidation with the ETag answered %d, want 304", again.Status)
+	}
+	expect(t, h.do(t, req{Method: "GET", Path: "/console/nope.js", NoAuth: true}), 404, nil)
+	expect(t, h.do(t, req{Method: "GET", Path: "/console/", NoAuth: true}), 404, nil) // no listing
+	expect(t, h.do(t, req{Method: "GET", Path: "/index.html", NoAuth: true}), 404, map[string]any{"error": "not_found", "message": "GET /index.html is not part of the API"})
 }
 
 // TestConsoleWorker: sign-in and the call path on the worker in workerd,

@@ -51,7 +51,9 @@ async function render() {
   main.replaceChildren(view);
   const h1 = main.querySelector('h1');
   document.title = (h1 ? h1.textContent + ' · ' : '') + 'rowcall console';
-  if (document.activeElement === document.body || !main.contains(document.activeElement)) main.focus({ preventScroll: true });
+  const first = main.querySelector('[autofocus]');
+  if (first) first.focus();
+  else if (document.activeElement === document.body || !main.contains(document.activeElement)) main.focus({ preventScroll: true });
   main.dataset.ready = '1';
 }
 
@@ -94,7 +96,7 @@ export async function useCredential(secret) {
 }
 
 function signIn() {
-  const input = h('input', { id: 'secret', type: 'password', autocomplete: 'current-password', required: true, 'aria-describedby': 'secret-help' });
+  const input = h('input', { id: 'secret', type: 'password', autocomplete: 'current-password', required: true, autofocus: true, 'aria-describedby': 'secret-help' });
   const out = h('div', { 'aria-live': 'polite' });
   const form = h('form', { class: 'signin', onsubmit: async e => {
     e.preventDefault();
