@@ -11,7 +11,7 @@ CORE = . ./api ./sqlstore ./migrations ./internal/dispatch ./internal/args ./int
 # than node_modules: a current node_modules costs nothing.
 NODE_STAMP = node_modules/.package-lock.json
 
-.PHONY: run build test wasm-check vet deps mcp-client toolchains
+.PHONY: run build test wasm-check vet deps mcp-client toolchains chromium
 
 run:
 	go run ./host serve
@@ -20,7 +20,7 @@ run:
 build:
 	go build -o rowcall ./host
 
-test: vet wasm-check deps mcp-client toolchains use-lite
+test: vet wasm-check deps mcp-client toolchains use-lite chromium
 	go test -count=1 ./...
 
 # vet: gofmt, go vet, staticcheck (natively, and for js/wasm over the core and
@@ -63,6 +63,14 @@ mcp-client: $(MCP_STAMP)
 $(MCP_STAMP): test/mcpclient/package.json test/mcpclient/package-lock.json | $(NODE_STAMP)
 	cd test/mcpclient && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# The browser the web console's tests drive (test/console_test.go, through
+# chromedp): Debian's chromium, installed when it is missing. No browser is
+# downloaded by the tests themselves.
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$ROWCALL_CHROMIUM" ] || { \
+		echo "+ apt-get install chromium"; s=; [ "$$(id -u)" = 0 ] || s=sudo; $$s apt-get update -q >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$s apt-get install -y -q chromium >/dev/null; }
 
 # The fn example modules' toolchains (clang + wasi-libc, wabt, AssemblyScript):
 # build/modules.sh installs what is missing and builds every example into

@@ -109,6 +109,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
 	m.Handle("/mcp", h.mcp)
+	h.consoleRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",
 			HowToFix: "see README.md for the endpoints"})

@@ -156,7 +156,8 @@ var receiptPage = template.Must(template.New("receipt").Parse(`<!doctype html>
 <tr><td>input sha256</td><td><code>{{.R.Input}}</code></td></tr>
 <tr><td>output sha256</td><td><code>{{.R.Output}}</code></td></tr>
 <tr><td>contract sha256</td><td><code>{{.R.Contract}}</code></td></tr>
-</table><p>JSON: <a href="/api/dispatch?confirm={{.R.ID}}">/api/dispatch?confirm={{.R.ID}}</a></p></body></html>
+</table><p>JSON: <a href="/api/dispatch?confirm={{.R.ID}}">/api/dispatch?confirm={{.R.ID}}</a> · <a href="/#/receipt/{{.R.ID}}">in the console</a></p>
+<div id="browser-check" aria-live="polite"></div><script type="module" src="/console/receipt-page.js"></script></body></html>
 `))
 
 // receiptGet handles GET /receipt/{id}: the public, keyless receipt page (JSON

@@ -19,7 +19,7 @@ import (
 )
 
 // importRows loads rows through the import API in batches.
-func importRows(t *testing.T, h *host, rows []rowcall.Row) {
+func importRows(t testing.TB, h *host, rows []rowcall.Row) {
 	t.Helper()
 	for start := 0; start < len(rows); start += 1000 {
 		batch := rows[start:min(start+1000, len(rows))]

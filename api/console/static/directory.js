@@ -1,0 +1,189 @@
+// The directory: the list (filters, paging, ask), a row's contract
+// document, its history as a diff, and delete.
+import { h, api, session, enc, describe, errorBox, tableWrap } from './lib.js';
+
+const PAGE = 50;
+
+// directory is one page of the list (one request), or the ask's matches.
+export async function directory(q) {
+  const ask = q.get('ask') || '';
+  const offset = Math.max(0, parseInt(q.get('offset') || '0', 10) || 0);
+  const filters = {};
+  for (const k of ['type', 'category', 'enabled']) if (q.get(k)) filters[k] = q.get(k);
+  const section = h('section', { 'aria-labelledby': 'dir-h' }, h('h1', { id: 'dir-h' }, 'Directory'));
+  section.append(askForm(ask), filterForm(filters));
+  if (ask) {
+    const res = await api('/api/dispatch?ask=' + enc(ask) + '&limit=20');
+    section.append(matches(ask, res.matches));
+    return section;
+  }
+  const params = new URLSearchParams({ limit: PAGE, offset, ...filters });
+  const page = await api('/api/directory?' + params);
+  section.append(rowsTable(page), pager(page, filters));
+  if (!performance.getEntriesByName('rowcall:first-rows').length) performance.mark('rowcall:first-rows');
+  return section;
+}
+
+function askForm(ask) {
+  const input = h('input', { id: 'ask', type: 'search', value: ask, placeholder: 'e.g. what time is it', 'aria-describedby': 'ask-help' });
+  return h('form', { role: 'search', 'aria-label': 'Ask the directory', onsubmit: e => {
+    e.preventDefault();
+    location.hash = input.value.trim() ? '#/dir?ask=' + enc(input.value.trim()) : '#/dir';
+  } }, h('div', { class: 'row' },
+    h('div', {}, h('label', { for: 'ask' }, 'Ask in plain words'), input),
+    h('button', { type: 'submit', id: 'ask-go' }, 'Ask')),
+  h('p', { class: 'help', id: 'ask-help' }, 'Ranks rows for what you want done (GET /api/dispatch?ask=), within what your credential may see.'));
+}
+
+function filterForm(f) {
+  const type = h('select', { id: 'f-type' }, ['', 'fn', 'http', 'agent', 'flow'].map(t => h('option', { value: t, selected: f.type === t }, t || 'any')));
+  const cat = h('input', { id: 'f-category', value: f.category || '' });
+  const en = h('select', { id: 'f-enabled' }, [['', 'any'], ['1', 'enabled'], ['0', 'disabled']].map(([v, l]) => h('option', { value: v, selected: f.enabled === v }, l)));
+  return h('form', { 'aria-label': 'Filter the list', onsubmit: e => {
+    e.preventDefault();
+    const p = new URLSearchParams();
+    if (type.value) p.set('type', type.value);
+    if (cat.value.trim()) p.set('category', cat.value.trim());
+    if (en.value) p.set('enabled', en.value);
+    location.hash = '#/dir' + (p.toString() ? '?' + p : '');
+  } }, h('div', { class: 'row' },
+    h('div', {}, h('label', { for: 'f-type' }, 'Type'), type),
+    h('div', {}, h('label', { for: 'f-category' }, 'Category'), cat),
+    h('div', {}, h('label', { for: 'f-enabled' }, 'Enabled'), en),
+    h('button', { type: 'submit', class: 'secondary', id: 'filter-go' }, 'Filter')));
+}
+
+function rowsTable(page) {
+  const tb = h('tbody');
+  for (const r of page.rows) {
+    tb.append(h('tr', {},
+      h('td', {}, h('a', { href: '#/row/' + enc(r.key) }, r.key)),
+      h('td', {}, r.type), h('td', { class: 'cat' }, r.category),
+      h('td', {}, r.enabled ? 'yes' : 'no'),
+      h('td', { class: 'what' }, describe(r.content))));
+  }
+  const t = h('table', { id: 'rows', 'aria-label': 'Rows' },
+    h('thead', {}, h('tr', {}, ['Key', 'Type', 'Category', 'Enabled', 'What it does'].map((c, i) =>
+      h('th', { scope: 'col', class: i === 2 ? 'cat' : i === 4 ? 'what' : null }, c)))), tb);
+  return page.rows.length ? tableWrap(t) : h('p', { id: 'rows-empty' }, 'No rows match.');
+}
+
+function pager(page, filters) {
+  const link = off => '#/dir?' + new URLSearchParams({ ...filters, offset: off });
+  const from = page.rows.length ? page.offset + 1 : 0, to = page.offset + page.rows.length;
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    page.offset > 0 ? h('a', { href: link(Math.max(0, page.offset - page.limit)), id: 'prev' }, '← Previous') : '',
+    h('span', { id: 'range' }, `rows ${from.toLocaleString('en')}–${to.toLocaleString('en')} of ${page.total.toLocaleString('en')}`),
+    page.next_offset != null ? h('a', { href: link(page.next_offset), id: 'next' }, 'Next →') : '',
+    session.owner ? h('a', { href: '#/new', class: 'button secondary' }, 'New row') : '');
+}
+
+function matches(ask, list) {
+  if (!list.length) return h('p', { id: 'matches-empty' }, `No row matches “${ask}”.`);
+  return h('ol', { id: 'matches', 'aria-label': 'Matches' }, list.map(m => h('li', {},
+    h('a', { href: '#/row/' + enc(m.key) }, m.key), ' ', h('span', { class: 'badge' }, m.type), ' ', m.what,
+    m.when_to_use ? h('div', { class: 'help' }, 'When to use: ', m.when_to_use) : '',
+    m.args ? h('div', { class: 'help' }, 'Arguments: ', h('code', {}, m.args)) : '')));
+}
+
+// rowView is a row's contract document (two requests: the document and the
+// row with its version).
+export async function rowView(key) {
+  const [doc, row] = await Promise.all([api('/api/dispatch?key=' + enc(key) + '&format=json'), api('/api/directory/' + enc(key))]);
+  const kv = (k, v) => v ? [h('dt', {}, k), h('dd', {}, v)] : [];
+  return h('article', { 'aria-labelledby': 'row-h' },
+    h('p', { class: 'help' }, doc.path),
+    h('h1', { id: 'row-h' }, doc.key),
+    h('p', { id: 'capability' }, doc.capability),
+    h('div', { class: 'actions' },
+      h('a', { class: 'button', href: '#/call/' + enc(key), id: 'call-link' }, 'Call'),
+      session.owner ? h('a', { class: 'button secondary', href: '#/edit/' + enc(key), id: 'edit-link' }, 'Edit') : '',
+      h('a', { class: 'button secondary', href: '#/history/' + enc(key), id: 'history-link' }, 'History'),
+      session.owner ? h('a', { class: 'button secondary', href: '#/delete/' + enc(key), id: 'delete-link' }, 'Delete') : ''),
+    h('h2', {}, 'Contract'),
+    h('dl', { class: 'kv', id: 'contract' },
+      kv('When to use', doc.when_to_use), kv('Arguments', doc.inputs && doc.inputs.args ? h('code', {}, doc.inputs.args) : ''),
+      kv('Input schema', doc.inputs && doc.inputs.schema ? h('pre', {}, JSON.stringify(doc.inputs.schema, null, 2)) : ''),
+      kv('Example call', h('code', {}, doc.example_call)), kv('Output', doc.output),
+      kv('Type · runner · auth · risk', `${doc.type} · ${doc.runner} · ${doc.auth} · ${doc.risk}`),
+      kv('What your credential can do', (doc.affordances || []).join(', ')),
+      kv('contract_sha256', h('code', {}, doc.contract_sha256)),
+      kv('Version', String(row.version)), kv('Updated', row.updated_at)),
+    h('h2', {}, 'The row'),
+    h('dl', { class: 'kv', id: 'row-fields' },
+      kv('target', row.target && h('code', {}, row.target)), kv('auth', row.auth && h('code', {}, row.auth)),
+      kv('category', row.category), kv('allowed_categories', row.allowed_categories), kv('includes', row.includes),
+      kv('enabled', row.enabled ? 'yes' : 'no'), kv('planner', `visible: ${row.planner_visible ? 'yes' : 'no'}, rank ${row.planner_rank}`),
+      kv('sensitive', row.sensitive ? 'yes (high risk)' : ''), kv('examples', row.examples && h('code', {}, row.examples))),
+    h('h3', {}, 'content (the docstring and payload)'), h('pre', { id: 'row-content' }, row.content),
+    (doc.machine_contract || []).length ? h('details', {}, h('summary', {}, 'Machine contract and troubleshooting'),
+      h('ul', {}, doc.machine_contract.map(l => h('li', {}, l))),
+      h('ul', {}, (doc.troubleshooting || []).map(([what, fix]) => h('li', {}, h('code', {}, what), ': ', fix)))) : '');
+}
+
+// deleteView asks once more, then deletes with If-Match (two requests at most).
+export async function deleteView(key) {
+  const row = await api('/api/directory/' + enc(key));
+  const out = h('div', { 'aria-live': 'polite' });
+  return h('section', { 'aria-labelledby': 'del-h' }, h('h1', { id: 'del-h' }, 'Delete ' + key),
+    h('p', {}, `Deleting removes the row at version ${row.version}; calls to ${key} fail from the next call on. Its history and receipts stay.`),
+    h('div', { class: 'actions' },
+      h('button', { class: 'danger', id: 'delete-confirm', onclick: async () => {
+        try {
+          await api('/api/directory/' + enc(key), { method: 'DELETE', headers: { 'If-Match': `"${row.version}"` } });
+          out.replaceChildren(h('p', { class: 'notice', role: 'status', id: 'deleted' }, key + ' is deleted. ', h('a', { href: '#/history/' + enc(key) }, 'Its history'), ' · ', h('a', { href: '#/dir' }, 'the directory')));
+        } catch (err) { out.replaceChildren(errorBox(err, 'delete-error')); }
+      } }, 'Delete for good'),
+      h('a', { class: 'button secondary', href: '#/row/' + enc(key) }, 'Cancel')), out);
+}
+
+// historyView shows every version from the event log, each as a diff from
+// the one before (one request).
+export async function historyView(key) {
+  const res = await api('/api/directory/' + enc(key) + '/history');
+  const list = h('ol', { id: 'history', reversed: true });
+  for (const ev of [...res.events].reverse()) {
+    list.append(h('li', { class: 'version' },
+      h('h2', {}, `version ${ev.version} · ${ev.action} · ${ev.at}`),
+      diffRows(ev.before, ev.after)));
+  }
+  return h('section', { 'aria-labelledby': 'hist-h' }, h('h1', { id: 'hist-h' }, 'History of ' + key),
+    h('p', {}, h('a', { href: '#/row/' + enc(key) }, 'Back to the row')), list);
+}
+
+const SKIP = new Set(['updated_at', 'created_at', 'version', 'row_num']);
+
+// diffRows lists the fields that differ between two versions of a row; a
+// multi-line value is diffed line by line.
+export function diffRows(before, after) {
+  const a = before || {}, b = after || {};
+  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(n => !SKIP.has(n));
+  const norm = v => v == null || v === '' ? '' : JSON.stringify(v);
+  const changed = names.filter(n => norm(a[n]) !== norm(b[n]));
+  if (!changed.length) return h('p', {}, 'No field changed.');
+  return h('dl', { class: 'kv' }, changed.map(n => [h('dt', {}, n), h('dd', { 'data-field': n }, diffValue(a[n], b[n]))]));
+}
+
+function diffValue(x, y) {
+  const s = v => v == null ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+  return h('div', { class: 'diff' }, lineDiff(s(x).split('\n'), s(y).split('\n')).map(([op, line]) =>
+    op === '-' ? h('del', {}, '− ' + line) : op === '+' ? h('ins', {}, '+ ' + line) : h('div', {}, '  ' + line)));
+}
+
+// lineDiff is a longest-common-subsequence diff: [op, line] with op one of
+// ' ', '-', '+'.
+export function lineDiff(a, b) {
+  if (a.length * b.length > 250000) return [...a.map(l => ['-', l]), ...b.map(l => ['+', l])];
+  const n = a.length, m = b.length, L = Array.from({ length: n + 1 }, () => new Int32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = a[i] === b[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  const out = [];
+  let i = 0, j = 0;
+  while (i < n && j < m) {
+    if (a[i] === b[j]) { out.push([' ', a[i]]); i++; j++; }
+    else if (L[i + 1][j] >= L[i][j + 1]) out.push(['-', a[i++]]);
+    else out.push(['+', b[j++]]);
+  }
+  while (i < n) out.push(['-', a[i++]]);
+  while (j < m) out.push(['+', b[j++]]);
+  return out;
+}

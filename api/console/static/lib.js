@@ -1,0 +1,92 @@
+// The console's plumbing: building DOM nodes, the session (kept in this tab's
+// sessionStorage, never in a URL) and the API client, which sends the
+// credential as Authorization: Bearer on every call.
+
+// h builds an element: h('a', {href: '#/x', onclick: f}, 'text', child…).
+export function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'value' && 'value' in el) el.value = v;
+    else if (k === 'checked') el.checked = !!v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const kid of kids.flat(Infinity)) {
+    if (kid != null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
+  }
+  return el;
+}
+
+const SECRET = 'rowcall.secret', ROLE = 'rowcall.role', TOKEN_ID = 'rowcall.token';
+
+export const session = {
+  get secret() { return sessionStorage.getItem(SECRET) || ''; },
+  get owner() { return sessionStorage.getItem(ROLE) === 'owner'; },
+  get signedIn() { return !!sessionStorage.getItem(ROLE); },
+  set(secret, role) { sessionStorage.setItem(SECRET, secret); sessionStorage.setItem(ROLE, role); },
+  clear() { sessionStorage.removeItem(SECRET); sessionStorage.removeItem(ROLE); sessionStorage.removeItem(TOKEN_ID); },
+};
+
+// APIError is a refusal: status, the stable code (body.error), the body.
+export class APIError extends Error {
+  constructor(status, body, res) {
+    const b = typeof body === 'object' && body ? body : { error: String(body) };
+    super(b.message || b.error || 'HTTP ' + status);
+    this.status = status; this.code = b.error || ''; this.body = b; this.res = res;
+  }
+}
+
+// api calls the API: a JSON body is sent as JSON, an ArrayBuffer as it is.
+// It returns the parsed answer, or {data, res} with raw; a non-2xx throws
+// APIError.
+export async function api(path, { method = 'GET', body, headers = {}, raw = false } = {}) {
+  const hd = { ...headers };
+  if (session.secret) hd['Authorization'] = 'Bearer ' + session.secret;
+  let payload = body;
+  if (body !== undefined && !(body instanceof ArrayBuffer) && typeof body !== 'string') {
+    hd['Content-Type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const res = await fetch(path, { method, headers: hd, body: payload, credentials: 'omit', cache: 'no-store' });
+  const type = res.headers.get('content-type') || '';
+  const data = type.includes('json') ? await res.json() : await res.text();
+  if (!res.ok) throw new APIError(res.status, data, res);
+  return raw ? { data, res } : data;
+}
+
+export const enc = encodeURIComponent;
+
+// describe is a row's description, as the server reads it: its # WHAT:
+// line, else its first # line.
+export function docLine(content, name) {
+  const re = new RegExp('^#\\s*' + name + ':\\s*(.*)$', 'm');
+  const m = (content || '').match(re);
+  return m ? m[1].trim() : '';
+}
+export function describe(content) {
+  const what = docLine(content, 'WHAT');
+  if (what) return what;
+  const first = (content || '').split('\n').find(l => l.startsWith('#'));
+  return first ? first.replace(/^#+\s*/, '') : '';
+}
+
+// errorBox shows an API refusal: its code, message and how_to_fix.
+export function errorBox(err, id) {
+  const b = err.body || {};
+  return h('div', { class: 'alert', role: 'alert', id },
+    h('strong', {}, b.error || err.message), b.message ? ': ' + b.message : '',
+    b.how_to_fix ? h('div', { class: 'fix' }, 'How to fix: ', b.how_to_fix) : '');
+}
+
+export function pretty(v) {
+  if (typeof v === 'string') {
+    // An http row's answer is "HTTP 200:<body>": the body is shown indented too.
+    const m = v.match(/^((?:ERR:)?(?:HTTP |http:)\d+:)([\s\S]*)$/);
+    try { return m ? m[1] + '\n' + JSON.stringify(JSON.parse(m[2]), null, 2) : JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+  }
+  return JSON.stringify(v, null, 2);
+}
+
+export function tableWrap(table) { return h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': table.getAttribute('aria-label') || 'table' }, table); }

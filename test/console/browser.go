@@ -1,0 +1,139 @@
+// Package console drives rowcall's web console (package api/console) in a
+// real headless Chromium, the system's (Debian's chromium package; make test
+// installs it), through chromedp: no browser is downloaded. The browser tests
+// (test/console_test.go) and the screenshot command (./shots) share it.
+//
+//	ctx, cancel, err := console.Browser(context.Background(), console.Laptop)
+//	err = chromedp.Run(ctx, console.SignIn(url, ownerKey))
+//	err = chromedp.Run(ctx, console.Go("#/tokens"), chromedp.WaitVisible("#mint-form", chromedp.ByQuery))
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Size is a browser viewport.
+type Size struct {
+	Name          string
+	Width, Height int64
+	Mobile        bool
+}
+
+// The two widths the console is built for.
+var (
+	Laptop = Size{"laptop", 1366, 900, false}
+	Phone  = Size{"phone", 390, 844, true}
+)
+
+// ErrNoChromium is returned by Chromium when no browser is installed.
+var ErrNoChromium = errors.New("no chromium on PATH (apt-get install chromium; make test installs it); set ROWCALL_CHROMIUM to another binary")
+
+// Chromium is the browser binary: $ROWCALL_CHROMIUM, else chromium (Debian)
+// or chromium-browser on PATH.
+func Chromium() (string, error) {
+	if p := os.Getenv("ROWCALL_CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoChromium
+}
+
+// Browser starts a headless Chromium with one tab at size; cancel closes it.
+// It runs without the sandbox when running as root (Chromium refuses to
+// start sandboxed as root), talks to nothing but the pages it is sent to, and
+// keeps its profile in a temporary directory.
+func Browser(parent context.Context, size Size) (context.Context, context.CancelFunc, error) {
+	bin, err := Chromium()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin),
+		chromedp.WindowSize(int(size.Width), int(size.Height)), chromedp.Flag("no-proxy-server", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(parent, opts...)
+	ctx, cancelTab := chromedp.NewContext(alloc)
+	cancel := func() { cancelTab(); cancelAlloc() }
+	vp := []chromedp.EmulateViewportOption{chromedp.EmulatePortrait}
+	if size.Mobile {
+		vp = append(vp, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(size.Width, size.Height, vp...)); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	return ctx, cancel, nil
+}
+
+// Ready waits until the console has rendered the view its hash names
+// (app.js sets data-ready on <main> when a view is in place).
+var Ready = Wait(`!!document.getElementById('view') && document.getElementById('view').dataset.ready === '1'`)
+
+// Go shows the console view at hash (e.g. "#/dir") and waits for it.
+func Go(hash string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('view').dataset.ready = ''; if (location.hash === `+strconv.Quote(hash)+`) dispatchEvent(new HashChangeEvent('hashchange')); else location.hash = `+strconv.Quote(hash)),
+		Ready,
+	)
+}
+
+// Then runs act (a click that moves to another view) and waits for the view.
+func Then(act chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Evaluate[chromedp.Void](`document.getElementById('view').dataset.ready = ''`), act, Ready)
+}
+
+// Wait waits until the JavaScript expression is truthy.
+func Wait(expr string) chromedp.Action[chromedp.Void] {
+	return wait(chromedp.Poll[bool](expr))
+}
+
+func wait(a chromedp.Action[bool]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := a(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// Click clicks the element css selects, as a person would (a mouse event).
+func Click(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.CSS(css), chromedp.NodeVisible)
+}
+
+// Fill sets the value of the form field css selects.
+func Fill(css, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.SetValue(chromedp.CSS(css), value)
+}
+
+// SignIn opens the console at base and signs in with secret.
+func SignIn(base, secret string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Navigate(base+"/"), Ready, SignInHere(secret))
+}
+
+// SignInHere signs in on the sign-in form already shown.
+func SignInHere(secret string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.ID("secret")),
+		Fill("#secret", secret),
+		Then(Click(`form.signin button[type=submit]`)),
+	)
+}
+
+// APIRequests counts the requests the page made to the API (and its
+// well-known files) since the last ClearRequests.
+var APIRequests = chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter(e => { const p = new URL(e.name).pathname; return p.startsWith('/api/') || p.startsWith('/.well-known/'); }).length`)
+
+// ClearRequests forgets the requests counted so far.
+var ClearRequests = chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000)`)

@@ -1,0 +1,175 @@
+// Command shots takes screenshots of each main screen of the web console at
+// laptop and phone widths (PNG), in headless Chromium (test/console), into a
+// directory:
+//
+//	go run ./test/console/shots -out /tmp/shots
+//
+// With no -url it builds the host (go build ./host, from the repository
+// root), starts it on a fresh data directory with the example rows, makes a
+// call and mints a token so every screen has something to show, and stops
+// it at the end. With -url and -key it photographs a running host instead
+// (it writes to it: a call, a token).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rowcall/rowcall/test/console"
+)
+
+func main() {
+	out := flag.String("out", "shots", "the directory the PNG files go to")
+	base := flag.String("url", "", "a running host (default: start one)")
+	key := flag.String("key", os.Getenv("ROWCALL_OWNER_KEY"), "its owner key")
+	flag.Parse()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if *base == "" {
+		url, stop, err := startHost()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+		*base, *key = url, "rk_shots_owner_key"
+	}
+	receipt, trace, err := seed(*base, *key)
+	if err != nil {
+		log.Fatal(err)
+	}
+	screens := []struct{ name, hash, wait string }{
+		{"directory", "#/dir", "#rows"},
+		{"ask", "#/dir?ask=what+time+is+it", "#matches"},
+		{"contract", "#/row/ROW_DOSSIER", "#contract"},
+		{"edit", "#/edit/NOW", "#row-form"},
+		{"history", "#/history/NOW", "#history"},
+		{"call", "#/call/ROW_DOSSIER", "#call-form"},
+		{"trace", "#/trace/" + trace, "#trace-tree"},
+		{"receipt", "#/receipt/" + receipt, "#browser-verdict"},
+		{"tokens", "#/tokens", "#mint-form"},
+		{"modules", "#/modules", "#modules"},
+	}
+	for _, size := range []console.Size{console.Laptop, console.Phone} {
+		ctx, cancel, err := console.Browser(context.Background(), size)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
+		shot := func(name string) {
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err == nil {
+				file := filepath.Join(*out, size.Name+"-"+name+".png")
+				if err = os.WriteFile(file, png, 0o644); err == nil {
+					fmt.Println(file)
+				}
+			}
+			if err != nil {
+				log.Fatalf("%s at %s width: %v", name, size.Name, err)
+			}
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(*base+"/"), console.Ready); err != nil {
+			log.Fatal(err)
+		}
+		shot("signin")
+		if err := chromedp.Do(ctx, console.SignIn(*base, *key)); err != nil {
+			log.Fatal(err)
+		}
+		for _, s := range screens {
+			if err := chromedp.Do(ctx, console.Go(s.hash), chromedp.WaitVisible(chromedp.CSS(s.wait))); err != nil {
+				log.Fatalf("%s: %v", s.name, err)
+			}
+			shot(s.name)
+		}
+		// The call screen after a run: the result and the trace of receipts.
+		if err := chromedp.Do(ctx, console.Go("#/call/ROW_DOSSIER"), console.Fill("#call-body", "NOW"), console.Click("#run"),
+			chromedp.WaitVisible(chromedp.CSS("#trace-tree"))); err != nil {
+			log.Fatalf("call-result: %v", err)
+		}
+		shot("call-result")
+		cancelT()
+		cancel()
+	}
+}
+
+// startHost builds and starts the host on a free loopback port with a fresh
+// data directory and the example rows.
+func startHost() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "rowcall-shots")
+	if err != nil {
+		return "", nil, err
+	}
+	bin := filepath.Join(dir, "rowcall")
+	build := exec.Command("go", "build", "-o", bin, "./host")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", nil, fmt.Errorf("go build ./host (run from the repository root): %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data", filepath.Join(dir, "data"))
+	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=rk_shots_owner_key")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait(); os.RemoveAll(dir) }
+	url := "http://" + addr
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get(url + "/"); err == nil {
+			res.Body.Close()
+			return url, stop, nil
+		}
+	}
+	stop()
+	return "", nil, fmt.Errorf("the host at %s did not answer", url)
+}
+
+// seed runs the flow ROW_DOSSIER and mints a token; it returns a nested
+// receipt's id and the call's trace.
+func seed(base, key string) (receipt, trace string, err error) {
+	post := func(path string, body any, out any) error {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if res.StatusCode >= 300 {
+			return fmt.Errorf("POST %s: %s", path, res.Status)
+		}
+		return json.NewDecoder(res.Body).Decode(out)
+	}
+	var call struct {
+		Trace string `json:"trace"`
+		Proof struct {
+			ID string `json:"invocation_id"`
+		} `json:"proof"`
+	}
+	if err := post("/api/dispatch", map[string]any{"key": "ROW_DOSSIER", "body": "NOW"}, &call); err != nil {
+		return "", "", err
+	}
+	var tok map[string]any
+	if err := post("/api/tokens", map[string]any{"name": "time only", "keys": []string{"NOW"}, "pin": []string{"NOW"}, "expires_in": 86400}, &tok); err != nil {
+		return "", "", err
+	}
+	return call.Proof.ID, call.Trace, nil
+}
