@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/hostmain"
 )
 
 // client is the flags and credential shared by the commands that talk to a
@@ -36,7 +37,7 @@ func clientFlags(name string, args []string, extra func(*flag.FlagSet)) (client,
 		a := args[i]
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
 			flags = append(flags, a)
-			if f := fs.Lookup(strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")); f != nil && !strings.Contains(a, "=") && !isBool(f) && i+1 < len(args) {
+			if f := fs.Lookup(strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")); f != nil && !strings.Contains(a, "=") && !hostmain.IsBoolFlag(f) && i+1 < len(args) {
 				flags = append(flags, args[i+1])
 				i++
 			}
@@ -59,11 +60,6 @@ func clientFlags(name string, args []string, extra func(*flag.FlagSet)) (client,
 		}
 	}
 	return c, pos, nil
-}
-
-func isBool(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }
 
 func envOr(name, def string) string {

@@ -5,33 +5,22 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/rowcall/rowcall/internal/hostmain"
 	"github.com/rowcall/rowcall/migrations"
-	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
 // migrate implements `rowcall migrate [list]`.
 func migrate(args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ExitOnError)
 	dataDir := fs.String("data", "./data", "data directory")
-	dbURL := fs.String("db", "", dbFlagHelp)
+	dbURL := fs.String("db", "", hostmain.DBFlagHelp)
 	list := len(args) > 0 && args[0] == "list"
 	if list {
 		args = args[1:]
 	}
 	fs.Parse(args)
-	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
-		return err
-	}
-	var db *sql.DB
-	var err error
-	if *dbURL != "" {
-		db, err = openRemote(context.Background(), *dbURL)
-	} else {
-		db, err = sqlite.Open(filepath.Join(*dataDir, "rowcall.db"))
-	}
+	db, err := hostmain.Open(context.Background(), *dataDir, *dbURL)
 	if err != nil {
 		return err
 	}

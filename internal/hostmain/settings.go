@@ -1,9 +1,8 @@
-package main
+package hostmain
 
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/rowcall/rowcall"
@@ -26,8 +25,8 @@ var serveSettings = map[string]string{
 
 // settingsFrom reads app.Settings through serve's flags: a setting with a
 // flag is the flag's value (whose default envFlags took from the
-// environment), any other comes from the environment.
-func settingsFrom(fs *flag.FlagSet) app.Settings {
+// environment), any other comes from the environment (lookup).
+func settingsFrom(fs *flag.FlagSet, lookup func(string) (string, bool)) app.Settings {
 	flagOf := map[string]string{}
 	for f, env := range serveSettings {
 		flagOf[env] = f
@@ -36,7 +35,8 @@ func settingsFrom(fs *flag.FlagSet) app.Settings {
 		if f, ok := flagOf[name]; ok {
 			return fs.Lookup(f).Value.String()
 		}
-		return os.Getenv(name)
+		v, _ := lookup(name)
+		return v
 	})
 }
 
@@ -44,18 +44,18 @@ func settingsFrom(fs *flag.FlagSet) app.Settings {
 // its flag in fs (a flag given on the command line still wins), and names the
 // variable in the flag's help. A yes-or-no flag reads its variable as the
 // worker does (rowcall.SettingOn). Call it before fs.Parse.
-func envFlags(fs *flag.FlagSet, vars map[string]string) error {
+func envFlags(fs *flag.FlagSet, vars map[string]string, lookup func(string) (string, bool)) error {
 	for name, env := range vars {
 		f := fs.Lookup(name)
 		if f == nil {
 			return fmt.Errorf("envFlags: no flag --%s", name)
 		}
 		f.Usage += " ($" + env + ")"
-		v, ok := os.LookupEnv(env)
+		v, ok := lookup(env)
 		if !ok || v == "" {
 			continue
 		}
-		if isBool(f) {
+		if IsBoolFlag(f) {
 			v = strconv.FormatBool(rowcall.SettingOn(v))
 		}
 		if err := f.Value.Set(v); err != nil {
@@ -64,4 +64,10 @@ func envFlags(fs *flag.FlagSet, vars map[string]string) error {
 		f.DefValue = v
 	}
 	return nil
+}
+
+// IsBoolFlag reports whether f is a yes-or-no flag (--name alone sets it).
+func IsBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
