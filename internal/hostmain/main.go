@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/envflag"
 	"github.com/rowcall/rowcall/internal/examplerows"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/runners/agent"
@@ -55,9 +57,12 @@ type Main struct {
 
 	// What ParseFlags read.
 	Addr, DataDir, DBURL string
+	Pprof                string // the profiler's listen address ("": none)
 	Settings             app.Settings
 	fnConfig             fn.Config
+	fs                   *flag.FlagSet
 	limits               *limits
+	prices               func(*agent.Settings) error
 	tune                 func(*agent.Config)
 
 	// App is the assembled core, once Run has returned.
@@ -81,12 +86,12 @@ func (m *Main) lookup(name string) (string, bool) {
 
 func (m *Main) stdout() io.Writer { return cmp.Or[io.Writer](m.Stdout, os.Stdout) }
 
-// ParseFlags reads serve's flags from args, with the ROWCALL_* settings of the
-// environment as their defaults (a flag given in args wins). --help gives
-// flag.ErrHelp.
-func (m *Main) ParseFlags(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// Flags registers serve's flags on fs, bound to m: ParseFlags parses them,
+// and a command line lists them (internal/cli's help and completion).
+func (m *Main) Flags(fs *flag.FlagSet) {
+	m.fs = fs
 	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8787", "listen address")
+	fs.StringVar(&m.Pprof, "pprof", "", "serve Go's profiler on this address too (e.g. 127.0.0.1:6060), on its own listener, never on the API's")
 	fs.StringVar(&m.DataDir, "data", "./data", "data directory (database, owner key, module cache)")
 	fs.StringVar(&m.DBURL, "db", "", DBFlagHelp)
 	fs.Bool("public-reads", false, "let anyone read the directory without a credential")
@@ -96,23 +101,35 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 	fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
 	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
-	models, tune := agentFlags(fs)
+	m.prices, m.tune = agentFlags(fs)
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.IntVar(&m.fnConfig.MaxConcurrent, "fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	m.limits = limitFlags(fs)
-	if err := envFlags(fs, serveSettings, m.lookup); err != nil {
+}
+
+// ParseFlags reads serve's flags from args, and each flag not given from its
+// ROWCALL_* variable (envflag), read with LookupEnv. --help gives
+// flag.ErrHelp.
+func (m *Main) ParseFlags(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the command line prints serve's usage
+	m.Flags(fs)
+	pos, err := envflag.Parse(fs, args, m.lookup)
+	if err != nil {
 		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
+	if len(pos) > 0 {
+		return fmt.Errorf("serve takes no arguments, only flags: %q", pos)
 	}
 	if err := m.limits.check(m.fnConfig.Timeout); err != nil {
 		return err
 	}
-	m.Settings = settingsFrom(fs, m.lookup)
-	m.tune = tune
-	return models(&m.Settings.Models)
+	m.Settings = settingsFrom(m.fs, m.lookup)
+	return m.prices(&m.Settings.Models)
 }
+
+// FlagSet is the flags ParseFlags parsed (nil before).
+func (m *Main) FlagSet() *flag.FlagSet { return m.fs }
 
 // Run opens the database (migrating it), assembles the core and starts
 // serving on Addr; it returns once the host answers requests (URL says
@@ -206,12 +223,32 @@ func (m *Main) Run(ctx context.Context) error {
 			m.DataDir, m.DataDir, base)
 	}
 
+	if m.Pprof != "" {
+		if err := m.servePprof(); err != nil {
+			return err
+		}
+	}
 	srv, limited := m.limits.server(a.Handler, ln)
 	// MCP notification streams end first, or shutdown would wait on them.
 	srv.RegisterOnShutdown(a.API.Close)
 	m.srv, m.served = srv, make(chan error, 1)
 	go func() { m.served <- srv.Serve(limited) }()
 	fmt.Fprintf(m.stdout(), "rowcall serving %s (database %s)\n", base, where)
+	return nil
+}
+
+// servePprof serves Go's profiler on --pprof until Close.
+func (m *Main) servePprof() error {
+	ln, err := net.Listen("tcp", m.Pprof)
+	if err != nil {
+		return fmt.Errorf("--pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout}
+	go srv.Serve(ln)
+	m.closers = append(m.closers, srv.Close)
 	return nil
 }
 

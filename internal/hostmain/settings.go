@@ -2,72 +2,24 @@ package hostmain
 
 import (
 	"flag"
-	"fmt"
-	"strconv"
 
-	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/envflag"
 )
 
-// serveSettings are serve's flags that have a ROWCALL_* setting, under the
-// names the worker reads as vars (worker/main.go): one name for one setting
-// on every host.
-var serveSettings = map[string]string{
-	"public-reads":    "ROWCALL_PUBLIC_READS",
-	"public-url":      "ROWCALL_PUBLIC_URL",
-	"audience":        "ROWCALL_AUDIENCE",
-	"allow-outbound":  "ROWCALL_ALLOW_OUTBOUND",
-	"trust-forwarded": "ROWCALL_TRUST_FORWARDED",
-	"secrets-prefix":  "ROWCALL_SECRETS_PREFIX",
-	"max-conns":       "ROWCALL_MAX_CONNS",
-	"no-examples":     "ROWCALL_NO_EXAMPLES",
-}
-
-// settingsFrom reads app.Settings through serve's flags: a setting with a
-// flag is the flag's value (whose default envFlags took from the
-// environment), any other comes from the environment (lookup).
+// settingsFrom reads app.Settings through serve's flags: a setting that is a
+// flag's variable (--public-reads is ROWCALL_PUBLIC_READS: envflag.Var) is the
+// flag's value, which envflag.Parse took from the variable when the command
+// line did not give it; any other setting comes from the environment (lookup).
+// One name, one setting, on the host as on the worker.
 func settingsFrom(fs *flag.FlagSet, lookup func(string) (string, bool)) app.Settings {
-	flagOf := map[string]string{}
-	for f, env := range serveSettings {
-		flagOf[env] = f
-	}
+	flags := map[string]*flag.Flag{}
+	fs.VisitAll(func(f *flag.Flag) { flags[envflag.Var(f)] = f })
 	return app.ReadSettings(func(name string) string {
-		if f, ok := flagOf[name]; ok {
-			return fs.Lookup(f).Value.String()
+		if f, ok := flags[name]; ok {
+			return f.Value.String()
 		}
 		v, _ := lookup(name)
 		return v
 	})
-}
-
-// envFlags makes each named environment variable, when set, the default of
-// its flag in fs (a flag given on the command line still wins), and names the
-// variable in the flag's help. A yes-or-no flag reads its variable as the
-// worker does (rowcall.SettingOn). Call it before fs.Parse.
-func envFlags(fs *flag.FlagSet, vars map[string]string, lookup func(string) (string, bool)) error {
-	for name, env := range vars {
-		f := fs.Lookup(name)
-		if f == nil {
-			return fmt.Errorf("envFlags: no flag --%s", name)
-		}
-		f.Usage += " ($" + env + ")"
-		v, ok := lookup(env)
-		if !ok || v == "" {
-			continue
-		}
-		if IsBoolFlag(f) {
-			v = strconv.FormatBool(rowcall.SettingOn(v))
-		}
-		if err := f.Value.Set(v); err != nil {
-			return fmt.Errorf("$%s=%s: %w", env, v, err)
-		}
-		f.DefValue = v
-	}
-	return nil
-}
-
-// IsBoolFlag reports whether f is a yes-or-no flag (--name alone sets it).
-func IsBoolFlag(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }
