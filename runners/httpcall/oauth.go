@@ -175,6 +175,7 @@ type answerSeen struct {
 }
 
 func (a *answerSeen) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper leaves its request as it is
 	req.Header.Set("Accept", "application/json")
 	res, err := a.next.RoundTrip(req)
 	if err != nil {
