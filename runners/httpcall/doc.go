@@ -47,11 +47,13 @@
 //
 // token_url, client_id and client_secret are required; scope, audience and
 // auth_style are optional. Every field may name environment variables with
-// $NAME. The runner makes an RFC 6749 §4.4 client-credentials request: a POST
+// $NAME. The runner makes an RFC 6749 §4.4 client-credentials request, with
+// golang.org/x/oauth2/clientcredentials: a POST
 // of grant_type=client_credentials (plus scope and audience when set) to
 // token_url, with the client authenticated by HTTP Basic (auth_style "basic",
 // the default, RFC 6749 §2.3.1) or by client_id and client_secret form fields
-// (auth_style "body"). The answer's access_token is sent upstream as
+// (auth_style "body"). The answer is JSON (or form-encoded, when its
+// Content-Type says so); its access_token is sent upstream as
 // Authorization: Bearer <access_token>.
 //
 // Tokens are cached in memory, in the Runner, keyed by token_url, client_id,

@@ -1,10 +1,11 @@
 package httpcall
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/redact"
@@ -116,72 +120,96 @@ func (tc *tokenCache) drop(key string) {
 	delete(tc.entries, key)
 }
 
-// tokenAnswer is the fields of an RFC 6749 §5.1 answer the runner reads.
-type tokenAnswer struct {
-	AccessToken string          `json:"access_token"`
-	ExpiresIn   json.RawMessage `json:"expires_in"`
-}
-
 // maxErrorBody is how much of a token endpoint's failed answer is shown.
 const maxErrorBody = 512
 
-// fetchToken makes one client-credentials request.
+// fetchToken makes one client-credentials request (RFC 6749 §4.4) with
+// golang.org/x/oauth2/clientcredentials, over client (the outbound policy
+// applies), reading at most max bytes of the answer.
 func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max int64) (string, time.Duration, *tokenError) {
-	form := url.Values{"grant_type": {"client_credentials"}}
+	cfg := clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.TokenURL,
+		AuthStyle: oauth2.AuthStyleInHeader}
+	if c.AuthStyle == "body" {
+		cfg.AuthStyle = oauth2.AuthStyleInParams
+	}
 	if c.Scope != "" {
-		form.Set("scope", c.Scope)
+		cfg.Scopes = []string{c.Scope}
 	}
 	if c.Audience != "" {
-		form.Set("audience", c.Audience)
+		cfg.EndpointParams = url.Values{"audience": {c.Audience}}
 	}
-	if c.AuthStyle == "body" {
-		form.Set("client_id", c.ClientID)
-		form.Set("client_secret", c.ClientSecret)
+	seen := &answerSeen{next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport), max: max}
+	hc := *client
+	hc.Transport = seen
+	tok, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, &hc))
+	if err == nil {
+		var life time.Duration // oauth2 turns expires_in (a number or a numeric string) into Expiry
+		if !tok.Expiry.IsZero() {
+			life = time.Until(tok.Expiry).Round(time.Second)
+		}
+		return tok.AccessToken, lifetime(life), nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.TokenURL, strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", 0, &tokenError{cause: err}
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if c.AuthStyle != "body" {
-		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", 0, &tokenError{cause: err}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
+	if seen.status == 0 {
 		return "", 0, &tokenError{cause: err}
 	}
 	fail := func(msg string) (string, time.Duration, *tokenError) {
-		return "", 0, &tokenError{status: resp.StatusCode, msg: msg}
+		return "", 0, &tokenError{status: seen.status, msg: msg}
 	}
-	if int64(len(body)) > max {
-		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + " with more than " + strconv.FormatInt(max, 10) + " bytes")
+	var re *oauth2.RetrieveError
+	switch {
+	case seen.tooLarge:
+		return fail("token endpoint answered " + strconv.Itoa(seen.status) + " with more than " + strconv.FormatInt(max, 10) + " bytes")
+	case errors.As(err, &re):
+		return fail("token endpoint answered " + strconv.Itoa(seen.status) + ": " + redact.Clip(string(re.Body), maxErrorBody, c.secrets))
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + ": " + redact.Clip(string(body), maxErrorBody, c.secrets))
-	}
-	var a tokenAnswer
-	if err := json.Unmarshal(body, &a); err != nil || a.AccessToken == "" {
-		return fail("token endpoint answered " + strconv.Itoa(resp.StatusCode) + " without an access_token")
-	}
-	return a.AccessToken, lifetime(a.ExpiresIn), nil
+	return fail("token endpoint answered " + strconv.Itoa(seen.status) + " without an access_token")
 }
 
-// lifetime reads expires_in, a number of seconds (some servers send it as a
-// string); defaultTokenLife when absent or unusable.
-func lifetime(raw json.RawMessage) time.Duration {
-	s := strings.Trim(string(raw), `"`)
-	n, err := strconv.ParseFloat(s, 64)
+// answerSeen is the token request's transport: it keeps the answer's status
+// and cuts its body off past max bytes (tooLarge then).
+type answerSeen struct {
+	next     http.RoundTripper
+	max      int64
+	status   int
+	tooLarge bool
+}
+
+func (a *answerSeen) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper leaves its request as it is
+	req.Header.Set("Accept", "application/json")
+	res, err := a.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	a.status = res.StatusCode
+	res.Body = &capped{ReadCloser: res.Body, left: a.max, over: &a.tooLarge}
+	return res, nil
+}
+
+// capped fails a read past left bytes.
+type capped struct {
+	io.ReadCloser
+	left int64
+	over *bool
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	if c.left -= int64(n); c.left < 0 {
+		*c.over = true
+		return 0, errors.New("token answer too large")
+	}
+	return n, err
+}
+
+// lifetime is a token's lifetime as its answer gave it (0: none),
+// defaultTokenLife when absent or unusable, at most maxTokenLife.
+func lifetime(d time.Duration) time.Duration {
 	switch {
-	case err != nil || n <= 0:
+	case d <= 0:
 		return defaultTokenLife
-	case n > maxTokenLife.Seconds():
+	case d > maxTokenLife:
 		return maxTokenLife
 	}
-	return time.Duration(n * float64(time.Second))
+	return d
 }

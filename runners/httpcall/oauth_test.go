@@ -183,15 +183,14 @@ func TestOAuthFailures(t *testing.T) {
 
 func TestTokenLifetime(t *testing.T) {
 	tests := []struct {
-		raw  string
-		want time.Duration
+		given, want time.Duration
 	}{
-		{`3600`, time.Hour}, {`"120"`, 2 * time.Minute}, {``, defaultTokenLife}, {`null`, defaultTokenLife},
-		{`-5`, defaultTokenLife}, {`1e12`, maxTokenLife},
+		{time.Hour, time.Hour}, {2 * time.Minute, 2 * time.Minute}, {0, defaultTokenLife}, {-5 * time.Second, defaultTokenLife},
+		{1e6 * time.Hour, maxTokenLife},
 	}
 	for _, tt := range tests {
-		if got := lifetime(json.RawMessage(tt.raw)); got != tt.want {
-			t.Errorf("lifetime(%s) = %v, want %v", tt.raw, got, tt.want)
+		if got := lifetime(tt.given); got != tt.want {
+			t.Errorf("lifetime(%v) = %v, want %v", tt.given, got, tt.want)
 		}
 	}
 }
@@ -214,5 +213,44 @@ func TestOAuthConcurrentCallsShareOneToken(t *testing.T) {
 	wg.Wait()
 	if n := ts.issued.Load(); n != 1 {
 		t.Fatalf("%d tokens issued for 16 concurrent calls, want 1", n)
+	}
+}
+
+// What a token endpoint answers becomes the same results whatever makes the
+// request: an answer without a token, one over the size cap, a refusal (its
+// body clipped and redacted), and expires_in as a numeric string.
+func TestOAuthTokenAnswers(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	for _, tt := range []struct {
+		name, ctype, body string
+		status            int
+		want              string
+		wantStatus        int
+	}{
+		{"no access_token", "application/json", `{"token_type":"bearer"}`, 200,
+			"ERR:http:ROW:ERR:auth:oauth_token:token endpoint answered 200 without an access_token", 200},
+		{"not JSON", "application/json", `<html>`, 200,
+			"ERR:http:ROW:ERR:auth:oauth_token:token endpoint answered 200 without an access_token", 200},
+		{"over the cap", "application/json", `{"access_token":"` + strings.Repeat("x", 300) + `"}`, 200,
+			"ERR:http:ROW:ERR:auth:oauth_token:token endpoint answered 200 with more than 200 bytes", 200},
+		{"refused, redacted", "application/json", `{"error":"invalid_scope","echo":"cs-very-secret"}`, 400,
+			`ERR:http:ROW:ERR:auth:oauth_token:token endpoint answered 400: {"error":"invalid_scope","echo":"[REDACTED]"}`, 400},
+		{"expires_in as a string", "application/json", `{"access_token":"tok-s","expires_in":"120"}`, 200, "HTTP 200:ok", 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ctype)
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			r := New(Config{MaxResponse: 200})
+			out := invoke(r, httpRow("ROW", "GET "+up.URL, oauthAuth(ts.URL, ""), ""), "", oauthEnv, false)
+			if out.Result != tt.want || out.Status != tt.wantStatus {
+				t.Fatalf("got %q status %d\nwant %q status %d", out.Result, out.Status, tt.want, tt.wantStatus)
+			}
+			if h := ts.seen().Header.Get("Accept"); h != "application/json" {
+				t.Fatalf("the token request's Accept is %q", h)
+			}
+		})
 	}
 }

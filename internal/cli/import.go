@@ -1,7 +1,8 @@
-package main
+package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,61 +11,51 @@ import (
 	"strings"
 )
 
-// exportRegistry implements `rowcall export`: every row (disabled and hidden
-// ones too) as one JSON document on stdout, the file `rowcall import` reads.
-func exportRegistry(args []string) error {
-	c, _, err := clientFlags("export", args, nil)
-	if err != nil {
-		return err
-	}
-	res, err := c.raw("GET", "/api/dispatch?registry=1&all=1", nil)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		b, _ := io.ReadAll(res.Body)
-		return fmt.Errorf("HTTP %d: %s", res.StatusCode, b)
-	}
-	_, err = io.Copy(os.Stdout, res.Body)
-	return err
+// ImportCommand is `rowcall import FILE [--dry-run]`. It streams the file's
+// rows in batches: first a dry run of every batch (so a bad row anywhere
+// changes nothing), then, unless --dry-run, the writes, with a progress bar.
+type ImportCommand struct {
+	client
+	dry   bool
+	batch int
 }
 
-// importRegistry implements `rowcall import FILE [--dry-run]`. It streams the
-// file's rows in batches: first a dry run of every batch (so a bad row anywhere
-// changes nothing), then, unless --dry-run, the writes, with a progress bar.
-func importRegistry(args []string) error {
-	var dry *bool
-	var batch *int
-	c, pos, err := clientFlags("import", args, func(fs *flag.FlagSet) {
-		dry = fs.Bool("dry-run", false, "report what would change; change nothing")
-		batch = fs.Int("batch", 500, "rows per request (at most 1000)")
-	})
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
+func (c *ImportCommand) Usage() (string, string) {
+	return "FILE", "write the rows of a registry file (from export; - for stdin) to a running host: created, updated or unchanged"
+}
+
+func (c *ImportCommand) Flags(fs *flag.FlagSet) {
+	c.client.flags(fs)
+	fs.BoolVar(&c.dry, "dry-run", false, "report what would change; change nothing")
+	fs.IntVar(&c.batch, "batch", 500, "rows per request (at most 1000)")
+}
+
+func (c *ImportCommand) Run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
 		return fmt.Errorf("usage: rowcall import FILE [--dry-run] [--url URL]   (FILE from `rowcall export`; - for stdin)")
 	}
-	each := func(fn func(rows []json.RawMessage, done int) error) error { return eachBatch(pos[0], *batch, fn) }
-	return importPasses(c, each, 0, *dry, "")
+	c.connect(ctx, env)
+	each := func(fn func(rows []json.RawMessage, done int) error) error {
+		return eachBatch(env, args[0], c.batch, fn)
+	}
+	return importPasses(env, &c.client, each, 0, c.dry, "")
 }
 
 // importPasses sends rows to POST /api/import in the batches each yields:
 // first a dry run of every batch (so a bad row anywhere changes nothing),
 // then, unless dry, the writes, each pass with a progress bar (over total
 // rows, when known); then it prints what changed. query is added to every
-// request (&if_match=1 for guarded writes).
-func importPasses(c client, each func(func(rows []json.RawMessage, done int) error) error, total int, dry bool, query string) error {
+// request (if_match=1 for guarded writes).
+func importPasses(env *Env, c *client, each func(func(rows []json.RawMessage, done int) error) error, total int, dry bool, query string) error {
 	var sum report
 	pass := func(dryRun bool, label string) error {
 		sum = report{}
-		bar := newProgress(label)
+		bar := newProgress(env.Stderr, label)
 		bar.total = total
 		err := each(func(rows []json.RawMessage, done int) error {
 			path := "/api/import?" + strings.TrimPrefix(query+"&dry_run=1", "&")
 			if !dryRun {
-				path = strings.TrimSuffix("/api/import?"+strings.TrimPrefix(query, "&"), "?")
+				path = strings.TrimSuffix("/api/import?"+query, "?")
 			}
 			status, out, err := c.do("POST", path, map[string]any{"rows": rows})
 			if err != nil {
@@ -88,7 +79,7 @@ func importPasses(c client, each func(func(rows []json.RawMessage, done int) err
 	}
 	if len(sum.Invalid) > 0 {
 		for _, p := range sum.Invalid {
-			fmt.Fprintf(os.Stderr, "row %d (%s): %s\n", p.Index, p.Key, p.Error)
+			fmt.Fprintf(env.Stderr, "row %d (%s): %s\n", p.Index, p.Key, p.Error)
 		}
 		return fmt.Errorf("%d invalid rows; nothing was imported", len(sum.Invalid))
 	}
@@ -101,9 +92,9 @@ func importPasses(c client, each func(func(rows []json.RawMessage, done int) err
 	if !dry {
 		verb = "created"
 	}
-	fmt.Printf("%s %d, %s %d, unchanged %d\n", verb, len(sum.Created), strings.Replace(verb, "create", "update", 1), len(sum.Updated), sum.Unchanged)
+	fmt.Fprintf(env.Stdout, "%s %d, %s %d, unchanged %d\n", verb, len(sum.Created), strings.Replace(verb, "create", "update", 1), len(sum.Updated), sum.Unchanged)
 	for _, u := range sum.Updated {
-		fmt.Printf("  update %s: %s\n", u.Key, strings.Join(u.Fields, ", "))
+		fmt.Fprintf(env.Stdout, "  update %s: %s\n", u.Key, strings.Join(u.Fields, ", "))
 	}
 	return nil
 }
@@ -134,8 +125,8 @@ func (r *report) add(o report, offset int) {
 
 // eachBatch streams the rows of an export file ({"rows":[…]} or a bare array)
 // and calls fn with batches of at most n rows (and under 3 MB each).
-func eachBatch(file string, n int, fn func(rows []json.RawMessage, done int) error) error {
-	in, err := openInput(file)
+func eachBatch(env *Env, file string, n int, fn func(rows []json.RawMessage, done int) error) error {
+	in, err := openInput(env, file)
 	if err != nil {
 		return err
 	}
@@ -198,15 +189,20 @@ func toRows(dec *json.Decoder) error {
 
 // progress draws a bar on a terminal, and nothing otherwise.
 type progress struct {
+	w     io.Writer
 	label string
 	tty   bool
 	last  int
 	total int // when known, the bar is the share done
 }
 
-func newProgress(label string) *progress {
-	st, err := os.Stderr.Stat()
-	return &progress{label: label, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+func newProgress(w io.Writer, label string) *progress {
+	f, ok := w.(*os.File)
+	if !ok {
+		return &progress{w: w, label: label}
+	}
+	st, err := f.Stat()
+	return &progress{w: w, label: label, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
 }
 
 func (p *progress) show(done int) {
@@ -216,12 +212,12 @@ func (p *progress) show(done int) {
 		if p.total > 0 {
 			n = max(1, done*40/p.total)
 		}
-		fmt.Fprintf(os.Stderr, "\r%-10s %s %d rows", p.label, strings.Repeat("█", n), done)
+		fmt.Fprintf(p.w, "\r%-10s %s %d rows", p.label, strings.Repeat("█", n), done)
 	}
 }
 
 func (p *progress) finish() {
 	if p.tty {
-		fmt.Fprintf(os.Stderr, "\r%-10s done: %d rows%s\n", p.label, p.last, strings.Repeat(" ", 40))
+		fmt.Fprintf(p.w, "\r%-10s done: %d rows%s\n", p.label, p.last, strings.Repeat(" ", 40))
 	}
 }

@@ -1,10 +1,9 @@
-package main
+package hostmain
 
 import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,8 +30,10 @@ type keyRing struct {
 	keys    []string
 }
 
-func newKeyRing(dir string) *keyRing {
-	return &keyRing{dir: dir, env: strings.TrimSpace(os.Getenv("ROWCALL_OWNER_KEY"))}
+// newKeyRing reads the keys under dir, unless envKey ($ROWCALL_OWNER_KEY) is
+// set.
+func newKeyRing(dir, envKey string) *keyRing {
+	return &keyRing{dir: dir, env: strings.TrimSpace(envKey)}
 }
 
 // Keys returns the owner keys valid now: the current one first.
@@ -98,10 +99,11 @@ func (k *keyRing) load() []string {
 	return keys
 }
 
-// ensureOwnerKey makes sure an owner key exists: $ROWCALL_OWNER_KEY, or
-// DATA/owner.key, else a new key written there with mode 0600 (created says so).
-func ensureOwnerKey(dir string) (created bool, err error) {
-	if strings.TrimSpace(os.Getenv("ROWCALL_OWNER_KEY")) != "" {
+// ensureOwnerKey makes sure an owner key exists: envKey ($ROWCALL_OWNER_KEY),
+// or DATA/owner.key, else a new key written there with mode 0600 (created says
+// so).
+func ensureOwnerKey(dir, envKey string) (created bool, err error) {
+	if strings.TrimSpace(envKey) != "" {
 		return false, nil
 	}
 	path := filepath.Join(dir, "owner.key")
@@ -135,38 +137,25 @@ func writeSecret(path, value string) error {
 	return os.Rename(tmp, path)
 }
 
-// rotateKey implements `rowcall key rotate`: a new owner key becomes current,
-// the old one stays valid for the window, and a running host picks both up
-// within a second.
-func rotateKey(args []string) error {
-	fs := flag.NewFlagSet("key rotate", flag.ExitOnError)
-	dataDir := fs.String("data", "./data", "data directory holding owner.key")
-	window := fs.Duration("window", 24*time.Hour, "how long the previous key stays valid")
-	fs.Parse(args)
-	dir := *dataDir
+// RotateOwnerKey makes a new owner key current in dir (`rowcall key rotate`):
+// the old one stays valid for window, until the time returned (RFC 3339), and
+// a running host picks both up within a second.
+func RotateOwnerKey(dir string, window time.Duration) (until string, err error) {
 	old, err := os.ReadFile(filepath.Join(dir, "owner.key"))
 	if err != nil {
-		return fmt.Errorf("no owner key to rotate in %s: %w", dir, err)
+		return "", fmt.Errorf("no owner key to rotate in %s: %w", dir, err)
 	}
-	until := time.Now().Add(*window).UTC().Format(time.RFC3339)
+	until = time.Now().Add(window).UTC().Format(time.RFC3339)
 	if err := writeSecret(filepath.Join(dir, "owner.key.previous"), strings.TrimSpace(string(old))+"\n"+until); err != nil {
-		return err
+		return "", err
 	}
-	if err := writeSecret(filepath.Join(dir, "owner.key"), newOwnerKey()); err != nil {
-		return err
-	}
-	fmt.Printf("New owner key written to %s/owner.key; the previous key stays valid until %s.\n", dir, until)
-	if os.Getenv(rowcall.OwnerEnv) != "" {
-		fmt.Fprintf(os.Stderr, "$%s is set here: commands run with it send the previous key, and a host started with it\n"+
-			"uses it instead of owner.key. Export the new key: export %s=$(cat %s/owner.key)\n", rowcall.OwnerEnv, rowcall.OwnerEnv, dir)
-	}
-	return nil
+	return until, writeSecret(filepath.Join(dir, "owner.key"), newOwnerKey())
 }
 
-// receiptSigner loads the receipt signing key: $ROWCALL_RECEIPT_KEY (base64
-// seed), or DATA/receipt.key, created with mode 0600 on first use.
-func receiptSigner(dir string) (*ledger.Signer, error) {
-	enc := strings.TrimSpace(os.Getenv("ROWCALL_RECEIPT_KEY"))
+// receiptSigner loads the receipt signing key: envKey ($ROWCALL_RECEIPT_KEY,
+// a base64 seed), or DATA/receipt.key, created with mode 0600 on first use.
+func receiptSigner(dir, envKey string) (*ledger.Signer, error) {
+	enc := strings.TrimSpace(envKey)
 	if enc == "" {
 		path := filepath.Join(dir, "receipt.key")
 		b, err := os.ReadFile(path)
@@ -191,16 +180,16 @@ func receiptSigner(dir string) (*ledger.Signer, error) {
 	return ledger.NewSigner(seed)
 }
 
-// hostEnv is where rows' credentials come from: the process environment, plus
+// hostEnv is where rows' credentials come from: the environment (lookup), plus
 // ROWCALL_OWNER_KEY (the owner key, so example rows can call this host's own
 // API, as the seed's DIR_PATCH does). app.New lets rows see it through
 // rowcall.SecretsEnv: none of rowcall's own variables, and with a prefix only
 // that namespace.
-func hostEnv(keys *keyRing) rowcall.Env {
+func hostEnv(keys *keyRing, lookup func(string) (string, bool)) rowcall.Env {
 	return rowcall.EnvFunc(func(name string) (string, bool) {
 		if name == rowcall.OwnerEnv {
 			return keys.Current(), true
 		}
-		return os.LookupEnv(name)
+		return lookup(name)
 	})
 }

@@ -1,11 +1,8 @@
-package main
+package hostmain
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -92,26 +89,4 @@ func (l *limits) deadlines(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// serve serves h on ln within the limits until ctx ends, then lets the
-// requests in flight finish (15 s at most); onShutdown runs as shutdown
-// begins.
-func (l *limits) serve(ctx context.Context, h http.Handler, ln net.Listener, onShutdown func()) error {
-	srv, limited := l.server(h, ln)
-	srv.RegisterOnShutdown(onShutdown)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(limited) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	slog.Info("shutting down: finishing requests in flight")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

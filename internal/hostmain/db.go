@@ -1,4 +1,4 @@
-package main
+package hostmain
 
 import (
 	"context"
@@ -12,22 +12,27 @@ import (
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
-// dbFlagHelp is the --db flag's help, shared by serve and migrate.
-const dbFlagHelp = "database: a libSQL server URL (libsql://HOST, https://HOST, http://HOST:PORT; token in $" + libsql.TokenEnv +
+// DBFlagHelp is the --db flag's help, shared by serve and migrate.
+const DBFlagHelp = "database: a libSQL server URL (libsql://HOST, https://HOST, http://HOST:PORT; token in $" + libsql.TokenEnv +
 	") instead of the embedded SQLite file DATA/rowcall.db"
 
-// openDatabase opens the database --db names (a libSQL server), or the
-// embedded file under dataDir when dbURL is "", and applies pending migrations.
+// Open opens the database dbURL names (a libSQL server), or the embedded file
+// under dataDir when dbURL is "", without migrating it. dataDir is created
+// either way: the owner and receipt keys live there.
+func Open(ctx context.Context, dataDir, dbURL string) (*sql.DB, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	if dbURL == "" {
+		return sqlite.Open(filepath.Join(dataDir, "rowcall.db"))
+	}
+	return libsql.Open(ctx, dbURL)
+}
+
+// openDatabase opens the database (Open) and applies pending migrations.
 // where describes it for messages (never with a token).
 func openDatabase(ctx context.Context, dataDir, dbURL string) (db *sql.DB, applied []string, where string, err error) {
-	if dbURL == "" {
-		db, applied, err = openData(ctx, dataDir)
-		return db, applied, filepath.Join(dataDir, "rowcall.db"), err
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil { // owner and receipt keys still live here
-		return nil, nil, "", err
-	}
-	db, err = openRemote(ctx, dbURL)
+	db, err = Open(ctx, dataDir, dbURL)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -36,7 +41,11 @@ func openDatabase(ctx context.Context, dataDir, dbURL string) (db *sql.DB, appli
 		db.Close()
 		return nil, nil, "", err
 	}
-	return db, applied, libsql.Redact(dbURL), nil
+	where = filepath.Join(dataDir, "rowcall.db")
+	if dbURL != "" {
+		where = libsql.Redact(dbURL)
+	}
+	return db, applied, where, nil
 }
 
 // checkpoints keeps the embedded file's WAL short until the returned stop is
@@ -47,11 +56,6 @@ func checkpoints(db *sql.DB) (stop func()) {
 	done := make(chan struct{})
 	go func() { sqlite.Checkpointer(ctx, db, 100*time.Millisecond); close(done) }()
 	return func() { cancel(); <-done }
-}
-
-// openRemote opens a libSQL server database without migrating it.
-func openRemote(ctx context.Context, dbURL string) (*sql.DB, error) {
-	return libsql.Open(ctx, dbURL)
 }
 
 // freshDatabase reports whether this start created the database (it applied the

@@ -1,0 +1,292 @@
+// Package hostmain is the local host's program, `rowcall serve`, as a Main
+// that the rowcall binary (host/) and the tests boot the same way:
+//
+//	m := hostmain.NewMain()
+//	m.LookupEnv = env                     // optional: os.LookupEnv by default
+//	if err := m.ParseFlags(ctx, args); err != nil { … } // serve's flags and ROWCALL_* settings
+//	if err := m.Run(ctx); err != nil { m.Close(); … }   // listening and serving once it returns
+//	fmt.Println(m.URL())                  // http://127.0.0.1:PORT
+//	…
+//	err := m.Close()                      // stops serving, flushes receipts, closes the database
+//
+// Run builds the platform a local host provides — the database (the embedded
+// SQLite file under --data, or a libSQL server: --db), the owner and receipt
+// keys, the environment as rows' credentials, the outbound transport checked
+// at dial time, wazero's compiler with a deadline, the listener — hands it to
+// app.New, and serves App.Handler within the connection limits. Everything the
+// process owns (signals, the profiler, the garbage collector's pace, exit
+// codes) stays in host/.
+package hostmain
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/envflag"
+	"github.com/rowcall/rowcall/internal/examplerows"
+	"github.com/rowcall/rowcall/internal/outbound"
+	"github.com/rowcall/rowcall/runners/agent"
+	"github.com/rowcall/rowcall/runners/fn"
+	"github.com/rowcall/rowcall/runners/fn/modules"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
+)
+
+// Main is one local host: configured by ParseFlags, started by Run, stopped
+// by Close.
+type Main struct {
+	// LookupEnv reads the environment: ROWCALL_* settings and the credentials
+	// rows name (os.LookupEnv when nil). Set it before ParseFlags.
+	LookupEnv func(name string) (string, bool)
+	// Stdout receives the messages for the operator (os.Stdout when nil):
+	// the new owner key, the example rows, "rowcall serving URL (database …)".
+	Stdout io.Writer
+
+	// What ParseFlags read.
+	Addr, DataDir, DBURL string
+	Pprof                string // the profiler's listen address ("": none)
+	Settings             app.Settings
+	fnConfig             fn.Config
+	fs                   *flag.FlagSet
+	limits               *limits
+	prices               func(*agent.Settings) error
+	tune                 func(*agent.Config)
+
+	// App is the assembled core, once Run has returned.
+	App *app.App
+
+	ln      net.Listener
+	srv     *http.Server
+	served  chan error     // Serve's end
+	closers []func() error // run by Close, last first
+}
+
+// NewMain returns a Main that reads the process environment.
+func NewMain() *Main { return &Main{} }
+
+func (m *Main) lookup(name string) (string, bool) {
+	if m.LookupEnv == nil {
+		return os.LookupEnv(name)
+	}
+	return m.LookupEnv(name)
+}
+
+func (m *Main) stdout() io.Writer { return cmp.Or[io.Writer](m.Stdout, os.Stdout) }
+
+// Flags registers serve's flags on fs, bound to m: ParseFlags parses them,
+// and a command line lists them (internal/cli's help and completion).
+func (m *Main) Flags(fs *flag.FlagSet) {
+	m.fs = fs
+	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8787", "listen address")
+	fs.StringVar(&m.Pprof, "pprof", "", "serve Go's profiler on this address too (e.g. 127.0.0.1:6060), on its own listener, never on the API's")
+	fs.StringVar(&m.DataDir, "data", "./data", "data directory (database, owner key, module cache)")
+	fs.StringVar(&m.DBURL, "db", "", DBFlagHelp)
+	fs.Bool("public-reads", false, "let anyone read the directory without a credential")
+	fs.String("public-url", "", "base URL of the links the host writes, e.g. public receipts (default: the listen address)")
+	fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host")
+	fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
+	fs.Bool("no-examples", false, "do not install the example rows into a new database")
+	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
+	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
+	m.prices, m.tune = agentFlags(fs)
+	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
+	fs.IntVar(&m.fnConfig.MaxConcurrent, "fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
+	m.limits = limitFlags(fs)
+}
+
+// ParseFlags reads serve's flags from args, and each flag not given from its
+// ROWCALL_* variable (envflag), read with LookupEnv. --help gives
+// flag.ErrHelp.
+func (m *Main) ParseFlags(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the command line prints serve's usage
+	m.Flags(fs)
+	pos, err := envflag.Parse(fs, args, m.lookup)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("serve takes no arguments, only flags: %q", pos)
+	}
+	if err := m.limits.check(m.fnConfig.Timeout); err != nil {
+		return err
+	}
+	m.Settings = settingsFrom(m.fs, m.lookup)
+	return m.prices(&m.Settings.Models)
+}
+
+// FlagSet is the flags ParseFlags parsed (nil before).
+func (m *Main) FlagSet() *flag.FlagSet { return m.fs }
+
+// Run opens the database (migrating it), assembles the core and starts
+// serving on Addr; it returns once the host answers requests (URL says
+// where). On an error, Close releases what Run had opened.
+func (m *Main) Run(ctx context.Context) error {
+	db, applied, where, err := openDatabase(ctx, m.DataDir, m.DBURL)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, db.Close)
+	for _, n := range applied {
+		slog.Info("migration applied", "name", n)
+	}
+	embedded := m.DBURL == ""
+	if embedded {
+		stop := checkpoints(db) // stops before db.Close
+		m.closers = append(m.closers, func() error { stop(); return nil })
+	}
+	envKey, _ := m.lookup("ROWCALL_OWNER_KEY")
+	created, err := ensureOwnerKey(m.DataDir, envKey)
+	if err != nil {
+		return err
+	}
+	keys := newKeyRing(m.DataDir, envKey)
+	receiptKey, _ := m.lookup("ROWCALL_RECEIPT_KEY")
+	signer, err := receiptSigner(m.DataDir, receiptKey)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return err
+	}
+	m.ln = ln
+	m.closers = append(m.closers, func() error {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	base := m.URL()
+	// fn modules: metadata and bytes in the same database (so hosts sharing a
+	// libSQL database share modules), compiled code cached under the data dir.
+	registry := modules.NewRegistry(db, modules.NewSQLBlobs(db))
+	cfg := m.fnConfig
+	cfg.CacheDir = filepath.Join(m.DataDir, "wasm-cache")
+	fnRunner, err := fn.New(ctx, registry, cfg)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, func() error { return fnRunner.Close(context.Background()) })
+	s := m.Settings
+	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, m.lookup),
+		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
+		Fn:     fnRunner, Modules: registry, OpenAPI: openapiRows,
+		Fresh: time.Millisecond, // another process's edit shows within 1 ms; this one's at once
+		// On sqld a look at the event log is an HTTP round trip: fn calls
+		// speculate instead (the receipt's INSERT checks it).
+		Speculate: !embedded,
+		ListenURL: base,
+		// Rows reach this host's own API as $SELF (the public URL, else the
+		// listen address), served in process.
+		SelfBase: func(context.Context) string { return cmp.Or(strings.TrimRight(s.PublicURL, "/"), base) },
+		Agent:    m.tune,
+	}
+	if embedded {
+		p.MaxParams = sqlite.MaxParams // group commits in few statements
+	}
+	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
+	// nothing else on loopback unless the operator allows it.
+	if self, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+		p.AllowPorts = append(p.AllowPorts, outbound.Exact(self))
+	}
+	a, err := app.New(s, p)
+	if err != nil {
+		return err
+	}
+	m.App = a
+	m.closers = append(m.closers, func() error { a.Close(); return nil })
+	if freshDatabase(applied) && !s.NoExamples {
+		created, err := examplerows.InstallAll(ctx, registry, a.Store)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(m.stdout(), "Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(created, ", "))
+	}
+	if created {
+		fmt.Fprintf(m.stdout(), "A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+
+			"  export ROWCALL_OWNER_KEY=$(cat %s/owner.key) ROWCALL_URL=%s\n"+
+			"  curl -H \"x-terminal-key: $ROWCALL_OWNER_KEY\" $ROWCALL_URL/api/directory\n",
+			m.DataDir, m.DataDir, base)
+	}
+
+	if m.Pprof != "" {
+		if err := m.servePprof(); err != nil {
+			return err
+		}
+	}
+	srv, limited := m.limits.server(a.Handler, ln)
+	// MCP notification streams end first, or shutdown would wait on them.
+	srv.RegisterOnShutdown(a.API.Close)
+	m.srv, m.served = srv, make(chan error, 1)
+	go func() { m.served <- srv.Serve(limited) }()
+	fmt.Fprintf(m.stdout(), "rowcall serving %s (database %s)\n", base, where)
+	return nil
+}
+
+// servePprof serves Go's profiler on --pprof until Close.
+func (m *Main) servePprof() error {
+	ln, err := net.Listen("tcp", m.Pprof)
+	if err != nil {
+		return fmt.Errorf("--pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout}
+	go srv.Serve(ln)
+	m.closers = append(m.closers, srv.Close)
+	return nil
+}
+
+// URL is the base URL the host listens on, once Run has returned.
+func (m *Main) URL() string {
+	if m.ln == nil {
+		return ""
+	}
+	return "http://" + m.ln.Addr().String()
+}
+
+// Wait blocks until ctx ends (nil) or serving fails (its error).
+func (m *Main) Wait(ctx context.Context) error {
+	select {
+	case err := <-m.served:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Close stops serving — new connections are refused and the requests in
+// flight finish, 15 s at most — then flushes the receipts still held, stops
+// the fn runner and closes the database. It may be called after a failed
+// Run, and more than once.
+func (m *Main) Close() error {
+	var errs []error
+	if m.srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		if err := m.srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+		cancel()
+		m.srv = nil
+	}
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		errs = append(errs, m.closers[i]())
+	}
+	m.closers = nil
+	return errors.Join(errs...)
+}
