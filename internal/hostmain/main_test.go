@@ -24,6 +24,11 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 		"ROWCALL_MODEL_PROVIDERS": "a=http://127.0.0.1:9/v1 b=http://127.0.0.1:9/v2,no-tools",
 		"ROWCALL_MODEL_DEFAULT":   "b",
 		"ROWCALL_MODEL_PRICES":    `{"m":{"input":1,"output":2}}`,
+		"ROWCALL_EMBED_PROVIDER":  "b",
+		"ROWCALL_EMBED_MODEL":     "nomic-embed-text",
+		"ROWCALL_EMBED_AUTH":      "bearer:ROWS_EMBED_KEY",
+		"ROWCALL_EMBED_DIM":       "768",
+		"ROWCALL_ASK_RERANK":      "ASK_RERANK",
 	}
 	app.ReadSettings(func(name string) string {
 		if _, ok := samples[name]; !ok {
