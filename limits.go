@@ -101,8 +101,8 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// Day and Month are the UTC windows a budget counts in: the start of the
-// day (or month) that holds at.
+// Day is the start of the UTC day that holds at: the window budget_usd_day
+// and calls_day count in.
 func Day(at time.Time) time.Time {
 	y, m, d := at.UTC().Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
