@@ -45,6 +45,7 @@ func serve(args []string) error {
 	fnTimeout := fs.Duration("fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fnConcurrency := fs.Int("fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	lim := limitFlags(fs)
+	metricsAddr := observeFlags(fs)
 	if err := envFlags(fs, serveSettings); err != nil {
 		return err
 	}
@@ -139,6 +140,11 @@ func serve(args []string) error {
 	}
 	fmt.Printf("rowcall serving %s (database %s)\n", base, where)
 
+	handler, stopObserving, err := observeHost(ctx, a, fnRunner, keys.Keys, *metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopObserving()
 	// MCP notification streams end first, or shutdown would wait on them.
-	return lim.serve(ctx, a.Handler, ln, a.API.Close)
+	return lim.serve(ctx, handler, ln, a.API.Close)
 }
