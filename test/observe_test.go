@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rowcall/rowcall/internal/observe"
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
 // otlpReceiver is an OTLP/HTTP traces endpoint on loopback that decodes what
@@ -162,7 +163,15 @@ func TestObserveMetricsAndTraces(t *testing.T) {
 	secret, _, _ := mint(t, h, map[string]any{"keys": []string{"OBS_HTTP"}, "rate": "1/hour"})
 	expect(t, tokenCall(t, h, secret, "OBS_HTTP", "3"), 200, map[string]any{"ok": true})
 	expect(t, tokenCall(t, h, secret, "OBS_HTTP", "4"), 429, map[string]any{"error": "rate_limited:1/hour"})
-	const receipts = 8 // 2 + the flow and its 2 steps + the denied call + the token's 2
+
+	// fn: registering a module compiles it; each call starts one instance of the compiled module.
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, h.do(t, req{Method: "PUT", Path: "/api/modules/obs_echo", Body: echo.Wasm, Header: map[string]string{"Content-Type": "application/wasm"}}), 200, nil)
+	createRow(t, h, map[string]any{"key": "OBS_FN", "type": "fn", "target": "obs_echo", "content": "# WHAT: echo\n[\"$1\"]"})
+	before := scrape(t, h.URL+"/metrics", map[string]string{"X-Terminal-Key": h.Key})
+	expect(t, dispatchCall(t, h, "OBS_FN", "x"), 200, map[string]any{"ok": true, "result": "x"})
+	expect(t, dispatchCall(t, h, "OBS_FN", "y"), 200, map[string]any{"ok": true, "result": "y"})
+	const receipts = 10 // 2 + the flow and its 2 steps + the denied call + the token's 2 + the fn's 2
 
 	// The API's /metrics is the owner's.
 	if got := h.do(t, req{Method: "GET", Path: "/metrics", NoAuth: true}); got.Status != 401 || got.JSON["error"] != "unauthorized" {
@@ -185,8 +194,9 @@ func TestObserveMetricsAndTraces(t *testing.T) {
 			{"rowcall_call_duration_seconds", map[string]string{"runner": "flow"}, 1},
 			{"rowcall_breaker_failures", map[string]string{"key": "OBS_DENY"}, 1},
 			{"rowcall_breaker_open", map[string]string{"key": "OBS_DENY"}, 0},
-			{"rowcall_fn_compiles_total", nil, 0},
-			{"rowcall_fn_instances_total", nil, 0},
+			{"rowcall_fn_compiles_total", nil, sample(before, "rowcall_fn_compiles_total", nil)},
+			{"rowcall_fn_instances_total", nil, sample(before, "rowcall_fn_instances_total", nil) + 2},
+			{"rowcall_call_duration_seconds", map[string]string{"runner": "fn"}, 2},
 		} {
 			if got := sample(fams, c.name, c.labels); got != c.want {
 				t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -203,6 +213,9 @@ func TestObserveMetricsAndTraces(t *testing.T) {
 
 	// Spans: one per receipt; the flow's two steps are its children.
 	spans := otlp.waitSpans(t, receipts)
+	if sample(before, "rowcall_fn_compiles_total", nil) < 1 {
+		t.Errorf("registering a module compiled nothing: %v", sample(before, "rowcall_fn_compiles_total", nil))
+	}
 	if len(spans) != receipts {
 		t.Fatalf("%d spans, want %d", len(spans), receipts)
 	}
