@@ -1,8 +1,11 @@
 // Package observe is the local host's telemetry: Prometheus metrics and
 // OpenTelemetry traces, both taken from the receipts the engine writes, so
 // they count exactly what the receipt chain records (a call, a nested step, a
-// refusal at the gate) and add nothing to a call's path. The worker does not
-// import it (it would add the two libraries to app.wasm).
+// refusal at the gate). Metrics are counted on the receipt writer's goroutine
+// before the group's callers are answered (a scrape after an answer sees its
+// call; a fraction of a microsecond per receipt); spans are made on Tracing's
+// own goroutine. The worker does not import this package (it would add the
+// two libraries to app.wasm).
 //
 //	m := observe.NewMetrics(observe.Sources{Breakers: store.BreakerStates, Fn: fnRunner.Counts})
 //	t, _ := observe.NewTracing(ctx, os.Getenv)      // nil when no OTLP endpoint is set

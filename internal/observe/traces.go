@@ -3,6 +3,8 @@ package observe
 import (
 	"context"
 	"crypto/sha256"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -23,10 +25,21 @@ import (
 // receipt's invocation id and rowcall trace id (the first 8 and 16 bytes of
 // their SHA-256), so a parent and child link whichever receipt is stored
 // first, and the span carries both ids as attributes to search by.
+//
+// Spans are made on Tracing's own goroutine, off the receipt writer's path: a
+// receipt that finds its queue full (TraceQueue) is not traced.
 type Tracing struct {
-	tp     *sdktrace.TracerProvider
-	tracer trace.Tracer
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	queue   chan rowcall.Receipt // never closed: Group may still send after Close
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	dropped atomic.Int64
 }
+
+// TraceQueue is how many stored receipts may wait to become spans.
+const TraceQueue = 4096
 
 // Settings naming the OTLP endpoint; tracing is off when none is set.
 const (
@@ -53,23 +66,56 @@ func NewTracing(ctx context.Context, lookup func(string) string) (*Tracing, erro
 	res := resource.NewSchemaless(semconv.ServiceName("rowcall"))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithIDGenerator(receiptIDs{}),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()))
-	return &Tracing{tp: tp, tracer: tp.Tracer("github.com/rowcall/rowcall")}, nil
+	t := &Tracing{tp: tp, tracer: tp.Tracer("github.com/rowcall/rowcall"), queue: make(chan rowcall.Receipt, TraceQueue),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go t.run()
+	return t, nil
 }
+
+// run makes the queued receipts' spans until Close, then those still queued.
+func (t *Tracing) run() {
+	defer close(t.done)
+	for {
+		select {
+		case rc := <-t.queue:
+			t.span(&rc)
+		case <-t.stop:
+			for {
+				select {
+				case rc := <-t.queue:
+					t.span(&rc)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// Dropped is how many receipts found the queue full and were not traced.
+func (t *Tracing) Dropped() int64 { return t.dropped.Load() }
 
 // Close flushes the spans not yet sent and stops the exporter.
 func (t *Tracing) Close(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	t.once.Do(func() { close(t.stop) })
+	<-t.done
 	return t.tp.Shutdown(ctx)
 }
 
-// Group records a span for every stored receipt of one group commit; nil
-// (tracing off) records nothing.
+// Group queues a span for every stored receipt of one group commit, without
+// waiting (after Close, what it queues is not traced).
 func (t *Tracing) Group(g sqlstore.Group) {
 	for i := range g.Receipts {
-		if g.Errs[i] == nil {
-			t.span(&g.Receipts[i])
+		if g.Errs[i] != nil {
+			continue
+		}
+		select {
+		case t.queue <- g.Receipts[i]:
+		default:
+			t.dropped.Add(1)
 		}
 	}
 }
