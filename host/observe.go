@@ -71,6 +71,9 @@ func observeHost(ctx context.Context, a *app.App, fnRunner *fn.Runner, ownerKeys
 		if err := t.Close(sctx); err != nil {
 			slog.Error("traces: flush at shutdown", "err", err)
 		}
+		if t != nil && t.Dropped() > 0 {
+			slog.Warn("traces: receipts not traced (the span queue was full)", "receipts", t.Dropped())
+		}
 	}
 	return h, closeAll, nil
 }
