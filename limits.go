@@ -37,8 +37,6 @@ const (
 	EBudgetExhausted Code = "budget_exhausted"
 )
 
-func init() { argForms[EBudgetExhausted] = "%s>=%s" }
-
 // rateWindows are the windows a rate may name.
 var rateWindows = map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour}
 
