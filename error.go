@@ -57,6 +57,7 @@ var argForms = map[Code]string{
 	EContractChanged:  "%s!=%s",      // the pinned contract, the current one
 	ERiskCeiling:      "%s<row:high", // the token's ceiling
 	EPayloadCeiling:   "%s>%s",       // the body's length, the token's ceiling
+	EBudgetExhausted:  "%s>=%s",      // the amount spent, the budget (limits.go)
 	EHygiene:          " %s",         // the verdict: "registry_hygiene_refused: <verdict>"
 }
 

@@ -21,6 +21,7 @@ type Token struct {
 	ExpiresAt   string            `json:"expires_at,omitempty"`
 	CreatedAt   string            `json:"created_at"`
 	RevokedAt   string            `json:"revoked_at,omitempty"`
+	Limits                        // rate and budgets, set when minted (limits.go)
 }
 
 // TokenState is whether a token may be used at a moment: the one validity

@@ -37,6 +37,7 @@ var statuses = map[rowcall.Code]int{
 	rowcall.EPayloadCeiling:     http.StatusRequestEntityTooLarge,
 	rowcall.EInvalidInputSchema: http.StatusUnprocessableEntity,
 	rowcall.EInvalidArguments:   http.StatusBadRequest,
+	rowcall.ERateLimited:        http.StatusTooManyRequests, rowcall.EBudgetExhausted: http.StatusTooManyRequests, // with Retry-After
 
 	// auth columns a row may not have
 	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,
@@ -106,6 +107,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && e.Code != rowcall.EUnauthorized {
 		body = append(body, kv{"state_changed", false})
+	}
+	if wait, ok := e.Extra["retry_after"].(int); ok { // a limit's refusal: seconds until it may pass
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
 	}
 	writeJSON(w, status(e), body)
 }

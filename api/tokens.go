@@ -26,6 +26,8 @@ type mintRequest struct {
 	MaxPayload  int64             `json:"max_payload"`
 	ExpiresIn   int64             `json:"expires_in"` // seconds from now
 	ExpiresAt   string            `json:"expires_at"`
+
+	rowcall.Limits // rate, burst, budget_usd_day, budget_usd_month, calls_day
 }
 
 // mintToken handles POST /api/tokens: the secret is in the answer once and
@@ -41,7 +43,7 @@ func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		writeError(w, r, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at"))
+		writeError(w, r, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, rate, burst, budget_usd_day, budget_usd_month, calls_day"))
 		return
 	}
 	t, err := h.tokenFrom(r, m)
@@ -83,6 +85,10 @@ func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, erro
 	default:
 		return t, invalid("risk_ceiling must be low or high; got "+t.RiskCeiling, "use low (the default) or high (may call sensitive rows)")
 	}
+	if err := m.Limits.Validate(); err != nil {
+		return t, invalid(err.Error(), `limits take e.g. {"rate":"2/minute","burst":5,"budget_usd_day":5,"budget_usd_month":50,"calls_day":1000}; omit one for no limit`)
+	}
+	t.Limits = m.Limits
 	if t.MaxPayload < 0 {
 		return t, invalid("max_payload must be a positive number of bytes", "omit it for no ceiling")
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -36,6 +37,8 @@ type ReceiptLog struct {
 	know  bool
 	conn  *sql.Conn                // the writer's own connection: its page cache stays warm
 	stmts map[insertKind]*sql.Stmt // prepared once on conn
+
+	observer atomic.Pointer[func(Group)] // Observe's; called by the writer after each group
 }
 
 type pending struct {
@@ -106,7 +109,9 @@ func (l *ReceiptLog) run() {
 			for n < len(rest) && rest[n].cond == rest[0].cond {
 				n++
 			}
+			start := time.Now()
 			l.write(rest[:n])
+			l.observed(rest[:n], time.Since(start))
 			rest = rest[n:]
 		}
 		for _, q := range batch {

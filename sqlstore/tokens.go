@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/rowcall/rowcall"
 )
 
 const tokenColumns = `id, name, scope_keys, scope_categories, audience, risk_ceiling, pins, fixed_body, max_payload,
-	expires_at, created_at, revoked_at`
+	expires_at, created_at, revoked_at, limits`
 
 // CreateToken stores a token with the SHA-256 of its secret (never the secret).
 func (s *Store) CreateToken(ctx context.Context, t *rowcall.Token, secretSHA256 string) error {
@@ -26,9 +27,14 @@ func (s *Store) CreateToken(ctx context.Context, t *rowcall.Token, secretSHA256 
 	if t.FixedBody != nil {
 		fixed = *t.FixedBody
 	}
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO tokens (secret_sha256, `+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL)`,
+	var limits any
+	if t.Limits.Any() {
+		b, _ := json.Marshal(t.Limits)
+		limits = string(b)
+	}
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO tokens (secret_sha256, `+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,?)`,
 		secretSHA256, t.ID, nullable(t.Name), string(keys), string(cats), t.Audience, t.RiskCeiling, pins, fixed,
-		nullInt(int(t.MaxPayload)), nullable(t.ExpiresAt), t.CreatedAt)
+		nullInt(int(t.MaxPayload)), nullable(t.ExpiresAt), t.CreatedAt, limits)
 	return err
 }
 
@@ -65,10 +71,10 @@ func (s *Store) RevokeToken(ctx context.Context, id string) (rowcall.Token, erro
 
 func scanToken(sc scanner) (rowcall.Token, error) {
 	var t rowcall.Token
-	var name, pins, fixed, expires, revoked sql.NullString
+	var name, pins, fixed, expires, revoked, limits sql.NullString
 	var keys, cats string
 	var max sql.NullInt64
-	err := sc.Scan(&t.ID, &name, &keys, &cats, &t.Audience, &t.RiskCeiling, &pins, &fixed, &max, &expires, &t.CreatedAt, &revoked)
+	err := sc.Scan(&t.ID, &name, &keys, &cats, &t.Audience, &t.RiskCeiling, &pins, &fixed, &max, &expires, &t.CreatedAt, &revoked, &limits)
 	if err != nil {
 		return t, err
 	}
@@ -80,6 +86,11 @@ func scanToken(sc scanner) (rowcall.Token, error) {
 	}
 	if fixed.Valid {
 		t.FixedBody = &fixed.String
+	}
+	if limits.Valid {
+		if err := json.Unmarshal([]byte(limits.String), &t.Limits); err != nil { // fail closed: not a token without limits
+			return t, fmt.Errorf("token %s: stored limits are not JSON: %w", t.ID, err)
+		}
 	}
 	return t, nil
 }

@@ -68,8 +68,13 @@ type Dispatcher struct {
 	// thrown away did nothing; an http row's request cannot be taken back.
 	Speculate bool
 
-	cache cache     // rows and contracts, valid while the event log does not move
-	fresh freshness // the last look at the event log
+	// Meter is the shared count behind tokens' limits (limits.go); the
+	// Store's when nil and it is one.
+	Meter Meter
+
+	cache    cache     // rows and contracts, valid while the event log does not move
+	fresh    freshness // the last look at the event log
+	limiters limiters  // tokens' rate buckets in this process
 }
 
 // Request is one top-level call.
@@ -234,7 +239,10 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	inv.Calls = parented{call: c, parentID: id}
 
 	contract := l.contract
-	if refused = d.gate(c.token, &l, inv, top, start); refused == nil {
+	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && top {
+		refused = d.limit(ctx, c.token, start)
+	}
+	if refused == nil {
 		out, ran = d.execute(ctx, inv, l)
 		out.Result = redact.String(out.Result, out.Secrets)
 		out.Fail = out.Fail.Map(func(s string) string { return redact.String(s, out.Secrets) })

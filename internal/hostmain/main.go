@@ -58,6 +58,7 @@ type Main struct {
 	// What ParseFlags read.
 	Addr, DataDir, DBURL string
 	Pprof                string // the profiler's listen address ("": none)
+	MetricsAddr          string // keyless /metrics on its own listener ("": the API's /metrics only, for the owner)
 	Settings             app.Settings
 	fnConfig             fn.Config
 	fs                   *flag.FlagSet
@@ -105,6 +106,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.IntVar(&m.fnConfig.MaxConcurrent, "fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	m.limits = limitFlags(fs)
+	fs.StringVar(&m.MetricsAddr, "metrics-addr", "", "also serve Prometheus metrics at /metrics on this address, without a key (e.g. 127.0.0.1:9464); the API's /metrics takes the owner key")
 }
 
 // ParseFlags reads serve's flags from args, and each flag not given from its
@@ -228,7 +230,12 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv, limited := m.limits.server(a.Handler, ln)
+	handler, stopObserving, err := m.observe(ctx, a, fnRunner, keys.Keys)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, stopObserving)
+	srv, limited := m.limits.server(handler, ln)
 	// MCP notification streams end first, or shutdown would wait on them.
 	srv.RegisterOnShutdown(a.API.Close)
 	m.srv, m.served = srv, make(chan error, 1)

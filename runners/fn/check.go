@@ -25,6 +25,7 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 				HowToFix: "this host meters fn modules and could not read this one's code; build it for WebAssembly 2.0 without exceptions or threads"}
 		}
 	}
+	r.compiles.Add(1)
 	cm, err := r.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return err
@@ -54,6 +55,7 @@ func (r *Runner) Check(ctx context.Context, digest string, wasm []byte) error {
 	callCtx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	s := newCall(&r.cfg, cancel)
+	r.instances.Add(1)
 	mod, err := r.rt.InstantiateModule(experimental.WithMemoryAllocator(callCtx, &s.mem), c.cm, s.moduleConfig(r.base, callCtx, []string{"check"}))
 	if err != nil {
 		res, ran := s.failure(ctx, callCtx, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -97,7 +98,13 @@ type Runner struct {
 	mods  *compiledCache
 	base  wazero.ModuleConfig
 	slots chan struct{} // one token per running instance, Config.MaxConcurrent of them
+
+	compiles, instances atomic.Int64 // Counts'
 }
+
+// Counts reports how many modules this runner has compiled (a compile from
+// the on-disk cache counts) and how many instances it has started.
+func (r *Runner) Counts() (compiles, instances int64) { return r.compiles.Load(), r.instances.Load() }
 
 // Plan is what shape mode returns: the module that would run and its argv.
 type Plan struct {

@@ -78,6 +78,7 @@ func (r *Runner) exec(ctx context.Context, c *compiled, argv []string) rowcall.O
 	callCtx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	s := newCall(&r.cfg, cancel)
+	r.instances.Add(1)
 	mod, err := r.rt.InstantiateModule(experimental.WithMemoryAllocator(callCtx, &s.mem), c.cm, s.moduleConfig(r.base, callCtx, argv))
 	if err != nil {
 		f, ran := s.failure(ctx, callCtx, err)
