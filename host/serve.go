@@ -39,6 +39,7 @@ func serve(args []string) error {
 	fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host")
 	fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	fs.Bool("no-examples", false, "do not install the example rows into a new database")
+	fs.String("embed", "", `"off": do not embed rows (ask ranks by words alone); default: the embedded encoder, use-lite, whose weights are fetched once into DATA/models`)
 	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
 	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
 	models, tune := agentFlags(fs)
@@ -110,6 +111,7 @@ func serve(args []string) error {
 		// listen address), served in process.
 		SelfBase: func(context.Context) string { return cmp.Or(strings.TrimRight(settings.PublicURL, "/"), base) },
 		Agent:    tune,
+		Embedder: embedder(ctx, settings, *dataDir),
 	}
 	if embedded {
 		p.MaxParams = sqlite.MaxParams // group commits in few statements
@@ -124,6 +126,7 @@ func serve(args []string) error {
 		return err
 	}
 	defer a.Close()
+	go a.Run(ctx) // embeds rows after their writes
 	if freshDatabase(applied) && !settings.NoExamples {
 		created, err := examplerows.InstallAll(ctx, registry, a.Store)
 		if err != nil {

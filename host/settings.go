@@ -22,6 +22,7 @@ var serveSettings = map[string]string{
 	"secrets-prefix":  "ROWCALL_SECRETS_PREFIX",
 	"max-conns":       "ROWCALL_MAX_CONNS",
 	"no-examples":     "ROWCALL_NO_EXAMPLES",
+	"embed":           "ROWCALL_EMBED",
 }
 
 // settingsFrom reads app.Settings through serve's flags: a setting with a

@@ -17,6 +17,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -25,6 +26,7 @@ import (
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/outbound"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn/modules"
@@ -35,14 +37,25 @@ import (
 // Settings are what the operator sets, by name. Every host reads them with
 // ReadSettings; the local host's flags of the same meaning set them too.
 type Settings struct {
-	Audience       string         // ROWCALL_AUDIENCE: tokens minted for another audience are refused ("rowcall")
-	PublicReads    bool           // ROWCALL_PUBLIC_READS: anyone may read the directory
-	PublicURL      string         // ROWCALL_PUBLIC_URL: the base of links and of $SELF
-	TrustForwarded bool           // ROWCALL_TRUST_FORWARDED: links from X-Forwarded-* (behind a proxy)
-	AllowOutbound  string         // ROWCALL_ALLOW_OUTBOUND: addresses rows may reach despite the policy
-	SecretsPrefix  string         // ROWCALL_SECRETS_PREFIX: the only variables rows' auth may name
-	NoExamples     bool           // ROWCALL_NO_EXAMPLES: a new database stays empty
-	Models         agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+	Audience       string // ROWCALL_AUDIENCE: tokens minted for another audience are refused ("rowcall")
+	PublicReads    bool   // ROWCALL_PUBLIC_READS: anyone may read the directory
+	PublicURL      string // ROWCALL_PUBLIC_URL: the base of links and of $SELF
+	TrustForwarded bool   // ROWCALL_TRUST_FORWARDED: links from X-Forwarded-* (behind a proxy)
+	AllowOutbound  string // ROWCALL_ALLOW_OUTBOUND: addresses rows may reach despite the policy
+	SecretsPrefix  string // ROWCALL_SECRETS_PREFIX: the only variables rows' auth may name
+	NoExamples     bool   // ROWCALL_NO_EXAMPLES: a new database stays empty
+	// Embed is ROWCALL_EMBED: "off" turns finding rows by meaning off (ask
+	// ranks by words alone); otherwise ("" or "on") the host embeds rows with
+	// its default embedder (the local host: the embedded encoder, use-lite).
+	// The settings choosing another embedder (an OpenAI-compatible server:
+	// ROWCALL_EMBED_PROVIDER, ROWCALL_EMBED_MODEL) go beside it.
+	Embed  string
+	Models agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+}
+
+// EmbedOff reports whether ROWCALL_EMBED turns embeddings off.
+func (s Settings) EmbedOff() bool {
+	return s.Embed == "off" || s.Embed == "0" || s.Embed == "false" || s.Embed == "no"
 }
 
 // ReadSettings reads every setting through lookup ("" when unset). Yes-or-no
@@ -56,6 +69,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		AllowOutbound:  lookup("ROWCALL_ALLOW_OUTBOUND"),
 		SecretsPrefix:  lookup("ROWCALL_SECRETS_PREFIX"),
 		NoExamples:     rowcall.SettingOn(lookup("ROWCALL_NO_EXAMPLES")),
+		Embed:          strings.ToLower(strings.TrimSpace(lookup("ROWCALL_EMBED"))),
 		Models: agent.Settings{Providers: lookup("ROWCALL_MODEL_PROVIDERS"), Default: lookup("ROWCALL_MODEL_DEFAULT"),
 			Prices: lookup("ROWCALL_MODEL_PRICES")},
 	}
@@ -110,6 +124,8 @@ type App struct {
 	Directory  *directory.Service
 	Receipts   *sqlstore.ReceiptLog
 	Dispatcher *dispatch.Dispatcher
+	Ranker     *vectors.Ranker  // ask's ranking: words, and vectors with an Embedder
+	Indexer    *vectors.Indexer // keeps rows' vectors current (nil without an Embedder); Run runs it
 	API        *api.Handler
 	Handler    http.Handler // API, wrapped by Platform.Handler
 }
@@ -132,7 +148,23 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.MaxParams > 0 {
 		a.Store.MaxParams = p.MaxParams
 	}
-	a.Directory = directory.New(a.Store, s.SecretsPrefix)
+	// Every ranking for plain words (ask, did_you_mean, MCP's
+	// search_capabilities) is the Ranker's: the directory's and the
+	// dispatcher's Search is it.
+	a.Ranker = &vectors.Ranker{Words: a.Store}
+	ranked := rankedStore{a.Store, a.Ranker}
+	a.Directory = directory.New(ranked, s.SecretsPrefix)
+	if p.Embedder != nil {
+		index := p.Vectors
+		if index == nil {
+			t := vectors.NewTable(a.Store, p.Fresh)
+			a.Directory.Subscribe(t.Touch)
+			index = t
+		}
+		a.Ranker.Embedder, a.Ranker.Index = p.Embedder, index
+		a.Indexer = &vectors.Indexer{Embedder: p.Embedder, Index: index, Store: a.Store}
+		a.Directory.Subscribe(a.Indexer.Notify)
+	}
 	a.Receipts = sqlstore.NewReceiptLog(a.Store, p.Signer)
 
 	models.Client = p.Client(agent.Allow(policy, models.Providers), 0)
@@ -150,7 +182,7 @@ func New(s Settings, p Platform) (*App, error) {
 		env = rowcall.SecretsEnv(p.Env, s.SecretsPrefix)
 	}
 	a.Dispatcher = &dispatch.Dispatcher{
-		Store: a.Store, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
+		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP:  wrap(httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})),
@@ -162,13 +194,47 @@ func New(s Settings, p Platform) (*App, error) {
 	a.Directory.Subscribe(a.Dispatcher.Touch)
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, Similar: a.similar()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
 	}
 	self.Handler = a.Handler // rows' $SELF calls are served in process
 	return a, nil
+}
+
+// rankedStore is the store with its Search replaced by the Ranker's.
+type rankedStore struct {
+	*sqlstore.Store
+	r *vectors.Ranker
+}
+
+func (s rankedStore) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	return s.r.Search(ctx, query, f)
+}
+
+// similar is the API's near-duplicate finder (nil without an Embedder): the
+// row's current vector (embedded now when the queue has not yet), then its
+// nearest rows within f.
+func (a *App) similar() func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
+	if a.Indexer == nil {
+		return nil
+	}
+	return func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
+		v, err := a.Indexer.Current(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		return a.Ranker.Similar(ctx, v, row.Key, f, n, atLeast)
+	}
+}
+
+// Run does the core's background work until ctx ends: embedding rows after
+// their writes (when there is an Embedder). A host runs it in a goroutine.
+func (a *App) Run(ctx context.Context) {
+	if a.Indexer != nil {
+		a.Indexer.Run(ctx)
+	}
 }
 
 // Close stops the receipt writer once what it holds is stored.

@@ -15,14 +15,14 @@ func TestReadSettings(t *testing.T) {
 		"ROWCALL_AUDIENCE": "edge", "ROWCALL_PUBLIC_READS": "yes", "ROWCALL_PUBLIC_URL": "https://r.example",
 		"ROWCALL_TRUST_FORWARDED": "1", "ROWCALL_ALLOW_OUTBOUND": "127.0.0.1:9000", "ROWCALL_SECRETS_PREFIX": "ROWS_",
 		"ROWCALL_NO_EXAMPLES": "true", "ROWCALL_MODEL_PROVIDERS": "x=http://127.0.0.1:1/v1",
-		"ROWCALL_MODEL_DEFAULT": "x", "ROWCALL_MODEL_PRICES": `{"m":{"input":1,"output":2}}`,
+		"ROWCALL_MODEL_DEFAULT": "x", "ROWCALL_MODEL_PRICES": `{"m":{"input":1,"output":2}}`, "ROWCALL_EMBED": "Off",
 	}
 	read := map[string]bool{}
 	got := app.ReadSettings(func(name string) string { read[name] = true; return env[name] })
 	want := app.Settings{Audience: "edge", PublicReads: true, PublicURL: "https://r.example", TrustForwarded: true,
-		AllowOutbound: "127.0.0.1:9000", SecretsPrefix: "ROWS_", NoExamples: true,
+		AllowOutbound: "127.0.0.1:9000", SecretsPrefix: "ROWS_", NoExamples: true, Embed: "off",
 		Models: agent.Settings{Providers: "x=http://127.0.0.1:1/v1", Default: "x", Prices: `{"m":{"input":1,"output":2}}`}}
-	if got != want {
+	if got != want || !got.EmbedOff() {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 	for name := range read {
@@ -30,7 +30,7 @@ func TestReadSettings(t *testing.T) {
 			t.Errorf("ReadSettings reads %s, which this test does not set", name)
 		}
 	}
-	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples {
+	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples || d.EmbedOff() {
 		t.Fatalf("defaults %+v", d)
 	}
 	if off := app.ReadSettings(func(n string) string { return map[string]string{"ROWCALL_PUBLIC_READS": "false"}[n] }); off.PublicReads {
