@@ -4,6 +4,7 @@
 //
 //	rowcall serve                 run the host (127.0.0.1:8787, data under ./data)
 //	rowcall migrate [list]        apply pending migrations, or list them
+//	rowcall reindex [--force]     embed rows whose vectors are missing or stale
 //	rowcall call KEY 'a|b'        invoke a row on a running host
 //	rowcall receipt inv_…         show a receipt from a running host
 //	rowcall receipt export|keys   save the signed receipt chain, or the public keys
@@ -25,6 +26,7 @@ const usage = `rowcall: a capability directory and dispatcher
 usage:
   rowcall serve   [--addr 127.0.0.1:8787] [--data ./data] [--db URL] [--public-reads] [--allow-outbound CIDRS] [--no-examples]
   rowcall migrate [list] [--data ./data] [--db URL]
+  rowcall reindex [--data ./data] [--db URL] [--force]
   rowcall call    KEY ['ARGS|…'] [--url URL] [--shape]
   rowcall receipt INVOCATION_ID [--url URL]
   rowcall receipt export [--url URL] > chain.json
@@ -49,6 +51,8 @@ func main() {
 		err = serve(rest)
 	case "migrate":
 		err = migrate(rest)
+	case "reindex":
+		err = reindex(rest)
 	case "call":
 		err = call(rest)
 	case "receipt":

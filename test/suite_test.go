@@ -69,6 +69,7 @@ func TestHosts(t *testing.T) {
 			t.Run("trust", func(t *testing.T) { suiteTrust(t, tg, up) })
 			t.Run("reserved", func(t *testing.T) { suiteReserved(t, tg, up) })
 			t.Run("includes", func(t *testing.T) { suiteIncludes(t, tg, ms) })
+			t.Run("meaning", func(t *testing.T) { suiteMeaning(t, tg) })
 		})
 	}
 }
