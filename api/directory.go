@@ -43,7 +43,7 @@ func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
 	w.Header().Set("ETag", etag(out.Version))
 	w.Header().Set("Location", "/api/directory/"+out.Key)
 	answer := ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}}
-	if sim := h.similarRows(r.Context(), &out); len(sim) > 0 {
+	if sim := h.similarRows(r, &out); len(sim) > 0 {
 		answer = append(answer, kv{"similar_rows", sim})
 	}
 	writeJSON(w, http.StatusCreated, answer)
@@ -143,7 +143,7 @@ func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
 	}
 	out, err := h.dir.Replace(r.Context(), row, ver)
 	if err == nil {
-		if sim := h.similarRows(r.Context(), &out); len(sim) > 0 {
+		if sim := h.similarRows(r, &out); len(sim) > 0 {
 			h.written(w, r, out, nil, kv{"similar_rows", sim})
 			return
 		}

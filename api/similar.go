@@ -17,13 +17,15 @@ const similarWait = 2 * time.Second
 
 // similarRows is what a POST or PUT answer adds for the row written: the
 // rows the owner may see that mean nearly the same (cosine ≥
-// vectors.Duplicate), as [{key, similarity}], or nil when there are none or
-// the host has no embedder.
-func (h *Handler) similarRows(ctx context.Context, row *rowcall.Row) []ordered {
-	if h.cfg.Similar == nil {
+// vectors.Duplicate), as [{key, similarity}], or nil when there are none, the
+// host has no embedder, or the request says ?similar=0 (a writer that wants
+// its answer without waiting for the row's embedding, 10–25 ms with the
+// embedded encoder; docs/benchmarks.md).
+func (h *Handler) similarRows(r *http.Request, row *rowcall.Row) []ordered {
+	if h.cfg.Similar == nil || r.URL.Query().Get("similar") == "0" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, similarWait)
+	ctx, cancel := context.WithTimeout(r.Context(), similarWait)
 	defer cancel()
 	hits, err := h.cfg.Similar(ctx, row, rowcall.SearchFilter{}, 5, vectors.Duplicate)
 	if err != nil {

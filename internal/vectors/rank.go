@@ -46,15 +46,8 @@ type Ranker struct {
 	Embedder rowcall.Embedder    // nil: words only
 	Index    rowcall.VectorIndex // nil: words only
 	Reranker rowcall.Reranker    // nil: no rerank
-	Weight   float64             // the words' share; Weight when 0
+	Weight   float64             // the words' share, 0 to 1 (the hosts': Weight)
 	K        int                 // candidates from each side; K when 0
-}
-
-func (r *Ranker) weight() float64 {
-	if r.Weight > 0 {
-		return r.Weight
-	}
-	return Weight
 }
 
 func (r *Ranker) k() int {
@@ -138,7 +131,7 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 	}
-	hits := Fuse(words, near, r.weight())
+	hits := Fuse(words, near, r.Weight)
 	return r.rows(ctx, hits, f)
 }
 

@@ -117,7 +117,7 @@ func newFixture(t *testing.T, store *sqlstore.Store, model string) *fixture {
 	f := &fixture{store: store, emb: &words{name: model}}
 	f.table = vectors.NewTable(store, 0)
 	f.idx = &vectors.Indexer{Embedder: f.emb, Index: f.table, Store: store}
-	f.rank = &vectors.Ranker{Words: store, Embedder: f.emb, Index: f.table}
+	f.rank = &vectors.Ranker{Words: store, Embedder: f.emb, Index: f.table, Weight: vectors.Weight}
 	return f
 }
 
