@@ -36,8 +36,8 @@ type Words interface {
 // A hit's Score is higher-is-better: Weight × bm25/best + (1 − Weight) ×
 // cosine, where bm25/best is the word hit's bm25 over the best word hit's (1
 // for the best, 0 for a row words did not find) and cosine is the query's
-// with the row's vector (0 for a row not yet embedded, which so still ranks by
-// its words). Words only, it is bm25/best.
+// with the row's vector (estimated for a row not yet embedded, which so
+// still ranks by its words: Fuse says how). Words only, it is bm25/best.
 //
 // Vector hits pass the same filter as word hits (Visible): enabled and
 // planner-visible unless All, and in the token's Scope.
@@ -173,8 +173,11 @@ func Visible(row *rowcall.Row, f rowcall.SearchFilter) bool {
 
 // Fuse mixes word hits (bm25, lower is better) and vector hits (cosine)
 // linearly: each candidate — the union of both — scores weight × bm25/best +
-// (1 − weight) × cosine, best first, ties by key. A vector hit's Hit has only
-// its Key set (Ranker reads its row). With weight 1 it is the word order.
+// (1 − weight) × cosine, best first, ties by key. A word hit that vecs gives
+// no cosine (a row not embedded yet) is scored as if its cosine were
+// bm25/best × the best cosine in vecs, so it still ranks by its words. A
+// vector hit's Hit has only its Key set (Ranker reads its row). With weight 1
+// (or no vecs) it is the word order.
 func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowcall.Hit {
 	best := 0.0
 	for _, h := range words {
@@ -182,6 +185,7 @@ func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowca
 	}
 	byKey := map[string]int{}
 	out := make([]rowcall.Hit, 0, len(words)+len(vecs))
+	var ws []float64 // the word hits' bm25/best
 	for _, h := range words {
 		if _, dup := byKey[h.Row.Key]; dup {
 			continue
@@ -193,16 +197,29 @@ func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowca
 		byKey[h.Row.Key] = len(out)
 		h.Score = weight * w
 		out = append(out, h)
+		ws = append(ws, w)
 	}
-	if weight < 1 {
+	if weight < 1 && len(vecs) > 0 {
+		nwords, bestCos := len(out), 0.0
+		scored := make([]bool, nwords)
 		for _, v := range vecs {
+			bestCos = max(bestCos, v.Cosine)
 			i, ok := byKey[v.Key]
 			if !ok {
 				i = len(out)
 				byKey[v.Key] = i
 				out = append(out, rowcall.Hit{Row: rowcall.Row{Key: v.Key}})
+			} else if i < nwords {
+				scored[i] = true
 			}
 			out[i].Score += (1 - weight) * v.Cosine
+		}
+		// A word hit without a cosine (not embedded yet) ranks by its words:
+		// its cosine is taken as bm25/best × the best vector hit's.
+		for i := range nwords {
+			if !scored[i] {
+				out[i].Score += (1 - weight) * ws[i] * bestCos
+			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b rowcall.Hit) int {

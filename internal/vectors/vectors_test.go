@@ -289,3 +289,46 @@ func TestSimilar(t *testing.T) {
 		}
 	}
 }
+
+// reverse is a stand-in Reranker: it reverses what it is given.
+type reverse struct{ got int }
+
+func (r *reverse) Rerank(_ context.Context, _ string, hits []rowcall.Hit) ([]rowcall.Hit, error) {
+	r.got = len(hits)
+	out := slices.Clone(hits)
+	slices.Reverse(out)
+	return out, nil
+}
+
+// TestUnembeddedRowsRankByWords: a row written after the last pass has no
+// vector yet, and ask still finds it by its words; a Reranker reorders the
+// best candidates only.
+func TestUnembeddedRowsRankByWords(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	f := newFixture(t, store, "m1")
+	f.pass(t)
+	if err := store.Upsert(ctx, []rowcall.Row{row("ZEBRA_COUNT", "zoo", "count zebras in a warehouse")}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := f.rank.Search(ctx, "zebras warehouse", rowcall.SearchFilter{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Row.Key != "ZEBRA_COUNT" || hits[0].Row.Type == "" {
+		t.Fatalf("a row not yet embedded: %v", keys(hits))
+	}
+	rr := &reverse{}
+	f.rank.Reranker = rr
+	all, _ := f.rank.Search(ctx, "return money buyer card payment", rowcall.SearchFilter{Limit: 10})
+	if rr.got != min(vectors.RerankDepth, len(all)) || len(all) < 2 {
+		t.Fatalf("the reranker got %d of %d hits", rr.got, len(all))
+	}
+	f.rank.Reranker = nil
+	plain, _ := f.rank.Search(ctx, "return money buyer card payment", rowcall.SearchFilter{Limit: 10})
+	want := keys(plain)
+	slices.Reverse(want)
+	if !slices.Equal(keys(all), want) {
+		t.Errorf("reranked %v, plain reversed %v", keys(all), want)
+	}
+}
