@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,14 +65,15 @@ func BenchmarkWrite(b *testing.B) {
 				return fmt.Sprintf(`{"key":%q,"type":"fn","target":"echo","content":"# WHAT: Look up order %d of a customer in the shop and show its lines.\n# WHEN_TO_USE: someone asks where their order %d is.\n# ARGS: $1=order"}`, key, i, i)
 			}
 			do("POST", "/api/directory", row("BENCH_ROW", 0), 201)
+			var written atomic.Int64
 			b.Run("post", func(b *testing.B) {
 				for i := range b.N {
-					do("POST", "/api/directory", row(fmt.Sprintf("BENCH_%s_%d_%d", mode, b.N, i), i), 201)
+					do("POST", "/api/directory", row(fmt.Sprintf("BENCH_%d", written.Add(1)), i), 201)
 				}
 			})
 			b.Run("post-similar0", func(b *testing.B) {
 				for i := range b.N {
-					do("POST", "/api/directory?similar=0", row(fmt.Sprintf("BENCH_S0_%s_%d_%d", mode, b.N, i), i), 201)
+					do("POST", "/api/directory?similar=0", row(fmt.Sprintf("BENCH_%d", written.Add(1)), i), 201)
 				}
 			})
 			b.Run("put", func(b *testing.B) {

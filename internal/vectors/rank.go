@@ -65,7 +65,9 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	}
 	limit = min(limit, 100)
 	wf := f
-	wf.Limit = r.k()
+	if r.Embedder != nil && r.Index != nil {
+		wf.Limit = r.k() // the fusion's candidates; words alone need only the limit
+	}
 	words, err := r.Words.Search(ctx, query, wf)
 	if err != nil {
 		return nil, err
