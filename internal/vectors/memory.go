@@ -3,7 +3,6 @@ package vectors
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/rowcall/rowcall"
@@ -201,11 +200,11 @@ func Top(scores []float32, k int, ok func(i int) bool, before func(i, j int) boo
 	}
 	better := func(i, j int) bool { return scores[i] > scores[j] || (scores[i] == scores[j] && before(i, j)) }
 	best := make([]int, 0, k+1)
-	for i := range scores {
-		if ok != nil && !ok(i) {
+	for i, s := range scores {
+		if len(best) == k && s <= scores[best[k-1]] && !better(i, best[k-1]) { // most rows stop here
 			continue
 		}
-		if len(best) == k && !better(i, best[k-1]) {
+		if ok != nil && !ok(i) {
 			continue
 		}
 		j := len(best)
@@ -219,6 +218,3 @@ func Top(scores []float32, k int, ok func(i int) bool, before func(i, j int) boo
 	}
 	return best
 }
-
-// byKey orders equal scores by key.
-func byKey(a, b string) int { return strings.Compare(a, b) }

@@ -2,8 +2,10 @@ package vectors_test
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -330,5 +332,35 @@ func TestUnembeddedRowsRankByWords(t *testing.T) {
 	slices.Reverse(want)
 	if !slices.Equal(keys(all), want) {
 		t.Errorf("reranked %v, plain reversed %v", keys(all), want)
+	}
+}
+
+// BenchmarkNearest is one query against n random 512-d vectors in Memory
+// (the scan and the top 100), at the two sizes.
+//
+//	go test ./internal/vectors -run xxx -bench Nearest
+func BenchmarkNearest(b *testing.B) {
+	m := rowcall.EmbedModel{Provider: "bench", Name: "random", Dim: 512}
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			vs := make([]rowcall.Vector, n)
+			for i := range vs {
+				v := make([]float32, m.Dim)
+				for j := range v {
+					v[j] = float32(r.NormFloat64())
+				}
+				vs[i] = rowcall.Vector{Key: fmt.Sprint("K", i), Values: v, Enabled: true, Visible: true}
+			}
+			mem := vectors.NewMemory()
+			mem.Upsert(context.Background(), m, vs)
+			q := vs[0].Values
+			b.ResetTimer()
+			for range b.N {
+				if _, err := mem.Nearest(context.Background(), m, q, vectors.K, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
