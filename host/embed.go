@@ -16,7 +16,7 @@ import (
 // is ready. An OpenAI-compatible server (ROWCALL_EMBED_PROVIDER) is chosen
 // here too, before the default.
 func embedder(ctx context.Context, s app.Settings, dataDir string) rowcall.Embedder {
-	if s.EmbedOff() {
+	if s.EmbedOff {
 		return nil
 	}
 	return vectors.Load(use.Model, func() (rowcall.Embedder, error) {

@@ -37,25 +37,28 @@ import (
 // Settings are what the operator sets, by name. Every host reads them with
 // ReadSettings; the local host's flags of the same meaning set them too.
 type Settings struct {
-	Audience       string // ROWCALL_AUDIENCE: tokens minted for another audience are refused ("rowcall")
-	PublicReads    bool   // ROWCALL_PUBLIC_READS: anyone may read the directory
-	PublicURL      string // ROWCALL_PUBLIC_URL: the base of links and of $SELF
-	TrustForwarded bool   // ROWCALL_TRUST_FORWARDED: links from X-Forwarded-* (behind a proxy)
-	AllowOutbound  string // ROWCALL_ALLOW_OUTBOUND: addresses rows may reach despite the policy
-	SecretsPrefix  string // ROWCALL_SECRETS_PREFIX: the only variables rows' auth may name
-	NoExamples     bool   // ROWCALL_NO_EXAMPLES: a new database stays empty
-	// Embed is ROWCALL_EMBED: "off" turns finding rows by meaning off (ask
-	// ranks by words alone); otherwise ("" or "on") the host embeds rows with
-	// its default embedder (the local host: the embedded encoder, use-lite).
-	// The settings choosing another embedder (an OpenAI-compatible server:
-	// ROWCALL_EMBED_PROVIDER, ROWCALL_EMBED_MODEL) go beside it.
-	Embed  string
-	Models agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+	Audience       string         // ROWCALL_AUDIENCE: tokens minted for another audience are refused ("rowcall")
+	PublicReads    bool           // ROWCALL_PUBLIC_READS: anyone may read the directory
+	PublicURL      string         // ROWCALL_PUBLIC_URL: the base of links and of $SELF
+	TrustForwarded bool           // ROWCALL_TRUST_FORWARDED: links from X-Forwarded-* (behind a proxy)
+	AllowOutbound  string         // ROWCALL_ALLOW_OUTBOUND: addresses rows may reach despite the policy
+	SecretsPrefix  string         // ROWCALL_SECRETS_PREFIX: the only variables rows' auth may name
+	NoExamples     bool           // ROWCALL_NO_EXAMPLES: a new database stays empty
+	Models         agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
+	// ROWCALL_EMBED=off (or 0, false, no): ask ranks by words alone; otherwise
+	// the host embeds rows with its default embedder (the local host: the
+	// embedded encoder, use-lite). The settings choosing another embedder
+	// (ROWCALL_EMBED_PROVIDER, ROWCALL_EMBED_MODEL) go beside it.
+	EmbedOff bool
 }
 
-// EmbedOff reports whether ROWCALL_EMBED turns embeddings off.
-func (s Settings) EmbedOff() bool {
-	return s.Embed == "off" || s.Embed == "0" || s.Embed == "false" || s.Embed == "no"
+// settingOff reports whether a setting says off (off, 0, false or no).
+func settingOff(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "off", "0", "false", "no":
+		return true
+	}
+	return false
 }
 
 // ReadSettings reads every setting through lookup ("" when unset). Yes-or-no
@@ -69,7 +72,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		AllowOutbound:  lookup("ROWCALL_ALLOW_OUTBOUND"),
 		SecretsPrefix:  lookup("ROWCALL_SECRETS_PREFIX"),
 		NoExamples:     rowcall.SettingOn(lookup("ROWCALL_NO_EXAMPLES")),
-		Embed:          strings.ToLower(strings.TrimSpace(lookup("ROWCALL_EMBED"))),
+		EmbedOff:       settingOff(lookup("ROWCALL_EMBED")),
 		Models: agent.Settings{Providers: lookup("ROWCALL_MODEL_PROVIDERS"), Default: lookup("ROWCALL_MODEL_DEFAULT"),
 			Prices: lookup("ROWCALL_MODEL_PRICES")},
 	}

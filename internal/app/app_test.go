@@ -20,9 +20,9 @@ func TestReadSettings(t *testing.T) {
 	read := map[string]bool{}
 	got := app.ReadSettings(func(name string) string { read[name] = true; return env[name] })
 	want := app.Settings{Audience: "edge", PublicReads: true, PublicURL: "https://r.example", TrustForwarded: true,
-		AllowOutbound: "127.0.0.1:9000", SecretsPrefix: "ROWS_", NoExamples: true, Embed: "off",
+		AllowOutbound: "127.0.0.1:9000", SecretsPrefix: "ROWS_", NoExamples: true, EmbedOff: true,
 		Models: agent.Settings{Providers: "x=http://127.0.0.1:1/v1", Default: "x", Prices: `{"m":{"input":1,"output":2}}`}}
-	if got != want || !got.EmbedOff() {
+	if got != want {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 	for name := range read {
@@ -30,7 +30,7 @@ func TestReadSettings(t *testing.T) {
 			t.Errorf("ReadSettings reads %s, which this test does not set", name)
 		}
 	}
-	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples || d.EmbedOff() {
+	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples || d.EmbedOff {
 		t.Fatalf("defaults %+v", d)
 	}
 	if off := app.ReadSettings(func(n string) string { return map[string]string{"ROWCALL_PUBLIC_READS": "false"}[n] }); off.PublicReads {
