@@ -71,10 +71,15 @@ type Hybrid struct {
 	K      int     // candidates from each side (word search gives at most 100)
 }
 
+// Ranker is h as the hosts' ranking; set its Reranker to score a rerank
+// of the best vectors.RerankDepth as the hosts run it.
+func (h Hybrid) Ranker() *vectors.Ranker {
+	return &vectors.Ranker{Words: h.Store, Embedder: use.Embedder{Enc: h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K}
+}
+
 // Rank implements Ranker.
 func (h Hybrid) Rank(ctx context.Context, query string) ([]string, error) {
-	r := vectors.Ranker{Words: h.Store, Embedder: use.Embedder{Enc: h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K}
-	hits, err := r.Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
+	hits, err := h.Ranker().Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
 	var keys []string
 	for _, hit := range hits {
 		keys = append(keys, hit.Row.Key)
