@@ -176,7 +176,7 @@ type SearchFilter struct {
 // Hit is one ranked row.
 type Hit struct {
 	Row   Row     `json:"row"`
-	Score float64 `json:"score"` // bm25: lower is a better match
+	Score float64 `json:"score"` // the store's Search: bm25, lower is better; internal/vectors.Ranker's (what every caller sees): its mix, higher is better
 }
 
 // Event is one record of the append-only event log.

@@ -62,9 +62,14 @@ const (
 const OwnerEnv = "ROWCALL_OWNER_KEY"
 
 // Covers reports whether row is in the token's scope.
-func (t *Token) Covers(r *Row) bool {
-	return slices.Contains(t.Keys, r.Key) || slices.Contains(t.Categories, "*") ||
-		(r.Category != "" && slices.Contains(t.Categories, r.Category))
+func (t *Token) Covers(r *Row) bool { return ScopeOf(t).Covers(r) }
+
+// Covers reports whether row is in the scope (a nil scope covers every row):
+// the rule sqlstore's scope clause applies in SQL, for rows found elsewhere
+// (vector hits).
+func (s *Scope) Covers(r *Row) bool {
+	return s == nil || slices.Contains(s.Keys, r.Key) || slices.Contains(s.Categories, "*") ||
+		(r.Category != "" && slices.Contains(s.Categories, r.Category))
 }
 
 // MayCall reports whether the gate could let the token call row at all: in

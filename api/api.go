@@ -13,6 +13,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -45,6 +46,10 @@ type Config struct {
 	// of its build; the endpoint then answers 501, and `rowcall import
 	// openapi`, which converts on the caller's machine, still works.
 	OpenAPI func(doc []byte, o OpenAPIOptions) (rows []rowcall.Row, skipped []string, err error)
+	// Similar finds up to n rows near row by meaning that f lets the caller
+	// see, with cosine at least atLeast (nil: the host has no embedder, and
+	// answers carry no similar_rows).
+	Similar func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error)
 }
 
 // Handler serves the API.
@@ -89,6 +94,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("PATCH /api/directory/{key}", h.owner(h.patchRow))
 	m.HandleFunc("DELETE /api/directory/{key}", h.owner(h.deleteRow))
 	m.HandleFunc("GET /api/directory/{key}/history", h.reader(h.history))
+	m.HandleFunc("GET /api/directory/{key}/similar", h.reader(h.similar))
 	m.HandleFunc("POST /api/dispatch", h.invoker(h.dispatchRow))
 	m.HandleFunc("POST /api/tokens", h.owner(h.mintToken))
 	m.HandleFunc("GET /api/tokens", h.owner(h.listTokens))

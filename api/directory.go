@@ -42,7 +42,11 @@ func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
 	}
 	w.Header().Set("ETag", etag(out.Version))
 	w.Header().Set("Location", "/api/directory/"+out.Key)
-	writeJSON(w, http.StatusCreated, ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}})
+	answer := ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}}
+	if sim := h.similarRows(r, &out); len(sim) > 0 {
+		answer = append(answer, kv{"similar_rows", sim})
+	}
+	writeJSON(w, http.StatusCreated, answer)
 }
 
 // rowFrom builds a whole row (defaults for absent fields) from a POST or PUT
@@ -138,6 +142,12 @@ func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	out, err := h.dir.Replace(r.Context(), row, ver)
+	if err == nil {
+		if sim := h.similarRows(r, &out); len(sim) > 0 {
+			h.written(w, r, out, nil, kv{"similar_rows", sim})
+			return
+		}
+	}
 	h.written(w, r, out, err)
 }
 
@@ -236,7 +246,7 @@ func (h *Handler) preWrite(r *http.Request, key string) (int64, error) {
 
 // written answers a PUT/PATCH/DELETE; a version conflict carries the current
 // ETag so the caller can retry.
-func (h *Handler) written(w http.ResponseWriter, r *http.Request, out rowcall.Row, err error) {
+func (h *Handler) written(w http.ResponseWriter, r *http.Request, out rowcall.Row, err error, more ...kv) {
 	if err != nil {
 		var e *rowcall.Error
 		if asErr(err, &e) && e.Code == rowcall.EVersionConflict {
@@ -248,7 +258,7 @@ func (h *Handler) written(w http.ResponseWriter, r *http.Request, out rowcall.Ro
 		return
 	}
 	w.Header().Set("ETag", etag(out.Version))
-	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}, {"version", out.Version}})
+	writeJSON(w, http.StatusOK, append(ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}, {"version", out.Version}}, more...))
 }
 
 func notFound(key string) error {

@@ -87,7 +87,8 @@ func (h *Handler) runNow(w http.ResponseWriter, r *http.Request, c Caller) {
 }
 
 // ask handles GET /api/dispatch?ask=<plain words>&limit=N: rows ranked for an
-// intent by the full-text index, within what the caller may see.
+// intent by words and meaning (the directory's Search is internal/vectors.Ranker;
+// score is its mix, higher is better), within what the caller may see.
 func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
 	limit, err := queryInt(q.Get("limit"), "limit", 5, 1, 50)

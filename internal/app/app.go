@@ -28,6 +28,7 @@ import (
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/internal/rerank"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn/modules"
@@ -130,6 +131,8 @@ type App struct {
 	Directory  *directory.Service
 	Receipts   *sqlstore.ReceiptLog
 	Dispatcher *dispatch.Dispatcher
+	Ranker     *vectors.Ranker  // ask's ranking: words, and vectors with an Embedder
+	Indexer    *vectors.Indexer // keeps rows' vectors current (nil without an Embedder); Run runs it
 	API        *api.Handler
 	Handler    http.Handler // API, wrapped by Platform.Handler
 
@@ -159,7 +162,23 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.MaxParams > 0 {
 		a.Store.MaxParams = p.MaxParams
 	}
-	a.Directory = directory.New(a.Store, s.SecretsPrefix)
+	// Every ranking for plain words (ask, did_you_mean, MCP's
+	// search_capabilities) is the Ranker's: the directory's and the
+	// dispatcher's Search is it.
+	a.Ranker = &vectors.Ranker{Words: a.Store, Weight: vectors.Weight}
+	ranked := rankedStore{a.Store, a.Ranker}
+	a.Directory = directory.New(ranked, s.SecretsPrefix)
+	if p.Embedder != nil {
+		index := p.Vectors
+		if index == nil {
+			t := vectors.NewTable(a.Store, p.Fresh)
+			a.Directory.Subscribe(t.Touch)
+			index = t
+		}
+		a.Ranker.Embedder, a.Ranker.Index = p.Embedder, index
+		a.Indexer = &vectors.Indexer{Embedder: p.Embedder, Index: index, Store: a.Store}
+		a.Directory.Subscribe(a.Indexer.Notify)
+	}
 	a.Receipts = sqlstore.NewReceiptLog(a.Store, p.Signer)
 
 	models.Rows, models.Catalog = a.Store, sqlstore.Catalog{Store: a.Store}
@@ -176,7 +195,7 @@ func New(s Settings, p Platform) (*App, error) {
 		env = rowcall.SecretsEnv(p.Env, s.SecretsPrefix)
 	}
 	a.Dispatcher = &dispatch.Dispatcher{
-		Store: a.Store, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
+		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP:  wrap(httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})),
@@ -188,10 +207,11 @@ func New(s Settings, p Platform) (*App, error) {
 	a.Directory.Subscribe(a.Dispatcher.Touch)
 	if s.AskRerank != "" {
 		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank}
+		a.Ranker.Reranker = a.Reranker
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, Similar: a.similar()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -232,6 +252,40 @@ func pickEmbedder(s EmbedSettings, models agent.Config, p Platform) (rowcall.Emb
 	}
 	return openai.New(openai.Config{Provider: s.Provider, BaseURL: prov.BaseURL, Model: s.Model, Dim: dim,
 		Auth: s.Auth, Env: p.Env, Client: models.Client})
+}
+
+// rankedStore is the store with its Search replaced by the Ranker's.
+type rankedStore struct {
+	*sqlstore.Store
+	r *vectors.Ranker
+}
+
+func (s rankedStore) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	return s.r.Search(ctx, query, f)
+}
+
+// similar is the API's near-duplicate finder (nil without an Embedder): the
+// row's current vector (embedded now when the queue has not yet), then its
+// nearest rows within f.
+func (a *App) similar() func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
+	if a.Indexer == nil {
+		return nil
+	}
+	return func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
+		v, err := a.Indexer.Current(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		return a.Ranker.Similar(ctx, v, row.Key, f, n, atLeast)
+	}
+}
+
+// Run does the core's background work until ctx ends: embedding rows after
+// their writes (when there is an Embedder). A host runs it in a goroutine.
+func (a *App) Run(ctx context.Context) {
+	if a.Indexer != nil {
+		a.Indexer.Run(ctx)
+	}
 }
 
 // Close stops the receipt writer once what it holds is stored.

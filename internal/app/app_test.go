@@ -33,7 +33,7 @@ func TestReadSettings(t *testing.T) {
 			t.Errorf("ReadSettings reads %s, which this test does not set", name)
 		}
 	}
-	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples {
+	if d := app.ReadSettings(func(string) string { return "" }); d.Audience != "rowcall" || d.PublicReads || d.NoExamples || d.Embed.Provider != "" {
 		t.Fatalf("defaults %+v", d)
 	}
 	if off := app.ReadSettings(func(n string) string { return map[string]string{"ROWCALL_PUBLIC_READS": "false"}[n] }); off.PublicReads {

@@ -31,6 +31,7 @@ var commands = []struct {
 }{
 	{"serve", func() Command { return &ServeCommand{} }},
 	{"migrate", func() Command { return &MigrateCommand{} }},
+	{"reindex", func() Command { return &ReindexCommand{} }},
 	{"call", func() Command { return &CallCommand{} }},
 	{"receipt", func() Command { return &ReceiptCommand{} }},
 	{"receipt export", func() Command { return &ReceiptExportCommand{} }},

@@ -101,6 +101,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
+	fs.String("embed-provider", "", `what embeds rows for ask: use-lite (the default: the embedded encoder, whose weights are fetched once into DATA/models), off (words alone), or the name of a --model-provider serving /v1/embeddings (its model in $ROWCALL_EMBED_MODEL)`)
 	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
 	m.prices, m.tune = agentFlags(fs)
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
@@ -196,6 +197,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// listen address), served in process.
 		SelfBase: func(context.Context) string { return cmp.Or(strings.TrimRight(s.PublicURL, "/"), base) },
 		Agent:    m.tune,
+		Embedder: embedder(ctx, s, m.DataDir),
 	}
 	if embedded {
 		p.MaxParams = sqlite.MaxParams // group commits in few statements
@@ -211,6 +213,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.App = a
 	m.closers = append(m.closers, func() error { a.Close(); return nil })
+	background, stop := context.WithCancel(context.Background())
+	go a.Run(background) // embeds rows after their writes
+	m.closers = append(m.closers, func() error { stop(); return nil })
 	if freshDatabase(applied) && !s.NoExamples {
 		created, err := examplerows.InstallAll(ctx, registry, a.Store)
 		if err != nil {

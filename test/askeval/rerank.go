@@ -84,27 +84,29 @@ func NewReranked(ctx context.Context, h Hybrid, rows []rowcall.Row, standIn stri
 	return r, func() { ms.Close(); receipts.Close(); db.Close() }, nil
 }
 
-// Rank implements Ranker.
+// Rank implements Ranker: the hosts' ranking (vectors.Ranker) with the
+// rerank row reordering its best vectors.RerankDepth, as a host runs it.
 func (r *Reranked) Rank(ctx context.Context, query string) ([]string, error) {
-	hits, err := r.Hybrid.Store.Search(ctx, query, rowcall.SearchFilter{Limit: r.Hybrid.K})
-	if err != nil {
-		return nil, err
-	}
-	cos := r.Hybrid.Index.Cosines(r.Hybrid.Enc.Embed(query))
-	keys := FuseN(hits, r.Hybrid.Index, cos, r.Hybrid.Weight, r.Hybrid.K, max(Depth, rerank.DefaultMax))
-	cands := make([]rowcall.Hit, len(keys))
-	for i, k := range keys {
-		cands[i] = rowcall.Hit{Row: r.Rows[k]}
-	}
-	got, err := r.Reranker.Rerank(ctx, query, cands)
-	if err != nil {
-		r.Failures++
-	}
-	out := make([]string, 0, Depth)
-	for _, h := range got[:min(Depth, len(got))] {
+	rk := r.Hybrid.Ranker()
+	rk.Reranker = counted{r}
+	hits, err := rk.Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
 		out = append(out, h.Row.Key)
 	}
-	return out, nil
+	return out, err
+}
+
+// counted is r's Reranker, counting its failures (the ranking keeps its own
+// order when the rerank fails).
+type counted struct{ r *Reranked }
+
+func (c counted) Rerank(ctx context.Context, query string, hits []rowcall.Hit) ([]rowcall.Hit, error) {
+	got, err := c.r.Reranker.Rerank(ctx, query, hits)
+	if err != nil {
+		c.r.Failures++
+	}
+	return got, err
 }
 
 // standInModel answers rerank requests as StandIns says.

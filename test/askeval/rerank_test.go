@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/embed/use"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/test/embedserver"
 )
 
@@ -16,7 +18,7 @@ type hashWords struct{}
 
 func (hashWords) Embed(text string) []float32 { return hashWords{}.EmbedBatch([]string{text})[0] }
 func (hashWords) EmbedBatch(texts []string) [][]float32 {
-	vs := embedserver.Words(256)(texts)
+	vs := embedserver.Words(use.Dim)(texts)
 	for _, v := range vs {
 		var ss float64
 		for _, x := range v {
@@ -41,11 +43,19 @@ func TestReranked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	keys, texts := make([]string, len(rows)), make([]string, len(rows))
+	texts := make([]string, len(rows))
 	for i, r := range rows {
-		keys[i], texts[i] = r.Key, EmbedText(r, false)
+		texts[i] = EmbedText(r, false)
 	}
-	h := Hybrid{Store: store, Enc: hashWords{}, Index: NewIndex(keys, hashWords{}.EmbedBatch(texts), 256), Weight: ChosenWeight, K: ChosenK}
+	vs := make([]rowcall.Vector, len(rows))
+	for i, v := range (hashWords{}).EmbedBatch(texts) {
+		vs[i] = rowcall.Vector{Key: rows[i].Key, Values: v, Category: rows[i].Category, Enabled: true, Visible: true}
+	}
+	ix := vectors.NewMemory()
+	if err := ix.Upsert(ctx, use.Model, vs); err != nil {
+		t.Fatal(err)
+	}
+	h := Hybrid{Store: store, Enc: hashWords{}, Index: ix, Weight: ChosenWeight, K: ChosenK}
 	r, stop, err := NewReranked(ctx, h, rows, "line", 0, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +70,9 @@ func TestReranked(t *testing.T) {
 		}
 		before, _ := h.Rank(ctx, q)
 		qv, best, bestKey := hashWords{}.Embed(q), -2.0, ""
-		hits, _ := store.Search(ctx, q, rowcall.SearchFilter{Limit: h.K})
-		for _, k := range FuseN(hits, h.Index, h.Index.Cosines(qv), h.Weight, h.K, 20) {
+		cands, _ := h.Ranker().Search(ctx, q, rowcall.SearchFilter{Limit: vectors.RerankDepth})
+		for _, c := range cands {
+			k := c.Row.Key
 			row := r.Rows[k]
 			line := strings.ToLower(strings.ReplaceAll(k, "_", " ")) + ": " + row.Description()
 			if when := row.DocLine("WHEN_TO_USE"); when != "" {

@@ -12,12 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/embed/use"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -25,88 +25,16 @@ import (
 // key, so vectors of two models never mix.
 const Model = "use-lite-" + use.Version
 
-// EmbedText is the text a row is embedded from: its "# WHAT:" and
-// "# WHEN_TO_USE:" lines without their labels, joined by a space (the
-// issue's earlier measurement embedded the same two lines). With keyWords,
-// the row's key split on "_" and lower-cased comes first
+// EmbedText is the text a row is embedded from: rowcall.EmbedText (its
+// "# WHAT:" and "# WHEN_TO_USE:" lines without their labels), and with
+// keyWords the row's key split on "_" and lower-cased first
 // ("stripe refund charge. Refund a card charge …").
 func EmbedText(r rowcall.Row, keyWords bool) string {
-	var parts []string
+	text := rowcall.EmbedText(&r)
 	if keyWords {
-		parts = append(parts, strings.ToLower(strings.ReplaceAll(r.Key, "_", " "))+".")
+		text = strings.ToLower(strings.ReplaceAll(r.Key, "_", " ")) + ". " + text
 	}
-	for _, line := range strings.Split(r.Content, "\n") {
-		line = strings.TrimSpace(line)
-		for _, label := range []string{"# WHAT:", "# WHEN_TO_USE:"} {
-			if rest, ok := strings.CutPrefix(line, label); ok {
-				parts = append(parts, strings.TrimSpace(rest))
-			}
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// Index holds one embedding per row, in row order, for a brute-force cosine
-// scan (the vectors are L2-normalised, so a dot product is the cosine).
-type Index struct {
-	Keys []string
-	Dim  int
-	Vecs []float32 // len(Keys) × Dim, row i at [i*Dim, (i+1)*Dim)
-	pos  map[string]int
-}
-
-// NewIndex builds an index from keys and their vectors (each of length dim).
-func NewIndex(keys []string, vecs [][]float32, dim int) *Index {
-	ix := &Index{Keys: keys, Dim: dim, Vecs: make([]float32, 0, len(keys)*dim), pos: make(map[string]int, len(keys))}
-	for i, k := range keys {
-		ix.Vecs = append(ix.Vecs, vecs[i]...)
-		ix.pos[k] = i
-	}
-	return ix
-}
-
-// Cosines returns q's cosine with every row, in row order.
-func (ix *Index) Cosines(q []float32) []float32 {
-	out := make([]float32, len(ix.Keys))
-	for i := range out {
-		v := ix.Vecs[i*ix.Dim : (i+1)*ix.Dim : (i+1)*ix.Dim]
-		var s0, s1, s2, s3 float32
-		j := 0
-		for ; j+4 <= len(v); j += 4 {
-			s0 += q[j] * v[j]
-			s1 += q[j+1] * v[j+1]
-			s2 += q[j+2] * v[j+2]
-			s3 += q[j+3] * v[j+3]
-		}
-		for ; j < len(v); j++ {
-			s0 += q[j] * v[j]
-		}
-		out[i] = s0 + s1 + s2 + s3
-	}
-	return out
-}
-
-// top returns the positions of the k highest scores, best first (ties by
-// position): one pass keeping the best k in order.
-func top(scores []float32, k int) []int {
-	if k <= 0 {
-		return nil
-	}
-	best := make([]int, 0, k+1)
-	for i, s := range scores {
-		if len(best) == k && s <= scores[best[k-1]] {
-			continue
-		}
-		j := len(best)
-		for j > 0 && s > scores[best[j-1]] {
-			j--
-		}
-		best = slices.Insert(best, j, i)
-		if len(best) > k {
-			best = best[:k]
-		}
-	}
-	return best
+	return text
 }
 
 // Embedder is what the rankers need of an encoder (*use.Encoder is one).
@@ -116,101 +44,57 @@ type Embedder interface {
 }
 
 // VectorSearch ranks rows by the cosine of the query's embedding with each
-// row's (EmbedText) embedding.
+// row's (EmbedText) embedding, in the hosts' in-memory index.
 type VectorSearch struct {
 	Enc   Embedder
-	Index *Index
+	Index *vectors.Memory
 }
 
 // Rank implements Ranker.
-func (v VectorSearch) Rank(_ context.Context, query string) ([]string, error) {
-	cos := v.Index.Cosines(v.Enc.Embed(query))
+func (v VectorSearch) Rank(ctx context.Context, query string) ([]string, error) {
+	hits, err := v.Index.Nearest(ctx, use.Model, v.Enc.Embed(query), Depth, true)
 	var keys []string
-	for _, i := range top(cos, Depth) {
-		keys = append(keys, v.Index.Keys[i])
+	for _, h := range hits {
+		keys = append(keys, h.Key)
 	}
-	return keys, nil
+	return keys, err
 }
 
-// Hybrid fuses word search and vector search linearly. The candidates are the
-// union of the top K word hits and the top K rows by cosine; each scores
-// Weight·words + (1−Weight)·cosine, where words is the hit's bm25 divided by
-// the best (most negative) bm25 among the word hits, so the best word hit
-// scores 1 and rows the words missed score 0.
+// Hybrid is the hosts' ranking (vectors.Ranker: word search and vector
+// search fused linearly, Weight × bm25/best + (1 − Weight) × cosine over the
+// top K of each side) over the dev set's store and vectors.
 type Hybrid struct {
 	Store  *sqlstore.Store
 	Enc    Embedder
-	Index  *Index
+	Index  *vectors.Memory
 	Weight float64 // the words' share, 0 to 1
 	K      int     // candidates from each side (word search gives at most 100)
 }
 
+// Ranker is h as the hosts' ranking; set its Reranker to score a rerank
+// of the best vectors.RerankDepth as the hosts run it.
+func (h Hybrid) Ranker() *vectors.Ranker {
+	return &vectors.Ranker{Words: h.Store, Embedder: asModel{h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K}
+}
+
+// asModel is an Embedder as the rowcall.Embedder of the dev set's vectors
+// (use.Model: the index holds them under it).
+type asModel struct{ Embedder }
+
+func (asModel) Model() rowcall.EmbedModel { return use.Model }
+
+func (e asModel) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	return e.EmbedBatch(texts), nil
+}
+
 // Rank implements Ranker.
 func (h Hybrid) Rank(ctx context.Context, query string) ([]string, error) {
-	hits, err := h.Store.Search(ctx, query, rowcall.SearchFilter{Limit: h.K})
-	if err != nil {
-		return nil, err
+	hits, err := h.Ranker().Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
+	var keys []string
+	for _, hit := range hits {
+		keys = append(keys, hit.Row.Key)
 	}
-	cos := h.Index.Cosines(h.Enc.Embed(query))
-	return Fuse(hits, h.Index, cos, h.Weight, h.K), nil
-}
-
-// Fuse is Hybrid's arithmetic: hits are the word hits (bm25, lower is
-// better), cos the query's cosine with every row of ix. It returns the first
-// Depth keys, best first (ties by key).
-func Fuse(hits []rowcall.Hit, ix *Index, cos []float32, weight float64, k int) []string {
-	return FuseN(hits, ix, cos, weight, k, Depth)
-}
-
-// FuseN is Fuse returning the first n keys.
-func FuseN(hits []rowcall.Hit, ix *Index, cos []float32, weight float64, k, n int) []string {
-	words := map[string]float64{}
-	best := 0.0
-	for _, h := range hits {
-		best = min(best, h.Score)
-	}
-	for _, h := range hits {
-		if best < 0 {
-			words[h.Row.Key] = h.Score / best
-		}
-	}
-	type cand struct {
-		key   string
-		score float64
-	}
-	seen := map[string]bool{}
-	var cands []cand
-	add := func(key string) {
-		if seen[key] {
-			return
-		}
-		seen[key] = true
-		c := 0.0
-		if i, ok := ix.pos[key]; ok {
-			c = float64(cos[i])
-		}
-		cands = append(cands, cand{key, weight*words[key] + (1-weight)*c})
-	}
-	for _, h := range hits {
-		add(h.Row.Key)
-	}
-	for _, i := range top(cos, k) {
-		add(ix.Keys[i])
-	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return strings.Compare(a.key, b.key)
-	})
-	keys := make([]string, 0, n)
-	for _, c := range cands[:min(n, len(cands))] {
-		keys = append(keys, c.key)
-	}
-	return keys
+	return keys, err
 }
 
 // VectorCacheDir is where EmbedRows keeps vectors between runs:
@@ -228,7 +112,7 @@ func VectorCacheDir() (string, error) {
 // of the model and text, then the vector) are reused; the rest are embedded
 // across GOMAXPROCS goroutines and the file rewritten with them. progress,
 // if not nil, is told how many rows are embedded so far.
-func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string, progress func(done, todo int)) (*Index, error) {
+func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string, progress func(done, todo int)) (*vectors.Memory, error) {
 	file := filepath.Join(cacheDir, Model+".vec")
 	cache, err := readCache(file)
 	if err != nil {
@@ -285,7 +169,12 @@ func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string,
 			return nil, err
 		}
 	}
-	return NewIndex(keys, vecs, use.Dim), nil
+	vs := make([]rowcall.Vector, len(rows))
+	for i, r := range rows {
+		vs[i] = rowcall.Vector{Key: keys[i], TextHash: hashes[i], Values: vecs[i], Category: r.Category, Enabled: true, Visible: true}
+	}
+	ix := vectors.NewMemory()
+	return ix, ix.Upsert(context.Background(), use.Model, vs)
 }
 
 // readCache reads a cache file; a missing file is an empty cache.
@@ -346,9 +235,10 @@ func writeCache(file string, cache map[[32]byte][]float32) error {
 }
 
 // The hybrid settings chosen on the tune split (docs/benchmarks.md, "Finding
-// by meaning: the dev set", says how).
+// by meaning: the dev set", says how), which the hosts use (vectors.Weight,
+// vectors.K).
 const (
-	ChosenWeight   = 0.15
-	ChosenK        = 100
+	ChosenWeight   = vectors.Weight
+	ChosenK        = vectors.K
 	ChosenKeyWords = false
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"slices"
-	"sort"
 	"testing"
 	"time"
 
@@ -22,53 +21,6 @@ func TestEmbedText(t *testing.T) {
 	}
 	if got := EmbedText(r, true); got != "stripe refund charge. "+want {
 		t.Errorf("EmbedText with key words = %q", got)
-	}
-}
-
-// TestFuse works the mix by hand on three rows with 2-d vectors: words alone
-// (weight 1) keep bm25's order, cosine alone (weight 0) keeps the vectors',
-// and at 0.5 a row found by both sides wins over a row found by one.
-func TestFuse(t *testing.T) {
-	ix := NewIndex([]string{"A", "B", "C"}, [][]float32{{1, 0}, {0.6, 0.8}, {0, 1}}, 2)
-	cos := ix.Cosines([]float32{0, 1}) // A 0, B 0.8, C 1
-	if !slices.Equal(cos, []float32{0, 0.8, 1}) {
-		t.Fatalf("cosines %v", cos)
-	}
-	hit := func(key string, bm25 float64) rowcall.Hit {
-		return rowcall.Hit{Row: rowcall.Row{Key: key}, Score: bm25}
-	}
-	hits := []rowcall.Hit{hit("A", -4), hit("B", -3)} // words: A 1, B 0.75, C 0
-	for _, c := range []struct {
-		weight float64
-		want   []string
-	}{
-		{1, []string{"A", "B", "C"}},   // 1, 0.75, 0
-		{0, []string{"C", "B", "A"}},   // 1, 0.8, 0
-		{0.5, []string{"B", "A", "C"}}, // 0.775, 0.5, 0.5 (ties by key)
-	} {
-		if got := Fuse(hits, ix, cos, c.weight, 3); !slices.Equal(got, c.want) {
-			t.Errorf("weight %v: %v, want %v", c.weight, got, c.want)
-		}
-	}
-	// K bounds the vector side: with k 1 only C comes from the vectors.
-	if got := Fuse(nil, ix, cos, 0.5, 1); !slices.Equal(got, []string{"C"}) {
-		t.Errorf("no word hits, k 1: %v, want [C]", got)
-	}
-}
-
-// TestTop checks the partial selection against a full sort.
-func TestTop(t *testing.T) {
-	scores := []float32{0.1, 0.9, 0.3, 0.9, -1, 0.5, 0.2}
-	want := []int{1, 3, 5, 2}
-	if got := top(scores, 4); !slices.Equal(got, want) {
-		t.Errorf("top 4 = %v, want %v", got, want)
-	}
-	all := top(scores, 100)
-	if !sort.SliceIsSorted(all, func(i, j int) bool { return scores[all[i]] > scores[all[j]] }) || len(all) != len(scores) {
-		t.Errorf("top 100 = %v", all)
-	}
-	if top(scores, 0) != nil {
-		t.Error("top 0 is not empty")
 	}
 }
 
@@ -109,10 +61,17 @@ func TestVectorCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 0 || !slices.Equal(first.Vecs, second.Vecs) || !slices.Equal(first.Keys, second.Keys) {
-		t.Errorf("the second run embedded %d batches or changed the vectors", calls)
+	if calls != 0 || first.Len(use.Model) != 5 || second.Len(use.Model) != 5 {
+		t.Errorf("the second run embedded %d batches, or the runs hold %d and %d vectors", calls, first.Len(use.Model), second.Len(use.Model))
 	}
-	if !slices.Equal(enc.Embed(EmbedText(rows[2], false)), second.Vecs[2*use.Dim:3*use.Dim]) {
+	for _, r := range rows {
+		a, _ := first.Vector(use.Model, r.Key)
+		b, _ := second.Vector(use.Model, r.Key)
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: the cached vector differs", r.Key)
+		}
+	}
+	if v, _ := second.Vector(use.Model, rows[2].Key); !slices.Equal(enc.Embed(EmbedText(rows[2], false)), v) {
 		t.Error("cached vector differs from Embed")
 	}
 }
@@ -206,7 +165,11 @@ func BenchmarkHybridAskParts(b *testing.B) {
 		fn   func(text string)
 	}{
 		{"embed", func(text string) { h.Enc.Embed(text) }},
-		{"cosine", func(string) { top(h.Index.Cosines(q), h.K) }},
+		{"cosine", func(string) {
+			if _, err := h.Index.Nearest(ctx, use.Model, q, h.K, false); err != nil {
+				b.Fatal(err)
+			}
+		}},
 		{"words", func(text string) {
 			if _, err := h.Store.Search(ctx, text, rowcall.SearchFilter{Limit: h.K}); err != nil {
 				b.Fatal(err)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/embed/use"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/test/askeval"
 )
@@ -71,7 +72,7 @@ var rankers = map[string]func(config) (askeval.Ranker, error){
 
 // embed loads the encoder and the rows' vectors (from the cache, embedding
 // what it lacks).
-func embed(c config) (*use.Encoder, *askeval.Index, error) {
+func embed(c config) (*use.Encoder, *vectors.Memory, error) {
 	dir, err := use.DefaultDir()
 	if err != nil {
 		return nil, nil, err

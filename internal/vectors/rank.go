@@ -1,0 +1,276 @@
+package vectors
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// The hybrid settings, chosen on the dev set's tune split (test/askeval;
+// docs/benchmarks.md, "Finding by meaning"): the words' share of the mix,
+// and how many candidates each side gives it.
+const (
+	Weight = 0.15
+	K      = 100
+	// RerankDepth is how many of the best candidates a Reranker reorders.
+	RerankDepth = 20
+)
+
+// Words is the word search under the ranking, and where vector hits' rows
+// are read from. sqlstore.Store implements it.
+type Words interface {
+	Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error)
+	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
+}
+
+// Ranker is the one ranking of rows for plain words on every host: ask,
+// did_you_mean and MCP's search_capabilities all call its Search. Without an
+// Embedder and an Index it is word search (scores rescaled, below); with
+// them it fuses word hits and vector hits linearly (Fuse), then lets the
+// Reranker, if any, reorder the best RerankDepth.
+//
+// A hit's Score is higher-is-better: Weight × bm25/best + (1 − Weight) ×
+// cosine, where bm25/best is the word hit's bm25 over the best word hit's (1
+// for the best, 0 for a row words did not find) and cosine is the query's
+// with the row's vector (estimated for a row not yet embedded, which so
+// still ranks by its words: Fuse says how). Words only, it is bm25/best.
+//
+// Vector hits pass the same filter as word hits (Visible): enabled and
+// planner-visible unless All, and in the token's Scope.
+type Ranker struct {
+	Words    Words
+	Embedder rowcall.Embedder    // nil: words only
+	Index    rowcall.VectorIndex // nil: words only
+	Reranker rowcall.Reranker    // nil: no rerank
+	Weight   float64             // the words' share, 0 to 1 (the hosts': Weight)
+	K        int                 // candidates from each side; K when 0
+}
+
+func (r *Ranker) k() int {
+	if r.K > 0 {
+		return r.K
+	}
+	return K
+}
+
+// Search ranks rows for query within f (f.Limit: 10 when 0, at most 100).
+func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	limit = min(limit, 100)
+	wf := f
+	if r.Embedder != nil && r.Index != nil {
+		wf.Limit = r.k() // the fusion's candidates; words alone need only the limit
+	}
+	words, err := r.Words.Search(ctx, query, wf)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := r.fused(ctx, query, words, f)
+	if err != nil {
+		if !errors.Is(err, ErrNotReady) {
+			slog.Warn("vectors: ranking by words only", "err", err)
+		}
+		hits = Fuse(words, nil, 1)
+	}
+	if r.Reranker != nil && len(hits) > 1 {
+		n := min(RerankDepth, len(hits))
+		top, err := r.Reranker.Rerank(ctx, query, hits[:n])
+		if err != nil {
+			slog.Warn("vectors: rerank failed; keeping the hybrid order", "err", err)
+		} else {
+			hits = append(top, hits[n:]...)
+		}
+	}
+	return hits[:min(limit, len(hits))], nil
+}
+
+// fused is words and vector hits for query, fused, with the rows of vector
+// hits read and filtered.
+func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	if r.Embedder == nil || r.Index == nil || strings.TrimSpace(query) == "" {
+		return Fuse(words, nil, 1), nil
+	}
+	m := r.Embedder.Model()
+	qv, err := r.Embedder.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(qv) != 1 {
+		return nil, errors.New("vectors: the embedder returned no vector for the query")
+	}
+	near, err := r.Index.Nearest(ctx, m, qv[0], r.k(), f.All)
+	if err != nil {
+		return nil, err
+	}
+	// A word hit outside the vector side's best K still has a cosine.
+	if s, ok := r.Index.(Scorer); ok {
+		seen := map[string]bool{}
+		for _, h := range near {
+			seen[h.Key] = true
+		}
+		var keys []string
+		for _, h := range words {
+			if !seen[h.Row.Key] {
+				keys = append(keys, h.Row.Key)
+			}
+		}
+		if len(keys) > 0 {
+			cos, err := s.Scores(ctx, m, qv[0], keys)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range keys {
+				if c, ok := cos[k]; ok {
+					near = append(near, rowcall.VectorHit{Key: k, Cosine: c})
+				}
+			}
+		}
+	}
+	hits := Fuse(words, near, r.Weight)
+	return r.rows(ctx, hits, f)
+}
+
+// rows fills in the rows of hits that words did not find (vector hits) and
+// drops those the filter does not pass, or that are gone.
+func (r *Ranker) rows(ctx context.Context, hits []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	var keys []string
+	for _, h := range hits {
+		if h.Row.Type == "" {
+			keys = append(keys, h.Row.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return hits, nil
+	}
+	byKey, err := r.Words.RowsByKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if h.Row.Type == "" {
+			row, ok := byKey[h.Row.Key]
+			if !ok || !Visible(&row, f) {
+				continue
+			}
+			h.Row = row
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// Visible is the filter every hit passes, word or vector: enabled and
+// planner-visible unless f.All, and in f.Scope.
+func Visible(row *rowcall.Row, f rowcall.SearchFilter) bool {
+	return (f.All || (row.Enabled != 0 && row.PlannerVisible != 0)) && f.Scope.Covers(row)
+}
+
+// Fuse mixes word hits (bm25, lower is better) and vector hits (cosine)
+// linearly: each candidate — the union of both — scores weight × bm25/best +
+// (1 − weight) × cosine, best first, ties by key. A word hit that vecs gives
+// no cosine (a row not embedded yet) is scored as if its cosine were
+// bm25/best × the best cosine in vecs, so it still ranks by its words. A
+// vector hit's Hit has only its Key set (Ranker reads its row). With weight 1
+// (or no vecs) it is the word order.
+func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowcall.Hit {
+	best := 0.0
+	for _, h := range words {
+		best = min(best, h.Score)
+	}
+	byKey := map[string]int{}
+	out := make([]rowcall.Hit, 0, len(words)+len(vecs))
+	var ws []float64 // the word hits' bm25/best
+	for _, h := range words {
+		if _, dup := byKey[h.Row.Key]; dup {
+			continue
+		}
+		w := 0.0
+		if best < 0 {
+			w = h.Score / best
+		}
+		byKey[h.Row.Key] = len(out)
+		h.Score = weight * w
+		out = append(out, h)
+		ws = append(ws, w)
+	}
+	if weight < 1 && len(vecs) > 0 {
+		nwords, bestCos := len(out), 0.0
+		scored := make([]bool, nwords)
+		for _, v := range vecs {
+			bestCos = max(bestCos, v.Cosine)
+			i, ok := byKey[v.Key]
+			if !ok {
+				i = len(out)
+				byKey[v.Key] = i
+				out = append(out, rowcall.Hit{Row: rowcall.Row{Key: v.Key}})
+			} else if i < nwords {
+				scored[i] = true
+			}
+			out[i].Score += (1 - weight) * v.Cosine
+		}
+		// A word hit without a cosine (not embedded yet) ranks by its words:
+		// its cosine is taken as bm25/best × the best vector hit's.
+		for i := range nwords {
+			if !scored[i] {
+				out[i].Score += (1 - weight) * ws[i] * bestCos
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b rowcall.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return strings.Compare(a.Row.Key, b.Row.Key)
+	})
+	return out
+}
+
+// Duplicate is the cosine at or above which a row written is reported as
+// near another (the API's similar_rows), chosen on the dev set's rows
+// (docs/benchmarks.md, "Near-duplicate warnings").
+const Duplicate = 0.88
+
+// Similar returns up to n rows nearest the vector v (a row's, whose own key
+// self is left out) with cosine at least atLeast, that f lets the caller see,
+// best first.
+func (r *Ranker) Similar(ctx context.Context, v []float32, self string, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
+	if r.Embedder == nil || r.Index == nil {
+		return nil, errors.New("vectors: no embedder")
+	}
+	// Some near rows may be out of scope: ask for more than n.
+	near, err := r.Index.Nearest(ctx, r.Embedder.Model(), v, 4*n+10, f.All)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, h := range near {
+		if h.Key != self && h.Cosine >= atLeast {
+			keys = append(keys, h.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return []rowcall.VectorHit{}, nil
+	}
+	byKey, err := r.Words.RowsByKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := []rowcall.VectorHit{}
+	for _, h := range near {
+		if row, ok := byKey[h.Key]; ok && h.Key != self && h.Cosine >= atLeast && Visible(&row, f) && len(out) < n {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,366 @@
+package vectors_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/testdb"
+	"github.com/rowcall/rowcall/internal/vectors"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// words is a stand-in embedder for these tests (the real encoder's weights
+// are 28 MB): each word hashed into one of 64 dimensions, L2-normalised, so
+// texts sharing words are near and texts sharing none are orthogonal.
+type words struct {
+	name  string
+	calls atomic.Int64 // texts embedded
+}
+
+func (w *words) Model() rowcall.EmbedModel {
+	return rowcall.EmbedModel{Provider: "test", Name: w.name, Dim: 64}
+}
+
+func (w *words) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		w.calls.Add(1)
+		v := make([]float32, 64)
+		for _, word := range strings.Fields(strings.ToLower(strings.Trim(t, "."))) {
+			h := fnv.New32a()
+			h.Write([]byte(strings.Trim(word, ".,")))
+			v[h.Sum32()%64]++
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		for j := range v {
+			if n > 0 {
+				v[j] /= float32(math.Sqrt(n))
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func row(key, category, what string) rowcall.Row {
+	r := rowcall.NewRow(key, rowcall.TypeFn)
+	r.Target, r.Category, r.Content = "m", category, "# WHAT: "+what+"\n# WHEN_TO_USE: "+what
+	return r
+}
+
+func keys(hits []rowcall.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Row.Key)
+	}
+	return out
+}
+
+// TestFuse works the mix by hand on three rows: words alone (weight 1) keep
+// bm25's order, cosine alone (weight 0) the vectors', and at 0.5 a row found
+// by both sides wins over a row found by one.
+func TestFuse(t *testing.T) {
+	hit := func(key string, bm25 float64) rowcall.Hit {
+		return rowcall.Hit{Row: rowcall.Row{Key: key}, Score: bm25}
+	}
+	words := []rowcall.Hit{hit("A", -4), hit("B", -3)} // words: A 1, B 0.75, C 0
+	vecs := []rowcall.VectorHit{{Key: "C", Cosine: 1}, {Key: "B", Cosine: 0.8}, {Key: "A", Cosine: 0}}
+	for _, c := range []struct {
+		weight float64
+		want   []string
+		score0 float64
+	}{
+		{1, []string{"A", "B"}, 1},            // 1, 0.75 (vectors ignored)
+		{0, []string{"C", "B", "A"}, 1},       // 1, 0.8, 0
+		{0.5, []string{"B", "A", "C"}, 0.775}, // 0.775, 0.5, 0.5 (ties by key)
+	} {
+		got := vectors.Fuse(words, vecs, c.weight)
+		if !slices.Equal(keys(got), c.want) || math.Abs(got[0].Score-c.score0) > 1e-9 {
+			t.Errorf("weight %v: %v (best %v), want %v (best %v)", c.weight, keys(got), got[0].Score, c.want, c.score0)
+		}
+	}
+}
+
+// TestTop checks the partial selection against a full sort.
+func TestTop(t *testing.T) {
+	scores := []float32{0.1, 0.9, 0.3, 0.9, -1, 0.5, 0.2}
+	if got := vectors.Top(scores, 4, nil, nil); !slices.Equal(got, []int{1, 3, 5, 2}) {
+		t.Errorf("top 4 = %v", got)
+	}
+	if got := vectors.Top(scores, 2, func(i int) bool { return i != 1 }, nil); !slices.Equal(got, []int{3, 5}) {
+		t.Errorf("top 2 without 1 = %v", got)
+	}
+	if vectors.Top(scores, 0, nil, nil) != nil {
+		t.Error("top 0 is not empty")
+	}
+}
+
+// fixture is a store with rows, an indexer over a Table, and a ranker.
+type fixture struct {
+	store *sqlstore.Store
+	emb   *words
+	table *vectors.Table
+	idx   *vectors.Indexer
+	rank  *vectors.Ranker
+}
+
+func newFixture(t *testing.T, store *sqlstore.Store, model string) *fixture {
+	f := &fixture{store: store, emb: &words{name: model}}
+	f.table = vectors.NewTable(store, 0)
+	f.idx = &vectors.Indexer{Embedder: f.emb, Index: f.table, Store: store}
+	f.rank = &vectors.Ranker{Words: store, Embedder: f.emb, Index: f.table, Weight: vectors.Weight}
+	return f
+}
+
+func (f *fixture) pass(t *testing.T) {
+	t.Helper()
+	if err := f.idx.Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func seed(t *testing.T) *sqlstore.Store {
+	store := sqlstore.New(testdb.Open(t))
+	rows := []rowcall.Row{
+		row("PAY_REFUND", "payments", "return money to a buyer"),
+		row("PAY_LINK", "payments", "collect a payment by card"),
+		row("MAIL_SEND", "email", "send a letter to an inbox"),
+		row("WX_FORECAST", "weather", "tomorrow rain or sun"),
+	}
+	if err := store.Upsert(context.Background(), rows); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// TestVectorHitsObeyScopeAndFlags: a query whose best vector hit lies outside
+// a token's category, or is disabled or hidden, never returns it; the owner's
+// did_you_mean (All) sees disabled rows.
+func TestVectorHitsObeyScopeAndFlags(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, seed(t), "m1")
+	f.pass(t)
+	// "money buyer" shares no word search term with anything but PAY_REFUND's
+	// words; "rain sun" only WX_FORECAST's; the scope is email only.
+	scope := &rowcall.Scope{Categories: []string{"email"}}
+	for _, q := range []string{"return money buyer", "rain sun tomorrow", "letter inbox"} {
+		hits, err := f.rank.Search(ctx, q, rowcall.SearchFilter{Scope: scope, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if h.Row.Category != "email" {
+				t.Errorf("%q: a token scoped to email sees %s (%s)", q, h.Row.Key, h.Row.Category)
+			}
+		}
+	}
+	// Unscoped, the vector side finds the row.
+	hits, _ := f.rank.Search(ctx, "rain sun tomorrow", rowcall.SearchFilter{Limit: 3})
+	if len(hits) == 0 || hits[0].Row.Key != "WX_FORECAST" {
+		t.Fatalf("unscoped: %v", keys(hits))
+	}
+	// Disabled: gone from ask, still there for All.
+	r, _ := f.store.Lookup(ctx, "WX_FORECAST")
+	r.Enabled = 0
+	if _, err := f.store.Replace(ctx, r, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.table.Touch()
+	hits, _ = f.rank.Search(ctx, "rain sun tomorrow", rowcall.SearchFilter{Limit: 3})
+	if slices.Contains(keys(hits), "WX_FORECAST") {
+		t.Errorf("a disabled row is found: %v", keys(hits))
+	}
+	hits, _ = f.rank.Search(ctx, "rain sun tomorrow", rowcall.SearchFilter{Limit: 3, All: true})
+	if !slices.Contains(keys(hits), "WX_FORECAST") {
+		t.Errorf("All does not find the disabled row: %v", keys(hits))
+	}
+}
+
+// TestIndexerFollowsWrites: every row is embedded once; a changed row is
+// embedded again, an unchanged one not; a deleted row's vector goes; a new
+// model embeds everything.
+func TestIndexerFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	f := newFixture(t, store, "m1")
+	f.pass(t)
+	if n := f.emb.calls.Load(); n != 4 {
+		t.Fatalf("first pass embedded %d rows, want 4", n)
+	}
+	f.pass(t)
+	if n := f.emb.calls.Load(); n != 4 {
+		t.Fatalf("a pass with nothing changed embedded %d more", n-4)
+	}
+	r, _ := store.Lookup(ctx, "MAIL_SEND")
+	r.Content = "# WHAT: post a parcel"
+	store.Replace(ctx, r, 0)
+	r, _ = store.Lookup(ctx, "PAY_LINK")
+	r.PlannerRank = 7 // not the embedded text
+	store.Replace(ctx, r, 0)
+	store.Delete(ctx, "PAY_REFUND", 0)
+	f.pass(t)
+	if n := f.emb.calls.Load(); n != 5 {
+		t.Errorf("after one text change %d rows embedded in all, want 5", n)
+	}
+	vs, _ := store.Vectors(ctx, f.emb.Model(), nil)
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Key)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"MAIL_SEND", "PAY_LINK", "WX_FORECAST"}) {
+		t.Errorf("stored vectors %v", got)
+	}
+	g := newFixture(t, store, "m2") // another model on the same database
+	g.pass(t)
+	if n := g.emb.calls.Load(); n != 3 {
+		t.Errorf("a new model embedded %d rows, want all 3", n)
+	}
+}
+
+// TestTableSeesAnotherHost: two hosts on one database, each with its own
+// in-memory index; what one embeds, deletes or disables, the other's next
+// ask sees (the event log moved).
+func TestTableSeesAnotherHost(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	a := newFixture(t, store, "m1")
+	b := newFixture(t, sqlstore.New(store.DB), "m1")
+	b.emb = a.emb
+	q, _ := a.emb.Embed(ctx, []string{"rain sun tomorrow"})
+	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, false); len(near) != 0 {
+		t.Fatalf("b found %v before anything was embedded", near)
+	}
+	a.pass(t)
+	near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, false)
+	if len(near) != 1 || near[0].Key != "WX_FORECAST" {
+		t.Fatalf("b does not see a's vectors: %v", near)
+	}
+	r, _ := store.Lookup(ctx, "WX_FORECAST")
+	r.PlannerVisible = 0
+	store.Replace(ctx, r, 0)
+	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, false); len(near) == 1 && near[0].Key == "WX_FORECAST" {
+		t.Error("b still finds a hidden row")
+	}
+	store.Delete(ctx, "WX_FORECAST", 0)
+	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 4, true); slices.ContainsFunc(near, func(h rowcall.VectorHit) bool { return h.Key == "WX_FORECAST" }) {
+		t.Error("b still finds a deleted row")
+	}
+}
+
+// TestSimilar: a near copy is reported above the threshold, an unrelated row
+// is not, and the row itself never is.
+func TestSimilar(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	f := newFixture(t, store, "m1")
+	f.pass(t)
+	cp := row("PAY_GIVE_BACK", "payments", "return money to a buyer.")
+	v, err := f.idx.Current(ctx, &cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.rank.Similar(ctx, v, cp.Key, rowcall.SearchFilter{}, 5, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Key != "PAY_REFUND" {
+		t.Errorf("similar to a copy of PAY_REFUND: %v", got)
+	}
+	other := row("PAY_REFUND", "payments", "return money to a buyer")
+	v, _ = f.idx.Current(ctx, &other)
+	got, _ = f.rank.Similar(ctx, v, other.Key, rowcall.SearchFilter{}, 5, 0.9)
+	if len(got) != 0 {
+		t.Errorf("PAY_REFUND is similar to %v (itself left out, no other copy)", got)
+	}
+	got, _ = f.rank.Similar(ctx, v, other.Key, rowcall.SearchFilter{Scope: &rowcall.Scope{Categories: []string{"email"}}}, 5, -1)
+	for _, h := range got {
+		if h.Key != "MAIL_SEND" {
+			t.Errorf("a scoped neighbour list holds %s", h.Key)
+		}
+	}
+}
+
+// reverse is a stand-in Reranker: it reverses what it is given.
+type reverse struct{ got int }
+
+func (r *reverse) Rerank(_ context.Context, _ string, hits []rowcall.Hit) ([]rowcall.Hit, error) {
+	r.got = len(hits)
+	out := slices.Clone(hits)
+	slices.Reverse(out)
+	return out, nil
+}
+
+// TestUnembeddedRowsRankByWords: a row written after the last pass has no
+// vector yet, and ask still finds it by its words; a Reranker reorders the
+// best candidates only.
+func TestUnembeddedRowsRankByWords(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	f := newFixture(t, store, "m1")
+	f.pass(t)
+	if err := store.Upsert(ctx, []rowcall.Row{row("ZEBRA_COUNT", "zoo", "count zebras in a warehouse")}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := f.rank.Search(ctx, "zebras warehouse", rowcall.SearchFilter{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Row.Key != "ZEBRA_COUNT" || hits[0].Row.Type == "" {
+		t.Fatalf("a row not yet embedded: %v", keys(hits))
+	}
+	rr := &reverse{}
+	f.rank.Reranker = rr
+	all, _ := f.rank.Search(ctx, "return money buyer card payment", rowcall.SearchFilter{Limit: 10})
+	if rr.got != min(vectors.RerankDepth, len(all)) || len(all) < 2 {
+		t.Fatalf("the reranker got %d of %d hits", rr.got, len(all))
+	}
+	f.rank.Reranker = nil
+	plain, _ := f.rank.Search(ctx, "return money buyer card payment", rowcall.SearchFilter{Limit: 10})
+	want := keys(plain)
+	slices.Reverse(want)
+	if !slices.Equal(keys(all), want) {
+		t.Errorf("reranked %v, plain reversed %v", keys(all), want)
+	}
+}
+
+// BenchmarkNearest is one query against n random 512-d vectors in Memory
+// (the scan and the top 100), at the two sizes.
+//
+//	go test ./internal/vectors -run xxx -bench Nearest
+func BenchmarkNearest(b *testing.B) {
+	m := rowcall.EmbedModel{Provider: "bench", Name: "random", Dim: 512}
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			vs := make([]rowcall.Vector, n)
+			for i := range vs {
+				v := make([]float32, m.Dim)
+				for j := range v {
+					v[j] = float32(r.NormFloat64())
+				}
+				vs[i] = rowcall.Vector{Key: fmt.Sprint("K", i), Values: v, Enabled: true, Visible: true}
+			}
+			mem := vectors.NewMemory()
+			mem.Upsert(context.Background(), m, vs)
+			q := vs[0].Values
+			b.ResetTimer()
+			for range b.N {
+				if _, err := mem.Nearest(context.Background(), m, q, vectors.K, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strings"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Rows' embeddings (migrations/0011_vectors.sql): one vector per row and
+// model, with the hash of the text it embeds. Package internal/vectors keeps
+// an in-memory index over them.
+
+// UpsertVectors stores vs as model's vectors (replacing a key's older one),
+// in statements under D1's bound-parameter limit.
+func (s *Store) UpsertVectors(ctx context.Context, model rowcall.EmbedModel, vs []rowcall.Vector) error {
+	const cols = 6
+	per := max(1, s.maxParams()/cols)
+	now := s.now()
+	for start := 0; start < len(vs); start += per {
+		batch := vs[start:min(start+per, len(vs))]
+		values := make([]string, len(batch))
+		args := make([]any, 0, len(batch)*cols)
+		for i, v := range batch {
+			values[i] = "(?,?,?,?,?,?)"
+			args = append(args, v.Key, model.ID(), len(v.Values), v.TextHash[:], VectorBlob(v.Values), now)
+		}
+		q := `INSERT INTO vectors (key, model, dim, text_sha256, vector, updated_at) VALUES ` + strings.Join(values, ",") +
+			` ON CONFLICT (model, key) DO UPDATE SET dim = excluded.dim, text_sha256 = excluded.text_sha256,
+			vector = excluded.vector, updated_at = excluded.updated_at`
+		if _, err := s.DB.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteVectors removes model's vectors of keys.
+func (s *Store) DeleteVectors(ctx context.Context, model rowcall.EmbedModel, keys []string) error {
+	list, _ := json.Marshal(keys)
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM vectors WHERE model = ? AND key IN (SELECT value FROM json_each(?))`, model.ID(), string(list))
+	return err
+}
+
+// Vectors returns model's stored vectors of keys (every one when keys is nil),
+// each with its row's category, enabled and planner_visible. A vector whose
+// row is gone is not returned.
+func (s *Store) Vectors(ctx context.Context, model rowcall.EmbedModel, keys []string) ([]rowcall.Vector, error) {
+	q := `SELECT v.key, v.text_sha256, v.vector, COALESCE(d.category, ''), COALESCE(d.enabled, 1), COALESCE(d.planner_visible, 1)
+		FROM vectors v JOIN directory d ON d.key = v.key WHERE v.model = ? AND v.dim = ?`
+	args := []any{model.ID(), model.Dim}
+	if keys != nil {
+		list, _ := json.Marshal(keys)
+		q += ` AND v.key IN (SELECT value FROM json_each(?))`
+		args = append(args, string(list))
+	}
+	return queryAll(ctx, s, func(sc scanner) (rowcall.Vector, error) {
+		var v rowcall.Vector
+		var hash, blob []byte
+		var enabled, visible int64
+		if err := sc.Scan(&v.Key, &hash, &blob, &v.Category, &enabled, &visible); err != nil {
+			return v, err
+		}
+		copy(v.TextHash[:], hash)
+		v.Values, v.Enabled, v.Visible = VectorValues(blob), enabled != 0, visible != 0
+		return v, nil
+	}, q, args...)
+}
+
+// ChangedKeys returns the keys of rows and vectors with events after the
+// event id after, up to and including upto: what an in-memory index or the
+// embedding queue must look at again.
+func (s *Store) ChangedKeys(ctx context.Context, after, upto int64) ([]string, error) {
+	return queryAll(ctx, s, func(sc scanner) (k string, err error) { return k, sc.Scan(&k) },
+		`SELECT DISTINCT key FROM events WHERE id > ? AND id <= ? AND kind IN ('DIRECTORY_MUTATE', 'VECTOR')`, after, upto)
+}
+
+// VectorBlob is v as the vectors table stores it: little-endian float32s
+// (libSQL's F32_BLOB layout).
+func VectorBlob(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// VectorValues reads a VectorBlob.
+func VectorValues(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
