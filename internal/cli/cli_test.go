@@ -132,7 +132,9 @@ func TestCompletionBash(t *testing.T) {
 		t.Fatalf("completion bash exited %d", code)
 	}
 	for line, want := range map[string]string{
-		"rowcall re":                  "receipt",
+		"rowcall rece":                "receipt",
+		"rowcall rei":                 "reindex",
+		"rowcall import o":            "openapi",
 		"rowcall receipt v":           "verify",
 		"rowcall receipt verify --k":  "--keys",
 		"rowcall import --d":          "--data --dry-run",
