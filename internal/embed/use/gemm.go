@@ -18,6 +18,7 @@ const (
 	panelWidth = 16
 	tileRows   = 4
 	rowBlock   = 64      // activation rows per pass over the panels (64 x 1536 x 4 B = 384 KB)
+	depthBlock = 256     // panel rows per pass of a row block (256 x 16 x 4 B = 16 KB, half of L1)
 	parallelAt = 1 << 21 // multiply-adds from which a product is split across goroutines
 )
 
@@ -106,8 +107,13 @@ func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32,
 			r1 := min(r0+rowBlock, full)
 			for p := p0; p < p1; p++ {
 				pn := panel(p)
-				for r := r0; r < r1; r += tileRows {
-					tile4x16(k, a[r*lda:], lda, pn, c[r*ldc+p*panelWidth:], ldc)
+				// k in slices of depthBlock, so the slice of the panel the
+				// tiles share (16 KB) stays in L1 while they pass over it.
+				for l0 := 0; l0 < k; l0 += depthBlock {
+					kl := min(depthBlock, k-l0)
+					for r := r0; r < r1; r += tileRows {
+						tile4x16(kl, a[r*lda+l0:], lda, pn[l0*panelWidth:], c[r*ldc+p*panelWidth:], ldc)
+					}
 				}
 			}
 		}
