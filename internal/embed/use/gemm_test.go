@@ -11,7 +11,7 @@ import (
 // textbook triple loop.
 func TestGemmMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, sz := range [][3]int{{1, 7, 16}, {3, 5, 32}, {4, 64, 48}, {13, 33, 160}, {9, 700, 32}, {130, 512, 1536}} {
+	for _, sz := range [][3]int{{1, 7, 16}, {3, 5, 32}, {4, 64, 48}, {13, 33, 160}, {9, 700, 32}, {25, 40, 32}, {31, 260, 48}, {130, 512, 1536}} {
 		m, k, n := sz[0], sz[1], sz[2]
 		a, w, bias := make([]float32, m*k), make([]float32, k*n), make([]float32, n)
 		for i := range a {
@@ -56,7 +56,7 @@ func TestGemmMatchesNaive(t *testing.T) {
 // equal the triple loop too.
 func TestGemmFloat32Panels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, sz := range [][3]int{{1, 7, 16}, {6, 300, 40}, {130, 512, 64}} {
+	for _, sz := range [][3]int{{1, 7, 16}, {6, 300, 40}, {29, 300, 40}, {130, 512, 64}} {
 		m, k, n := sz[0], sz[1], sz[2]
 		a, w := make([]float32, m*k), make([]float32, k*n)
 		for i := range a {

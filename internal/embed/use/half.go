@@ -61,22 +61,22 @@ func fromHalf(h uint16) float32 {
 	return v
 }
 
-// tile4x16HalfGo is the portable micro-kernel over a half-precision panel.
-func tile4x16HalfGo(k int, a []float32, lda int, panel []uint16, c []float32, ldc int) {
+// tileHalfGo is the portable micro-kernel over a half-precision panel.
+func tileHalfGo(tr, k int, a []float32, lda int, panel []uint16, c []float32, ldc int) {
 	var b [panelWidth]float32
 	var acc [tileRows][panelWidth]float32
 	for l := 0; l < k; l++ {
 		for j, h := range panel[l*panelWidth : (l+1)*panelWidth] {
 			b[j] = fromHalf(h)
 		}
-		for r := range acc {
+		for r := range tr {
 			x := a[r*lda+l]
 			for j := range b {
 				acc[r][j] += x * b[j]
 			}
 		}
 	}
-	for r := range acc {
+	for r := range tr {
 		cr := c[r*ldc : r*ldc+panelWidth]
 		for j := range cr {
 			cr[j] += acc[r][j]
