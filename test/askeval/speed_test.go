@@ -93,12 +93,13 @@ func (h int8Hybrid) Rank(ctx context.Context, query string) ([]string, error) {
 	return Fuse(hits, h.Index, cos, h.Weight, h.K), nil
 }
 
-// BenchmarkHybridAskKernels is BenchmarkHybridAsk's ask three ways in one
+// BenchmarkHybridAskKernels is BenchmarkHybridAsk's ask four ways in one
 // run: "loop" is Hybrid.Rank as it is (the plain-Go cosine loop, then the
 // word search); "kernel" scores with dot.Scores; "int8" scores int8 codes
-// (dot.Int8) and runs the word search at the same time as the query's
-// embedding and the scan (they share nothing). The results are the same
-// keys (int8: TestInt8KeepsRanking). p50/p99 over the 240 intents in turn.
+// (dot.Int8); "int8-concurrent" also runs the word search at the same time
+// as the query's embedding and the scan (they share nothing). The keys are
+// the same (int8: TestInt8KeepsRanking). p50/p99 over the 240 intents in
+// turn.
 //
 //	ROWCALL_ASKEVAL=1 go test ./test/askeval -run xxx -bench HybridAskKernels -benchtime 480x
 func BenchmarkHybridAskKernels(b *testing.B) {
@@ -139,7 +140,8 @@ func BenchmarkHybridAskKernels(b *testing.B) {
 	}{
 		{"loop", func(q string) ([]string, error) { return h.Rank(ctx, q) }},
 		{"kernel", kernel},
-		{"int8", concurrent},
+		{"int8", func(q string) ([]string, error) { return int8Hybrid{h, codes}.Rank(ctx, q) }},
+		{"int8-concurrent", concurrent},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			times := make([]time.Duration, 0, b.N)
