@@ -143,7 +143,10 @@ func gemmOf[E float32 | uint16](c []float32, ldc int, a []float32, lda, rows, k 
 			for r := full; r < rows; r++ {
 				copy(ct[(r-full)*panelWidth:(r-full+1)*panelWidth], c[r*ldc+p*panelWidth:])
 			}
-			tile(tr, k, tail, k, panel(p), ct, panelWidth)
+			pn := panel(p)
+			for l0 := 0; l0 < k; l0 += depthBlock { // as above, so a row's sums do not depend on its place
+				tile(tr, min(depthBlock, k-l0), tail[l0:], k, pn[l0*panelWidth:], ct, panelWidth)
+			}
 			for r := full; r < rows; r++ {
 				copy(c[r*ldc+p*panelWidth:r*ldc+(p+1)*panelWidth], ct[(r-full)*panelWidth:])
 			}
