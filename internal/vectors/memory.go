@@ -9,20 +9,21 @@ import (
 	"github.com/rowcall/rowcall/internal/embed/dot"
 )
 
-// Memory is an in-memory vector index: every vector of each model in one flat
-// slice, scanned whole by dot.Scores for each query (brute force; at 10,000
-// rows of 512 floats, a few milliseconds). It implements rowcall.VectorIndex
+// Memory is an in-memory vector index: every vector of each model quantised
+// to int8 (dot.Int8: a quarter of float32's bytes, the same dev-set figures;
+// docs/benchmarks.md) in one flat slice, scanned whole for each query (brute
+// force; at 10,000 rows of 512, under a millisecond). It implements rowcall.VectorIndex
 // and Scorer; Table keeps one in step with the database.
 type Memory struct {
 	mu     sync.RWMutex
 	models map[string]*set
 }
 
-// set is one model's vectors: row i at vecs[i*dim:(i+1)*dim].
+// set is one model's vectors: row i is codes' vector i.
 type set struct {
 	dim   int
 	keys  []string
-	vecs  []float32
+	codes dot.Int8
 	meta  []meta
 	pos   map[string]int
 	hashs [][32]byte
@@ -39,7 +40,7 @@ func NewMemory() *Memory { return &Memory{models: map[string]*set{}} }
 func (m *Memory) set(model rowcall.EmbedModel, create bool) *set {
 	s := m.models[model.ID()]
 	if s == nil && create {
-		s = &set{dim: model.Dim, pos: map[string]int{}}
+		s = &set{dim: model.Dim, codes: dot.Int8{Dim: model.Dim}, pos: map[string]int{}}
 		m.models[model.ID()] = s
 	}
 	return s
@@ -57,13 +58,13 @@ func (m *Memory) Upsert(_ context.Context, model rowcall.EmbedModel, vs []rowcal
 		}
 		md := meta{category: v.Category, live: v.Enabled && v.Visible}
 		if i, ok := s.pos[v.Key]; ok {
-			copy(s.vecs[i*s.dim:], v.Values)
+			s.codes.Set(i, v.Values)
 			s.meta[i], s.hashs[i] = md, v.TextHash
 			continue
 		}
 		s.pos[v.Key] = len(s.keys)
 		s.keys = append(s.keys, v.Key)
-		s.vecs = append(s.vecs, v.Values...)
+		s.codes.Append(v.Values)
 		s.meta = append(s.meta, md)
 		s.hashs = append(s.hashs, v.TextHash)
 	}
@@ -87,10 +88,12 @@ func (m *Memory) Delete(_ context.Context, model rowcall.EmbedModel, keys []stri
 		last := len(s.keys) - 1
 		if i != last {
 			s.keys[i], s.meta[i], s.hashs[i] = s.keys[last], s.meta[last], s.hashs[last]
-			copy(s.vecs[i*s.dim:(i+1)*s.dim], s.vecs[last*s.dim:])
+			copy(s.codes.Codes[i*s.dim:(i+1)*s.dim], s.codes.Codes[last*s.dim:])
+			s.codes.Scales[i] = s.codes.Scales[last]
 			s.pos[s.keys[i]] = i
 		}
-		s.keys, s.meta, s.hashs, s.vecs = s.keys[:last], s.meta[:last], s.hashs[:last], s.vecs[:last*s.dim]
+		s.keys, s.meta, s.hashs = s.keys[:last], s.meta[:last], s.hashs[:last]
+		s.codes.Codes, s.codes.Scales = s.codes.Codes[:last*s.dim], s.codes.Scales[:last]
 		delete(s.pos, k)
 	}
 	return nil
@@ -120,13 +123,14 @@ func (m *Memory) Hash(model rowcall.EmbedModel, key string) ([32]byte, bool) {
 	return [32]byte{}, false
 }
 
-// Vector returns key's vector (a copy).
+// Vector returns key's vector (as stored: within about 1e-3 of the
+// embedding).
 func (m *Memory) Vector(model rowcall.EmbedModel, key string) ([]float32, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if s := m.set(model, false); s != nil {
 		if i, ok := s.pos[key]; ok {
-			return slices.Clone(s.vecs[i*s.dim : (i+1)*s.dim]), true
+			return s.vector(i), true
 		}
 	}
 	return nil, false
@@ -142,8 +146,8 @@ func (m *Memory) Len(model rowcall.EmbedModel) int {
 	return 0
 }
 
-// Nearest implements rowcall.VectorIndex: one dot.Scores pass over every
-// vector, then the best k (ties by key).
+// Nearest implements rowcall.VectorIndex: one pass of the int8 kernel over
+// every vector, then the best k (ties by key).
 func (m *Memory) Nearest(_ context.Context, model rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -152,7 +156,7 @@ func (m *Memory) Nearest(_ context.Context, model rowcall.EmbedModel, q []float3
 		return nil, nil
 	}
 	scores := make([]float32, len(s.keys))
-	dot.Scores(q, s.vecs, s.dim, scores)
+	s.codes.Scores(q, scores)
 	best := Top(scores, k, func(i int) bool { return all || s.meta[i].live }, func(i, j int) bool { return s.keys[i] < s.keys[j] })
 	hits := make([]rowcall.VectorHit, len(best))
 	for n, i := range best {
@@ -173,11 +177,21 @@ func (m *Memory) Scores(_ context.Context, model rowcall.EmbedModel, q []float32
 	one := []float32{0}
 	for _, k := range keys {
 		if i, ok := s.pos[k]; ok {
-			dot.Scores(q, s.vecs[i*s.dim:(i+1)*s.dim], s.dim, one)
+			dot.Scores(q, s.vector(i), s.dim, one)
 			out[k] = float64(one[0])
 		}
 	}
 	return out, nil
+}
+
+// vector is vector i as stored, back in float32.
+func (s *set) vector(i int) []float32 {
+	v := make([]float32, s.dim)
+	scale := s.codes.Scales[i]
+	for j, c := range s.codes.Codes[i*s.dim : (i+1)*s.dim] {
+		v[j] = scale * float32(c)
+	}
+	return v
 }
 
 // Scorer is a vector index that can also give a query's cosine with rows it

@@ -8,34 +8,40 @@ import (
 
 // The dense layers' matrix products, blocked for the cache and vectorised:
 // each weight matrix is packed once, at Load, into 16-column panels
-// ([k][16] contiguous: 32 KB for k = 512, so a panel stays in L1 while every
-// row of the activations passes over it), and a 4-row by 16-column
-// micro-kernel (AVX2/FMA assembly on amd64, plain Go elsewhere) keeps its
-// tile of C in registers. Large products split their panels across
-// GOMAXPROCS goroutines.
+// ([k][16] contiguous) of half-precision values (binary16: half the bytes to
+// read, which is what bounds a short query's products; the JavaScript
+// model's vectors still match to 1 - 5e-7), and a 6-row by 16-column
+// micro-kernel (AVX2/FMA/F16C assembly on amd64, plain Go elsewhere) keeps its
+// tile of C in registers, widening the weights as it loads them. Attention's
+// products (keys and values packed per text) use the same loops over float32
+// panels. Large products split their panels across GOMAXPROCS goroutines.
 
 const (
 	panelWidth = 16
-	tileRows   = 4
-	rowBlock   = 64      // activation rows per pass over the panels (64 x 1536 x 4 B = 384 KB)
+	tileRows   = 6       // rows of a tile (a 6x16 tile of C fills twelve AVX registers)
+	smallRows  = 24      // below this many rows, tiles of 4 (a query's 8 tokens waste no padded rows)
+	rowBlock   = 60      // activation rows per pass over the panels, a multiple of 4 and 6 (60 x 1536 x 4 B = 360 KB)
+	depthBlock = 256     // panel rows per pass of a row block (256 x 16 x 2 B = 8 KB of L1)
 	parallelAt = 1 << 21 // multiply-adds from which a product is split across goroutines
 )
 
 // matrix is a weight matrix [k, n], packed into n/16 panels.
 type matrix struct {
 	k, n   int
-	packed []float32 // panel p is packed[p*16*k : (p+1)*16*k], row-major [k][16]
+	packed []uint16 // panel p is packed[p*16*k : (p+1)*16*k], row-major [k][16], binary16
 }
 
 func newMatrix(w []float32, k, n int) (matrix, error) {
 	if n%panelWidth != 0 || len(w) != k*n {
 		return matrix{}, fmt.Errorf("use: a %dx%d weight matrix (%d values) does not pack into %d-column panels", k, n, len(w), panelWidth)
 	}
-	m := matrix{k: k, n: n, packed: make([]float32, k*n)}
+	m := matrix{k: k, n: n, packed: make([]uint16, k*n)}
 	for p := 0; p < n/panelWidth; p++ {
 		dst := m.packed[p*panelWidth*k:]
 		for r := 0; r < k; r++ {
-			copy(dst[r*panelWidth:(r+1)*panelWidth], w[r*n+p*panelWidth:])
+			for j := range panelWidth {
+				dst[r*panelWidth+j] = toHalf(w[r*n+p*panelWidth+j])
+			}
 		}
 	}
 	return m, nil
@@ -61,7 +67,7 @@ func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {
 			}
 		}
 	}
-	gemm(c, n, a, k, rows, k, m.packed, n/panelWidth)
+	gemmOf(c, n, a, k, rows, k, m.packed, n/panelWidth, tileHalf)
 }
 
 // pack writes the k x (16*panels) matrix whose element (l, j) is
@@ -88,15 +94,26 @@ func pack(dst, src []float32, k, n, ls, js int) {
 // (16*panels) packed by pack or newMatrix, and c has row stride ldc and at
 // least 16*panels columns.
 func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32, panels int) {
+	gemmOf(c, ldc, a, lda, rows, k, packed, panels, tile)
+}
+
+// gemmOf is gemm over panels of float32 or of float16 (uint16 bits), with
+// the micro-kernel for them (tile or tileHalf).
+func gemmOf[E float32 | uint16](c []float32, ldc int, a []float32, lda, rows, k int, packed []E, panels int,
+	tile func(tr, k int, a []float32, lda int, panel []E, c []float32, ldc int)) {
 	if rows == 0 || k == 0 || panels == 0 {
 		return
 	}
-	panel := func(p int) []float32 { return packed[p*panelWidth*k : (p+1)*panelWidth*k] }
-	// The last rows%4 rows run as one zero-padded tile.
-	full := rows - rows%tileRows
+	panel := func(p int) []E { return packed[p*panelWidth*k : (p+1)*panelWidth*k] }
+	tr := tileRows
+	if rows < smallRows {
+		tr = 4
+	}
+	// The last rows%tr rows run as one zero-padded tile.
+	full := rows - rows%tr
 	var tail []float32
 	if full < rows {
-		tail = make([]float32, tileRows*k)
+		tail = make([]float32, tr*k)
 		for r := full; r < rows; r++ {
 			copy(tail[(r-full)*k:(r-full+1)*k], a[r*lda:r*lda+k])
 		}
@@ -106,21 +123,30 @@ func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32,
 			r1 := min(r0+rowBlock, full)
 			for p := p0; p < p1; p++ {
 				pn := panel(p)
-				for r := r0; r < r1; r += tileRows {
-					tile4x16(k, a[r*lda:], lda, pn, c[r*ldc+p*panelWidth:], ldc)
+				// k in slices of depthBlock, so the slice of the panel the
+				// tiles share (8 KB of halves, 16 KB of float32) stays in L1.
+				for l0 := 0; l0 < k; l0 += depthBlock {
+					kl := min(depthBlock, k-l0)
+					for r := r0; r < r1; r += tr {
+						tile(tr, kl, a[r*lda+l0:], lda, pn[l0*panelWidth:], c[r*ldc+p*panelWidth:], ldc)
+					}
 				}
 			}
 		}
 		if tail == nil {
 			return
 		}
-		var ct [tileRows * panelWidth]float32
+		var buf [tileRows * panelWidth]float32
+		ct := buf[:tr*panelWidth]
 		for p := p0; p < p1; p++ {
-			clear(ct[:])
+			clear(ct)
 			for r := full; r < rows; r++ {
 				copy(ct[(r-full)*panelWidth:(r-full+1)*panelWidth], c[r*ldc+p*panelWidth:])
 			}
-			tile4x16(k, tail, k, panel(p), ct[:], panelWidth)
+			pn := panel(p)
+			for l0 := 0; l0 < k; l0 += depthBlock { // as above, so a row's sums do not depend on its place
+				tile(tr, min(depthBlock, k-l0), tail[l0:], k, pn[l0*panelWidth:], ct, panelWidth)
+			}
 			for r := full; r < rows; r++ {
 				copy(c[r*ldc+p*panelWidth:r*ldc+(p+1)*panelWidth], ct[(r-full)*panelWidth:])
 			}
@@ -139,9 +165,9 @@ func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32,
 	wg.Wait()
 }
 
-// tile4x16Go is the portable micro-kernel: c[r][0:16] += a[r*lda:r*lda+k] @ panel for r < 4.
-func tile4x16Go(k int, a []float32, lda int, panel []float32, c []float32, ldc int) {
-	for r := 0; r < tileRows; r++ {
+// tileGo is the portable micro-kernel: c[r][0:16] += a[r*lda:r*lda+k] @ panel for r < tr.
+func tileGo(tr, k int, a []float32, lda int, panel []float32, c []float32, ldc int) {
+	for r := 0; r < tr; r++ {
 		var acc [panelWidth]float32
 		ar := a[r*lda : r*lda+k]
 		for l, x := range ar {

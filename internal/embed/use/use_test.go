@@ -153,6 +153,26 @@ func TestBatchEqualsSingle(t *testing.T) {
 	}
 }
 
+// A text's vector does not depend on the batch it is in, to the bit (a
+// cache of row vectors can be checked against Embed): whether its tokens
+// fall in full tiles or in the padded tail of a product, with 4-row or 6-row
+// tiles, each row's sums are taken in the same order.
+func TestBatchBitForBit(t *testing.T) {
+	e := encoder(t)
+	var texts []string
+	for _, c := range references(t) {
+		texts = append(texts, c.Text)
+	}
+	for n := 1; n <= len(texts); n += 3 { // batches of different sizes put each text at another row
+		batch := e.EmbedBatch(texts[len(texts)-n:])
+		for i, s := range texts[len(texts)-n:] {
+			if !slices.Equal(batch[i], e.Embed(s)) {
+				t.Fatalf("EmbedBatch of %d texts: the vector of %q differs from Embed's", n, s)
+			}
+		}
+	}
+}
+
 // Meaning, not wording: a paraphrase is closer than an unrelated sentence.
 func TestParaphraseCloserThanUnrelated(t *testing.T) {
 	e := encoder(t)
