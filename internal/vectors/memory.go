@@ -99,18 +99,6 @@ func (m *Memory) Delete(_ context.Context, model rowcall.EmbedModel, keys []stri
 	return nil
 }
 
-// SetLive sets whether key may be found by Nearest without all (the row is
-// enabled and planner-visible) and its category, without touching its vector.
-func (m *Memory) SetLive(model rowcall.EmbedModel, key, category string, live bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.set(model, false); s != nil {
-		if i, ok := s.pos[key]; ok {
-			s.meta[i] = meta{category: category, live: live}
-		}
-	}
-}
-
 // Hash returns the text hash stored with key's vector.
 func (m *Memory) Hash(model rowcall.EmbedModel, key string) ([32]byte, bool) {
 	m.mu.RLock()
@@ -136,16 +124,6 @@ func (m *Memory) Vector(model rowcall.EmbedModel, key string) ([]float32, bool) 
 	return nil, false
 }
 
-// Len is how many vectors of model the index holds.
-func (m *Memory) Len(model rowcall.EmbedModel) int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if s := m.set(model, false); s != nil {
-		return len(s.keys)
-	}
-	return 0
-}
-
 // Nearest implements rowcall.VectorIndex: one pass of the int8 kernel over
 // every vector, then the best k (ties by key).
 func (m *Memory) Nearest(_ context.Context, model rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
@@ -155,7 +133,7 @@ func (m *Memory) Nearest(_ context.Context, model rowcall.EmbedModel, q []float3
 	if s == nil || len(q) != s.dim || k <= 0 {
 		return nil, nil
 	}
-	scores := make([]float32, len(s.keys))
+	scores := make([]float32, s.codes.Len())
 	s.codes.Scores(q, scores)
 	best := Top(scores, k, func(i int) bool { return all || s.meta[i].live }, func(i, j int) bool { return s.keys[i] < s.keys[j] })
 	hits := make([]rowcall.VectorHit, len(best))

@@ -45,9 +45,6 @@ func NewTable(store Store, fresh time.Duration) *Table {
 	return &Table{Store: store, Fresh: fresh, mem: NewMemory()}
 }
 
-// Memory is the in-memory index under the table (current as of the last sync).
-func (t *Table) Memory() *Memory { return t.mem }
-
 // Touch says this process changed rows or vectors: the next look reads the
 // event log whatever Fresh says (directory.Service.Subscribe(t.Touch)).
 func (t *Table) Touch() {
