@@ -25,18 +25,17 @@ type Meter interface {
 }
 
 // How much of the shared count a host keeps in process (docs/RATIONALE.md,
-// "Why are token limits leased?"):
+// "Why are a token's limits leased from the database"):
 //
 //   - A lease is leaseSlots(limits) calls taken from the shared count in one
-//     Take and spent in process. It is 1 (every call takes its own, exact
-//     across hosts) unless the rate refills at least 2 slots in leaseSpan and
-//     its burst is at least 20, or calls_day is at least 2000: then it is
-//     what the rate refills in leaseSpan, a tenth of the burst, a thousandth
-//     of calls_day, and at most leaseMax, whichever is least. A host holds
-//     at most lease−1 unspent calls, so a burst over H hosts can pass the
-//     bucket by H×(lease−1) calls; slots a host never spends (it stopped, or
-//     the day turned) are refused to everyone: calls_day can fall short by as
-//     many, never overshoot.
+//     Take and spent in process: the least of what the rate refills in
+//     leaseSpan, a tenth of the burst, a thousandth of calls_day and
+//     leaseMax, at least 1. So every call takes its own (exact across hosts)
+//     for a rate under 20/second, a burst under 20 or calls_day under 2000.
+//     A host holds at most lease−1 unspent calls, so a burst over H hosts can
+//     pass the bucket by H×(lease−1) calls; calls a host never spends (it
+//     stopped, or the day turned) are refused to everyone: calls_day can fall
+//     short by as many, never overshoot.
 //   - A USD budget's spend is read from the receipts (Meter.Spent) at most
 //     every spendFresh, plus what this process's own receipts cost since; it
 //     is read on every call once it is at least half the cap. Spend by other
