@@ -20,23 +20,26 @@ func (s *Store) Spent(ctx context.Context, tokenID string, day, since time.Time)
 	return dayUSD, sinceUSD, err
 }
 
-// Take takes one call from tokenID's shared count at now, in one statement:
-// a slot of its rate bucket (every interval refills one, up to burst; interval
-// 0 is no rate) and one of its calls today (callsDay 0 is no count). When
-// either is used up it takes nothing and ok is false; tat (the bucket's
-// theoretical arrival time) and calls (today's) then say which.
-func (s *Store) Take(ctx context.Context, tokenID string, now time.Time, interval time.Duration, burst int, callsDay int64) (ok bool, tat time.Time, calls int64, err error) {
+// Take takes n calls from tokenID's shared count at now, in one statement:
+// n slots of its rate bucket (every interval refills one, up to burst;
+// interval 0 is no rate) and n of its calls today (callsDay 0 is no count).
+// n above 1 is a lease a host spends in process (internal/dispatch). When
+// either has fewer than n left it takes nothing and ok is false; tat (the
+// bucket's theoretical arrival time) and calls (today's) then say where the
+// count stands.
+func (s *Store) Take(ctx context.Context, tokenID string, now time.Time, interval time.Duration, burst int, callsDay int64, n int) (ok bool, tat time.Time, calls int64, err error) {
 	ms, iv, day := now.UnixMilli(), interval.Milliseconds(), now.UTC().Format(time.DateOnly)
+	take := int64(n) * iv
 	var got int64
-	err = s.queryRow(ctx, `INSERT INTO token_usage (token_id, tat_ms, day, calls) VALUES (?, ?, ?, 1)
+	err = s.queryRow(ctx, `INSERT INTO token_usage (token_id, tat_ms, day, calls) VALUES (?, ?, ?, ?)
 		ON CONFLICT (token_id) DO UPDATE SET tat_ms = MAX(tat_ms, ?) + ?,
-			calls = CASE WHEN day = ? THEN calls + 1 ELSE 1 END, day = ?
-		WHERE (? = 0 OR MAX(tat_ms, ?) + ? - ? <= ? * ?) AND (? = 0 OR day <> ? OR calls < ?)
+			calls = CASE WHEN day = ? THEN calls + ? ELSE ? END, day = ?
+		WHERE (? = 0 OR MAX(tat_ms, ?) + ? - ? <= ? * ?) AND (? = 0 OR CASE WHEN day = ? THEN calls ELSE 0 END + ? <= ?)
 		RETURNING tat_ms`,
-		tokenID, ms+iv, day,
-		ms, iv,
-		day, day,
-		iv, ms, iv, ms, burst, iv, callsDay, day, callsDay).Scan(&got)
+		tokenID, ms+take, day, n,
+		ms, take,
+		day, n, n, day,
+		iv, ms, take, ms, burst, iv, callsDay, day, n, callsDay).Scan(&got)
 	if err == nil {
 		return true, time.UnixMilli(got), 0, nil
 	}

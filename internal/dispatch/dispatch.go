@@ -258,6 +258,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	}
 	if c.token != nil {
 		rc.TokenID = c.token.ID
+		d.spend(c.token, rc.CostUSD, start) // the budget's running spend (limits.go)
 	}
 	if c.snapshot != nil {
 		stored = d.Receipts.AppendIf(rc, *c.snapshot)

@@ -17,26 +17,86 @@ import (
 // Meter is the shared count behind tokens' limits (rowcall.Limits), in the
 // database every host shares: sqlstore.Store implements it. Spent sums the
 // token's receipts' cost_usd since day and since an earlier time; Take takes
-// one call from the token's rate bucket and daily count in one statement, or
+// n calls from the token's rate bucket and daily count in one statement, or
 // takes nothing and says where the count stands.
 type Meter interface {
 	Spent(ctx context.Context, tokenID string, day, since time.Time) (dayUSD, sinceUSD float64, err error)
-	Take(ctx context.Context, tokenID string, now time.Time, interval time.Duration, burst int, callsDay int64) (ok bool, tat time.Time, calls int64, err error)
+	Take(ctx context.Context, tokenID string, now time.Time, interval time.Duration, burst int, callsDay int64, n int) (ok bool, tat time.Time, calls int64, err error)
 }
 
-// limiters are the in-process rate buckets, one per token and rate
-// (golang.org/x/time/rate): a call this process's bucket refuses is refused
-// without a database round trip; one it lets through still needs the shared
-// count (Meter.Take), and gives its slot back when that refuses.
-type limiters struct{ m sync.Map } // token id + "\x00" + rate → *rate.Limiter
+// How much of the shared count a host keeps in process (docs/RATIONALE.md,
+// "Why are a token's limits leased from the database"):
+//
+//   - A lease is leaseSlots(limits) calls taken from the shared count in one
+//     Take and spent in process: the least of what the rate refills in
+//     leaseSpan, a tenth of the burst, a thousandth of calls_day and
+//     leaseMax, at least 1. So every call takes its own (exact across hosts)
+//     for a rate under 20/second, a burst under 20 or calls_day under 2000.
+//     A host holds at most lease−1 unspent calls, so a burst over H hosts can
+//     pass the bucket by H×(lease−1) calls; calls a host never spends (it
+//     stopped, or the day turned) are refused to everyone: calls_day can fall
+//     short by as many, never overshoot.
+//   - A USD budget's spend is read from the receipts (Meter.Spent) at most
+//     every spendFresh, plus what this process's own receipts cost since; it
+//     is read on every call once it is at least half the cap. Spend by other
+//     hosts in the last spendFresh is unseen, so beyond the calls in flight a
+//     budget is overshot only when other hosts spend more than half its cap
+//     within spendFresh.
+const (
+	leaseSpan  = 100 * time.Millisecond
+	leaseMax   = 1000
+	spendFresh = time.Second
+)
 
-func (ls *limiters) get(tok *rowcall.Token, interval time.Duration, burst int) *rate.Limiter {
-	k := tok.ID + "\x00" + tok.Rate + "\x00" + strconv.Itoa(burst)
-	if l, ok := ls.m.Load(k); ok {
-		return l.(*rate.Limiter)
+// leaseSlots is how many calls a host takes from the shared count at a time.
+func leaseSlots(lim rowcall.Limits) int {
+	k := leaseMax
+	if interval, burst, ok := lim.Interval(); ok {
+		k = min(k, int(leaseSpan/interval), burst/10)
 	}
-	l, _ := ls.m.LoadOrStore(k, rate.NewLimiter(rate.Every(interval), burst))
-	return l.(*rate.Limiter)
+	if lim.CallsDay > 0 {
+		k = min(k, int(min(lim.CallsDay/1000, leaseMax)))
+	}
+	return max(k, 1)
+}
+
+// limiters are a process's view of its tokens' limits: one *meter per token
+// (its limits are fixed when it is minted).
+type limiters struct{ m sync.Map } // token id → *meter
+
+// meter is one token's limits in this process: the in-process rate bucket
+// (golang.org/x/time/rate: a call it refuses is refused without a database
+// round trip; one it lets through still needs the shared count and gives
+// its slot back when that refuses), the lease of calls taken from the shared
+// count, the last refusal of the shared count (refused again in process until
+// it ends: the shared count only moves on), and the USD spend.
+type meter struct {
+	local *rate.Limiter // nil without a rate
+	k     int           // leaseSlots
+
+	mu       sync.Mutex
+	leased   int       // calls taken from the shared count and not yet spent
+	leaseDay string    // the UTC day they count in
+	until    time.Time // the shared count refused until then,
+	tat      time.Time // at this arrival time
+	calls    int64     // and this many calls today
+
+	spendMu          sync.Mutex
+	read             time.Time // when the spend was last read from the receipts; zero: never
+	day, since       time.Time // the windows it was read for
+	dayUSD, sinceUSD float64
+}
+
+func (ms *limiters) get(tok *rowcall.Token) *meter {
+	if m, ok := ms.m.Load(tok.ID); ok {
+		return m.(*meter)
+	}
+	m := &meter{k: leaseSlots(tok.Limits)}
+	if interval, burst, ok := tok.Limits.Interval(); ok {
+		m.local = rate.NewLimiter(rate.Every(interval), burst)
+	}
+	got, _ := ms.m.LoadOrStore(tok.ID, m)
+	return got.(*meter)
 }
 
 // limit checks a top-level call against its token's limits, in this order:
@@ -51,55 +111,145 @@ func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Tim
 	if meter == nil {
 		meter, _ = d.Store.(Meter)
 	}
-	lim := tok.Limits
-	if lim.Budgeted() {
-		if meter == nil {
-			return unmetered(tok)
-		}
-		day, since := rowcall.Day(now), rowcall.Day(now)
-		if lim.BudgetUSDMonth > 0 {
-			since = rowcall.Month(now)
-		}
-		dayUSD, monthUSD, err := meter.Spent(ctx, tok.ID, day, since)
-		if err != nil {
-			return meterFailed(tok, err)
-		}
-		if lim.BudgetUSDDay > 0 && dayUSD >= lim.BudgetUSDDay {
-			return exhausted("usd_day", usd(dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
-		}
-		if lim.BudgetUSDMonth > 0 && monthUSD >= lim.BudgetUSDMonth {
-			return exhausted("usd_month", usd(monthUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
+	if meter == nil {
+		return unmetered(tok)
+	}
+	m := d.limiters.get(tok)
+	if tok.Limits.Budgeted() {
+		if e := m.budget(ctx, meter, tok, now); e != nil {
+			return e
 		}
 	}
-	if !lim.Metered() {
+	if !tok.Limits.Metered() {
 		return nil
 	}
-	interval, burst, hasRate := lim.Interval()
 	giveBack := func() {}
-	if hasRate {
-		local := d.limiters.get(tok, interval, burst).ReserveN(now, 1)
+	if m.local != nil {
+		local := m.local.ReserveN(now, 1)
 		if wait := local.DelayFrom(now); !local.OK() || wait > 0 {
 			local.CancelAt(now)
 			return rateLimited(tok, wait)
 		}
 		giveBack = func() { local.CancelAt(now) }
 	}
-	if meter == nil {
-		return unmetered(tok)
-	}
-	ok, tat, calls, err := meter.Take(ctx, tok.ID, now, interval, burst, lim.CallsDay)
-	if err != nil {
+	e := m.take(ctx, meter, tok, now)
+	if e != nil {
 		giveBack()
+	}
+	return e
+}
+
+// budget refuses a call once the token's spend today or this month reaches
+// its cap.
+func (m *meter) budget(ctx context.Context, meter Meter, tok *rowcall.Token, now time.Time) *rowcall.Error {
+	lim := tok.Limits
+	day, since := rowcall.Day(now), rowcall.Day(now)
+	if lim.BudgetUSDMonth > 0 {
+		since = rowcall.Month(now)
+	}
+	m.spendMu.Lock()
+	defer m.spendMu.Unlock()
+	half := lim.BudgetUSDDay > 0 && m.dayUSD*2 >= lim.BudgetUSDDay || lim.BudgetUSDMonth > 0 && m.sinceUSD*2 >= lim.BudgetUSDMonth
+	if m.read.IsZero() || half || now.Sub(m.read) >= spendFresh || !m.day.Equal(day) || !m.since.Equal(since) {
+		dayUSD, sinceUSD, err := meter.Spent(ctx, tok.ID, day, since)
+		if err != nil {
+			return meterFailed(tok, err)
+		}
+		m.read, m.day, m.since, m.dayUSD, m.sinceUSD = now, day, since, dayUSD, sinceUSD
+	}
+	if lim.BudgetUSDDay > 0 && m.dayUSD >= lim.BudgetUSDDay {
+		return exhausted("usd_day", usd(m.dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
+	}
+	if lim.BudgetUSDMonth > 0 && m.sinceUSD >= lim.BudgetUSDMonth {
+		return exhausted("usd_month", usd(m.sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
+	}
+	return nil
+}
+
+// spend adds a receipt's cost to its token's spend in this process, so the
+// budget sees what this host's calls cost before the next read.
+func (d *Dispatcher) spend(tok *rowcall.Token, costUSD float64, at time.Time) {
+	if tok == nil || costUSD == 0 || !tok.Limits.Budgeted() {
+		return
+	}
+	m := d.limiters.get(tok)
+	m.spendMu.Lock()
+	defer m.spendMu.Unlock()
+	if !m.read.IsZero() && !at.Before(m.day) {
+		m.dayUSD += costUSD
+	}
+	if !m.read.IsZero() && !at.Before(m.since) {
+		m.sinceUSD += costUSD
+	}
+}
+
+// take spends one call of the lease, taking a new lease from the shared
+// count when it is spent (or of another day); with a lease of 1 every call
+// takes its own. A refusal of the shared count holds in process until it
+// ends: the bucket's arrival time and the day's calls only grow.
+func (m *meter) take(ctx context.Context, meter Meter, tok *rowcall.Token, now time.Time) *rowcall.Error {
+	m.mu.Lock()
+	if now.Before(m.until) {
+		tat, calls := m.tat, m.calls
+		m.mu.Unlock()
+		return sharedRefusal(tok, now, tat, calls)
+	}
+	if m.k == 1 {
+		m.mu.Unlock() // no lease to guard: calls on one token take their slots side by side
+		return m.shared(ctx, meter, tok, now, 1)
+	}
+	defer m.mu.Unlock()
+	if day := now.UTC().Format(time.DateOnly); m.leaseDay != day {
+		m.leased, m.leaseDay = 0, day // yesterday's calls count no more
+	}
+	if m.leased > 0 {
+		m.leased--
+		return nil
+	}
+	interval, burst, _ := tok.Limits.Interval()
+	ok, _, _, err := meter.Take(ctx, tok.ID, now, interval, burst, tok.Limits.CallsDay, m.k)
+	switch {
+	case err != nil:
+		return meterFailed(tok, err)
+	case ok:
+		m.leased = m.k - 1
+		return nil
+	}
+	return m.shared(ctx, meter, tok, now, 1) // fewer than a lease left: one call at a time
+}
+
+// shared takes n calls from the shared count for this call, and remembers
+// its refusal. m.mu is held when n > 1.
+func (m *meter) shared(ctx context.Context, meter Meter, tok *rowcall.Token, now time.Time, n int) *rowcall.Error {
+	interval, burst, _ := tok.Limits.Interval()
+	ok, tat, calls, err := meter.Take(ctx, tok.ID, now, interval, burst, tok.Limits.CallsDay, n)
+	if err != nil {
 		return meterFailed(tok, err)
 	}
 	if ok {
 		return nil
 	}
-	giveBack()
+	until := tat.Add(-time.Duration(burst-1) * interval) // the bucket has a slot again
+	if tok.Limits.CallsDay > 0 && calls >= tok.Limits.CallsDay {
+		until = rowcall.Day(now).AddDate(0, 0, 1)
+	}
+	if m.k == 1 {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
+	m.until, m.tat, m.calls = until, tat, calls
+	return sharedRefusal(tok, now, tat, calls)
+}
+
+// sharedRefusal is the shared count's refusal at tat and calls: calls_day's
+// when today's calls are used up, else the rate's.
+func sharedRefusal(tok *rowcall.Token, now, tat time.Time, calls int64) *rowcall.Error {
+	lim := tok.Limits
 	if lim.CallsDay > 0 && calls >= lim.CallsDay {
 		return exhausted("calls_day", strconv.FormatInt(calls, 10), strconv.FormatInt(lim.CallsDay, 10), "calls today (UTC)",
 			rowcall.Day(now).AddDate(0, 0, 1).Sub(now))
 	}
+	interval, burst, _ := lim.Interval()
 	// The bucket is full again once tat is at most burst-1 intervals ahead.
 	return rateLimited(tok, tat.Add(-time.Duration(burst-1)*interval).Sub(now))
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,9 +14,12 @@ import (
 
 // BenchmarkLimitGate is what a token's limits add to the gate per call, on
 // the embedded host's SQLite file: nothing for a token without limits; the
-// in-process bucket alone for a call it refuses; the in-process bucket and
-// the shared count's one UPSERT for a call it lets through; the budget's sum
-// over the token's receipts. It reports the p50 and p99 of single calls.
+// in-process bucket alone for a call it refuses; the in-process bucket and a
+// lease of the shared count (one UPSERT every leaseSlots calls) for a call it
+// lets through; the same with a lease of 1 (a small limit, exact across
+// hosts: one UPSERT per call let through); a budget's spend read from the
+// receipts every spendFresh, and every call once half the cap is spent. It
+// reports the p50 and p99 of single calls.
 func BenchmarkLimitGate(b *testing.B) {
 	store := sqlstore.New(testdb.Open(b))
 	ctx := context.Background()
@@ -23,25 +27,38 @@ func BenchmarkLimitGate(b *testing.B) {
 		name   string
 		limits rowcall.Limits
 		refuse bool
+		step   time.Duration // the clock's step per call
+		spent  float64       // the token's receipts' cost_usd today
 	}{
-		{"none", rowcall.Limits{}, false},
-		{"rate-refused-in-process", rowcall.Limits{Rate: "1/hour"}, true},
-		{"rate-taken", rowcall.Limits{Rate: "1000000/second"}, false},
-		{"calls-day-taken", rowcall.Limits{CallsDay: 1 << 40}, false},
-		{"budget-day", rowcall.Limits{BudgetUSDDay: 1e9}, false},
+		{"none", rowcall.Limits{}, false, time.Microsecond, 0},
+		{"rate-refused-in-process", rowcall.Limits{Rate: "1/hour"}, true, time.Microsecond, 0},
+		// A 1000000/second bucket refills as fast as the clock's 1 µs steps drain it.
+		{"rate-taken", rowcall.Limits{Rate: "1000000/second"}, false, time.Microsecond, 0},
+		{"calls-day-taken", rowcall.Limits{CallsDay: 1 << 40}, false, time.Microsecond, 0},
+		{"rate-taken-lease-1", rowcall.Limits{Rate: "10/second", Burst: 1}, false, 100 * time.Millisecond, 0},
+		{"budget-day", rowcall.Limits{BudgetUSDDay: 1e9}, false, time.Microsecond, 0},
+		{"budget-day-past-half", rowcall.Limits{BudgetUSDDay: 1e9}, false, time.Microsecond, 6e8},
 	}
+	runs := 0 // each run has its own token: the shared count outlives a run
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			runs++
 			d := &Dispatcher{Meter: store}
-			tok := &rowcall.Token{ID: "tok_bench_" + c.name, Limits: c.limits}
+			tok := &rowcall.Token{ID: "tok_bench_" + c.name + strconv.Itoa(runs), Limits: c.limits}
 			now := time.Now()
+			if c.spent > 0 {
+				if _, err := store.DB.Exec(`INSERT INTO receipts (id, trace, actor, key, type, runner, started_at, duration_ms, ok, material,
+					cost_usd, outcome, input_sha256, output_sha256, contract_sha256, token_id) VALUES (?, 't', 'owner', 'K', 'agent', 'agent', ?, 1, 1, 0, ?, 'ok', '', '', '', ?)`,
+					"inv_bench_"+tok.ID, now.UTC().Format(rowcall.Timestamp), c.spent, tok.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
 			if c.refuse {
 				d.limit(ctx, tok, now) // takes the one slot
 			}
 			var took []time.Duration
 			for b.Loop() {
-				// The clock steps 1 µs a call: a 1000000/second bucket refills as fast as it drains.
-				now = now.Add(time.Microsecond)
+				now = now.Add(c.step)
 				start := time.Now()
 				e := d.limit(ctx, tok, now)
 				took = append(took, time.Since(start))
