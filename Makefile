@@ -24,8 +24,8 @@ build:
 # the test process (TestHosts/inprocess), under the race detector: about 35 s more with a warm
 # build cache, under 3 minutes cold (the race-built dependencies).
 test: vet wasm-check deps mcp-client toolchains use-lite chromium
-	go test -count=1 ./...
-	go test -race -count=1 ./test -run 'TestHosts/inprocess'
+	go test -count=1 -timeout 25m ./...
+	go test -race -count=1 -timeout 15m ./test -run 'TestHosts/inprocess'
 
 # vet: gofmt, go vet, staticcheck (natively, and for js/wasm over the core and
 # the worker) and the dead-code check, which fails on any function of the
