@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,16 +18,28 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
+// counted is the store, counting the rows it is asked for by key.
+type counted struct {
+	*sqlstore.Store
+	lookups atomic.Int64
+}
+
+func (c *counted) Lookup(ctx context.Context, key string) (rowcall.Row, error) {
+	c.lookups.Add(1)
+	return c.Store.Lookup(ctx, key)
+}
+
 // newHandler serves a handler over a fresh SQLite file with one http row;
 // the owner's credential is x-terminal-key: owner.
-func newHandler(t *testing.T, cfg Config) (*httptest.Server, *sqlstore.Store) {
+func newHandler(t *testing.T, cfg Config) (*httptest.Server, *counted) {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"temperature_2m":15.7,"q":"`+r.URL.RawQuery+`"}`)
 	}))
 	t.Cleanup(up.Close)
 	disp := testenv.Dispatcher(t, map[rowcall.Type]rowcall.Runner{rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()})})
-	store := disp.Store.(*sqlstore.Store)
+	store := &counted{Store: disp.Store.(*sqlstore.Store)}
+	disp.Store = store
 	row := rowcall.NewRow("TEMP", rowcall.TypeHTTP)
 	row.Target = "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2"
 	row.Content = "# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"
@@ -89,6 +102,56 @@ func TestStateless(t *testing.T) {
 	id := res.StructuredContent.(map[string]any)["invocation_id"].(string)
 	if rc, err := store.Receipt(ctx, id); err != nil || rc.Actor != "owner:terminal-key" || !rc.OK {
 		t.Fatalf("receipt %+v %v", rc, err)
+	}
+}
+
+// connect opens a Go SDK client session on srv as the owner.
+func connect(t *testing.T, srv *httptest.Server) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL,
+		HTTPClient: &http.Client{Transport: ownerKey{}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// A tools/call reads its row from the dispatcher's row cache: while the
+// directory does not change, calls read no row from the store (as POST
+// /api/dispatch does not), and an edit is seen by the next call.
+func TestCallReadsTheRowCache(t *testing.T) {
+	srv, store := newHandler(t, Config{})
+	cs := connect(t, srv)
+	ctx := context.Background()
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("call %v %v", res, err)
+		}
+		return res.Content[0].(*sdk.TextContent).Text
+	}
+	call("TEMP", map[string]any{"args": "1|2"}) // the first call fills the cache
+	before := store.lookups.Load()
+	for range 3 {
+		call("TEMP", map[string]any{"args": "1|2"})
+		call(CallTool, map[string]any{"key": "TEMP", "args": "1|2"})
+	}
+	if n := store.lookups.Load() - before; n != 0 {
+		t.Fatalf("6 calls of a cached row read %d rows from the store", n)
+	}
+	row, err := store.Get(ctx, "TEMP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row.Target = strings.Replace(row.Target, "latitude=$1", "lat=$1", 1)
+	if _, err := store.Replace(ctx, row, row.Version); err != nil {
+		t.Fatal(err)
+	}
+	if got := call("TEMP", map[string]any{"args": "1|2"}); !strings.Contains(got, "lat=1&longitude=2") {
+		t.Fatalf("after an edit: %s", got)
 	}
 }
 

@@ -203,13 +203,12 @@ func (st *session) rowHandler(key string) sdk.ToolHandler {
 }
 
 // lookup returns the current row for key when the caller may see it (nil
-// otherwise: the dispatcher then answers unknown_key with did_you_mean).
+// otherwise: the dispatcher then answers unknown_key with did_you_mean). It
+// reads the dispatcher's row cache, so a call pays no query for it.
 func (st *session) lookup(ctx context.Context, key string) *rowcall.Row {
-	row, err := st.h.cfg.Store.Lookup(ctx, key)
-	if err != nil {
-		return nil
-	}
-	if c, _ := st.current(); c.Token != nil && !c.Token.Covers(&row) {
+	c, _ := st.current()
+	row, ok := st.h.cfg.Dispatcher.Row(ctx, key, c.Token)
+	if !ok {
 		return nil
 	}
 	return &row
