@@ -155,6 +155,56 @@ func TestCallReadsTheRowCache(t *testing.T) {
 	}
 }
 
+// tools/list is paginated with the specification's cursor: ?page_size=N on
+// the endpoint (or Config.PageSize) sets the page, nextCursor leads to the
+// next, and the pages together are the whole list; without either, one
+// answer holds every tool.
+func TestToolsListPages(t *testing.T) {
+	srv, store := newHandler(t, Config{})
+	ctx := context.Background()
+	for _, k := range []string{"ALPHA", "BETA", "GAMMA"} {
+		row := rowcall.NewRow(k, rowcall.TypeHTTP)
+		row.Target = "GET http://127.0.0.1:9/" + k
+		if _, err := store.Create(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, err := connect(t, srv).ListTools(ctx, nil)
+	if err != nil || len(whole.Tools) != 6 || whole.NextCursor != "" {
+		t.Fatalf("unpaged: %v %v", whole, err)
+	}
+	paged := connect(t, &httptest.Server{URL: srv.URL + "?page_size=4"})
+	first, err := paged.ListTools(ctx, nil)
+	if err != nil || len(first.Tools) != 4 || first.NextCursor == "" {
+		t.Fatalf("first page: %v %v", first, err)
+	}
+	second, err := paged.ListTools(ctx, &sdk.ListToolsParams{Cursor: first.NextCursor})
+	if err != nil || len(second.Tools) != 2 || second.NextCursor != "" {
+		t.Fatalf("second page: %v %v", second, err)
+	}
+	var got, want []string
+	for _, tl := range append(first.Tools, second.Tools...) {
+		got = append(got, tl.Name)
+	}
+	for _, tl := range whole.Tools {
+		want = append(want, tl.Name)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("pages %v, whole list %v", got, want)
+	}
+	for _, bad := range []string{"0", "x", "1001"} {
+		res, err := (&http.Client{Transport: ownerKey{}}).Post(srv.URL+"?page_size="+bad, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 200 || !strings.Contains(string(body), "page_size must be a whole number from 1 to 1000") {
+			t.Errorf("page_size=%s: %d %s", bad, res.StatusCode, body)
+		}
+	}
+}
+
 // A request without a usable credential is answered by Config.Unauthorized
 // (the API's literal 401, WWW-Authenticate included, is tested in test/).
 func TestUnauthorized(t *testing.T) {

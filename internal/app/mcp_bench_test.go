@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,32 +122,46 @@ func BenchmarkMCPOverhead(b *testing.B) {
 	m := newMCPBench(b)
 	direct, mcp := connect(b, m.direct.URL), connect(b, m.rowcall.URL+"/mcp")
 	args := map[string]any{"args": "1|2"}
-	var dd, dm, dr []time.Duration
-	for range 50 { // warm up
-		callTool(b, direct, nil)
-		callTool(b, mcp, args)
-		post(b, m.rowcall.URL+"/api/dispatch", `{"key":"TEMP","body":"1|2"}`, 200)
+	probes := []func(){
+		func() { callTool(b, direct, nil) },
+		func() { callTool(b, mcp, args) },
+		func() { post(b, m.rowcall.URL+"/api/dispatch", `{"key":"TEMP","body":"1|2"}`, 200) },
 	}
+	for range 50 { // warm up
+		for _, p := range probes {
+			p()
+		}
+	}
+	took := make([][]time.Duration, len(probes))
+	cpu := make([]time.Duration, len(probes))
 	b.ResetTimer()
 	for range b.N {
-		t := time.Now()
-		callTool(b, direct, nil)
-		dd = append(dd, time.Since(t))
-		t = time.Now()
-		callTool(b, mcp, args)
-		dm = append(dm, time.Since(t))
-		t = time.Now()
-		post(b, m.rowcall.URL+"/api/dispatch", `{"key":"TEMP","body":"1|2"}`, 200)
-		dr = append(dr, time.Since(t))
+		for i, p := range probes {
+			c, t := cpuTime(), time.Now()
+			p()
+			took[i] = append(took[i], time.Since(t))
+			cpu[i] += cpuTime() - c
+		}
 	}
 	b.StopTimer()
-	pd, pm, pr := p50(dd), p50(dm), p50(dr)
+	pd, pm, pr := p50(took[0]), p50(took[1]), p50(took[2])
 	b.ReportMetric(us(pd), "direct-p50-µs")
 	b.ReportMetric(us(pm), "mcp-p50-µs")
 	b.ReportMetric(us(pr), "dispatch-p50-µs")
 	b.ReportMetric(us(pm-pd), "mcp-over-direct-µs")
 	b.ReportMetric(us(pm-pr), "mcp-over-dispatch-µs")
+	for i, name := range []string{"direct", "mcp", "dispatch"} {
+		b.ReportMetric(us(cpu[i])/float64(b.N), name+"-cpu-µs/call")
+	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// cpuTime is the CPU this process has used (user and system), client and
+// servers together: the three probes share the client's share alike.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // BenchmarkMCPCalls is rowcall's MCP tools/call of the http row from 8
