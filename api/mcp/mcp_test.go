@@ -262,3 +262,19 @@ func TestRowTool(t *testing.T) {
 		t.Fatalf("clip %q", got)
 	}
 }
+
+// The meta-tools' definitions stay short: a client sends them to its model
+// every turn (they were 1,571 bytes of JSON; now at most 1 KB).
+func TestMetaToolsShort(t *testing.T) {
+	n := 0
+	for _, tl := range []*sdk.Tool{searchTool, callTool} {
+		b, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(b)
+	}
+	if n > 1024 {
+		t.Fatalf("the two meta-tools are %d bytes of JSON", n)
+	}
+}
