@@ -360,27 +360,32 @@ func batchJSON(b *rowcall.Batch) any {
 	if b == nil {
 		return nil
 	}
-	j := make([]byte, 0, 32+len(b.Path)*67)
-	j = append(j, `{"index":`...)
-	j = strconv.AppendInt(j, int64(b.Index), 10)
-	j = append(j, `,"size":`...)
-	j = strconv.AppendInt(j, int64(b.Size), 10)
-	j = append(j, `,"path":`...)
+	var j strings.Builder
+	j.Grow(40 + len(b.Path)*67)
+	j.WriteString(`{"index":`)
+	j.WriteString(strconv.Itoa(b.Index))
+	j.WriteString(`,"size":`)
+	j.WriteString(strconv.Itoa(b.Size))
+	j.WriteString(`,"path":`)
 	if b.Path == nil {
-		return string(append(j, "null}"...))
+		j.WriteString("null}")
+		return j.String()
 	}
-	j = append(j, '[')
+	j.WriteByte('[')
 	for i, h := range b.Path {
 		if !isHex(h) {
 			m, _ := json.Marshal(b)
 			return string(m)
 		}
 		if i > 0 {
-			j = append(j, ',')
+			j.WriteByte(',')
 		}
-		j = append(append(append(j, '"'), h...), '"')
+		j.WriteByte('"')
+		j.WriteString(h)
+		j.WriteByte('"')
 	}
-	return string(append(j, "]}"...))
+	j.WriteString("]}")
+	return j.String()
 }
 
 func isHex(s string) bool {
