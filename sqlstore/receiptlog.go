@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -352,10 +353,46 @@ func receiptArgs(r *rowcall.Receipt) []any {
 		r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID, batchJSON(r.Batch)}
 }
 
+// batchJSON is the batch column: json.Marshal's bytes for b, written without
+// reflection (it is on every receipt's INSERT). The path's hashes are hex;
+// a path holding anything else goes through json.Marshal.
 func batchJSON(b *rowcall.Batch) any {
 	if b == nil {
 		return nil
 	}
-	j, _ := json.Marshal(b)
-	return string(j)
+	var j strings.Builder
+	j.Grow(40 + len(b.Path)*67)
+	j.WriteString(`{"index":`)
+	j.WriteString(strconv.Itoa(b.Index))
+	j.WriteString(`,"size":`)
+	j.WriteString(strconv.Itoa(b.Size))
+	j.WriteString(`,"path":`)
+	if b.Path == nil {
+		j.WriteString("null}")
+		return j.String()
+	}
+	j.WriteByte('[')
+	for i, h := range b.Path {
+		if !isHex(h) {
+			m, _ := json.Marshal(b)
+			return string(m)
+		}
+		if i > 0 {
+			j.WriteByte(',')
+		}
+		j.WriteByte('"')
+		j.WriteString(h)
+		j.WriteByte('"')
+	}
+	j.WriteString("]}")
+	return j.String()
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -17,12 +17,21 @@
 //     top-level properties (named arguments, joined into the pipe-separated body
 //     in declared order by typed.Body); otherwise one string argument, args,
 //     the body itself. The description is the row's # WHAT and # WHEN_TO_USE
-//     lines; args carries its # ARGS line and an example.
+//     lines; args carries its # ARGS line and an example. The meta-tools'
+//     own definitions are kept short (a client sends them to its model every
+//     turn). The list is paginated with the specification's cursor: a client
+//     that connects to /mcp?page_size=N (or a Config.PageSize) gets N tools
+//     an answer and a nextCursor for the rest; otherwise every tool at once.
 //   - tools/call: dispatch.Dispatcher runs the row with the caller's actor and
 //     token — the same gate, the same signed receipt as POST /api/dispatch. The
 //     result string is the first text block; the second names the receipt
 //     (invocation id, public link); structuredContent holds the proof fields.
 //     isError is set when the result starts with ERR: or the call was refused.
+//     The row is read through the dispatcher's row cache (Dispatcher.Row), so
+//     a call pays no query the same call over POST /api/dispatch does not.
+//     search_capabilities' text block says what each match does and when to
+//     use it; its structuredContent carries what a program needs to call it
+//     (key, call line, schema or args), not the same prose again.
 //   - notifications/tools/list_changed (capability tools.listChanged): while
 //     sessions are open, one goroutine polls the event log every Config.Poll
 //     (one indexed MAX(id) query), so a row created, edited or deleted through
@@ -53,6 +62,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -81,6 +91,8 @@ func (c Caller) identity() string {
 const (
 	DefaultMaxTools = 50
 	DefaultPoll     = 500 * time.Millisecond
+	// MaxPageSize is the largest tools/list page (?page_size=, Config.PageSize).
+	MaxPageSize = 1000
 	// SessionIdle closes a session that sent no request for this long (an open
 	// notification stream does not count: clients that only listen should ping).
 	SessionIdle = time.Hour
@@ -102,6 +114,11 @@ type Config struct {
 	// MaxTools caps the rows listed as tools (beyond the two meta-tools):
 	// DefaultMaxTools when 0, none when negative.
 	MaxTools int
+	// PageSize is how many tools one tools/list answer carries (the rest
+	// follow its nextCursor, the specification's pagination): every tool in
+	// one answer when 0. A client sets its own with ?page_size=N on the
+	// endpoint's address (1 to MaxPageSize).
+	PageSize int
 	// Poll is how often the event log is read while sessions are open.
 	Poll time.Duration
 	// Stateless keeps no sessions (so sends no list_changed). Always on for GOOS=js.
@@ -190,7 +207,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &pending{}
 	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
-		st, err := h.newSession(r.Context(), c, r)
+		size, err := h.pageSize(r)
+		if err != nil {
+			h.cfg.Fail(w, r, err)
+			return
+		}
+		st, err := h.newSession(r.Context(), c, r, size)
 		if err != nil {
 			h.cfg.Fail(w, r, fmt.Errorf("mcp: building a session: %w", err))
 			return
@@ -198,6 +220,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.st = st
 	}
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, p)))
+}
+
+// pageSize is the tools/list page size a session is opened with: the
+// endpoint's ?page_size=, else Config.PageSize, else every tool at once.
+func (h *Handler) pageSize(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("page_size")
+	if v == "" {
+		return min(max(h.cfg.PageSize, 0), MaxPageSize), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxPageSize {
+		return 0, &rowcall.Error{Code: rowcall.EInvalid, Message: "page_size must be a whole number from 1 to " + strconv.Itoa(MaxPageSize) + ", not " + strconv.Quote(v),
+			HowToFix: "connect to /mcp?page_size=50, or to /mcp for every tool in one tools/list answer"}
+	}
+	return n, nil
 }
 
 // initializing reports whether a POST carries an initialize request (the body

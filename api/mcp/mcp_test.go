@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,16 +18,28 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
+// counted is the store, counting the rows it is asked for by key.
+type counted struct {
+	*sqlstore.Store
+	lookups atomic.Int64
+}
+
+func (c *counted) Lookup(ctx context.Context, key string) (rowcall.Row, error) {
+	c.lookups.Add(1)
+	return c.Store.Lookup(ctx, key)
+}
+
 // newHandler serves a handler over a fresh SQLite file with one http row;
 // the owner's credential is x-terminal-key: owner.
-func newHandler(t *testing.T, cfg Config) (*httptest.Server, *sqlstore.Store) {
+func newHandler(t *testing.T, cfg Config) (*httptest.Server, *counted) {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"temperature_2m":15.7,"q":"`+r.URL.RawQuery+`"}`)
 	}))
 	t.Cleanup(up.Close)
 	disp := testenv.Dispatcher(t, map[rowcall.Type]rowcall.Runner{rowcall.TypeHTTP: httpcall.New(httpcall.Config{Client: up.Client()})})
-	store := disp.Store.(*sqlstore.Store)
+	store := &counted{Store: disp.Store.(*sqlstore.Store)}
+	disp.Store = store
 	row := rowcall.NewRow("TEMP", rowcall.TypeHTTP)
 	row.Target = "GET " + up.URL + "/v1/forecast?latitude=$1&longitude=$2"
 	row.Content = "# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"
@@ -92,6 +105,106 @@ func TestStateless(t *testing.T) {
 	}
 }
 
+// connect opens a Go SDK client session on srv as the owner.
+func connect(t *testing.T, srv *httptest.Server) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL,
+		HTTPClient: &http.Client{Transport: ownerKey{}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// A tools/call reads its row from the dispatcher's row cache: while the
+// directory does not change, calls read no row from the store (as POST
+// /api/dispatch does not), and an edit is seen by the next call.
+func TestCallReadsTheRowCache(t *testing.T) {
+	srv, store := newHandler(t, Config{})
+	cs := connect(t, srv)
+	ctx := context.Background()
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("call %v %v", res, err)
+		}
+		return res.Content[0].(*sdk.TextContent).Text
+	}
+	call("TEMP", map[string]any{"args": "1|2"}) // the first call fills the cache
+	before := store.lookups.Load()
+	for range 3 {
+		call("TEMP", map[string]any{"args": "1|2"})
+		call(CallTool, map[string]any{"key": "TEMP", "args": "1|2"})
+	}
+	if n := store.lookups.Load() - before; n != 0 {
+		t.Fatalf("6 calls of a cached row read %d rows from the store", n)
+	}
+	row, err := store.Get(ctx, "TEMP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row.Target = strings.Replace(row.Target, "latitude=$1", "lat=$1", 1)
+	if _, err := store.Replace(ctx, row, row.Version); err != nil {
+		t.Fatal(err)
+	}
+	if got := call("TEMP", map[string]any{"args": "1|2"}); !strings.Contains(got, "lat=1&longitude=2") {
+		t.Fatalf("after an edit: %s", got)
+	}
+}
+
+// tools/list is paginated with the specification's cursor: ?page_size=N on
+// the endpoint (or Config.PageSize) sets the page, nextCursor leads to the
+// next, and the pages together are the whole list; without either, one
+// answer holds every tool.
+func TestToolsListPages(t *testing.T) {
+	srv, store := newHandler(t, Config{})
+	ctx := context.Background()
+	for _, k := range []string{"ALPHA", "BETA", "GAMMA"} {
+		row := rowcall.NewRow(k, rowcall.TypeHTTP)
+		row.Target = "GET http://127.0.0.1:9/" + k
+		if _, err := store.Create(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, err := connect(t, srv).ListTools(ctx, nil)
+	if err != nil || len(whole.Tools) != 6 || whole.NextCursor != "" {
+		t.Fatalf("unpaged: %v %v", whole, err)
+	}
+	paged := connect(t, &httptest.Server{URL: srv.URL + "?page_size=4"})
+	first, err := paged.ListTools(ctx, nil)
+	if err != nil || len(first.Tools) != 4 || first.NextCursor == "" {
+		t.Fatalf("first page: %v %v", first, err)
+	}
+	second, err := paged.ListTools(ctx, &sdk.ListToolsParams{Cursor: first.NextCursor})
+	if err != nil || len(second.Tools) != 2 || second.NextCursor != "" {
+		t.Fatalf("second page: %v %v", second, err)
+	}
+	var got, want []string
+	for _, tl := range append(first.Tools, second.Tools...) {
+		got = append(got, tl.Name)
+	}
+	for _, tl := range whole.Tools {
+		want = append(want, tl.Name)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("pages %v, whole list %v", got, want)
+	}
+	for _, bad := range []string{"0", "x", "1001"} {
+		res, err := (&http.Client{Transport: ownerKey{}}).Post(srv.URL+"?page_size="+bad, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 200 || !strings.Contains(string(body), "page_size must be a whole number from 1 to 1000") {
+			t.Errorf("page_size=%s: %d %s", bad, res.StatusCode, body)
+		}
+	}
+}
+
 // A request without a usable credential is answered by Config.Unauthorized
 // (the API's literal 401, WWW-Authenticate included, is tested in test/).
 func TestUnauthorized(t *testing.T) {
@@ -147,5 +260,21 @@ func TestRowTool(t *testing.T) {
 	}
 	if got := clip(strings.Repeat("é", 10), 9); got != "ééé…" {
 		t.Fatalf("clip %q", got)
+	}
+}
+
+// The meta-tools' definitions stay short: a client sends them to its model
+// every turn (they were 1,571 bytes of JSON; now at most 1 KB).
+func TestMetaToolsShort(t *testing.T) {
+	n := 0
+	for _, tl := range []*sdk.Tool{searchTool, callTool} {
+		b, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(b)
+	}
+	if n > 1024 {
+		t.Fatalf("the two meta-tools are %d bytes of JSON", n)
 	}
 }

@@ -30,8 +30,9 @@ type session struct {
 }
 
 // newSession builds the server for caller: the meta-tools and the caller's
-// projection of the directory.
-func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request) (*session, error) {
+// projection of the directory, answering tools/list in pages of pageSize
+// tools (0: all at once).
+func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int) (*session, error) {
 	st := &session{h: h, identity: c.identity(), caller: c, req: linkBase(r), created: time.Now(), tools: map[string]string{}}
 	var head int64
 	if !h.cfg.Stateless { // a stateless server is never re-projected
@@ -47,6 +48,7 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request) (*s
 	opts := &sdk.ServerOptions{
 		Instructions: h.instructions(),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !h.cfg.Stateless}},
+		PageSize:     pageSize, // 0: the SDK's default, MaxPageSize, past any MaxTools in use
 	}
 	if !h.cfg.Stateless {
 		opts.GetSessionID = func() string {

@@ -24,29 +24,28 @@ const (
 	CallTool   = "call_capability"
 )
 
+// The meta-tools' definitions are kept short: every client sends them to its
+// model with each turn. What the descriptions leave out is in each search
+// match's "call" line.
 var searchTool = &sdk.Tool{
-	Name:  SearchTool,
-	Title: "Search capabilities",
-	Description: "Find capabilities in this directory by plain words for what you want done, best match first, each with its key, " +
-		"what it does, and how to call it (with call_capability). Use it when no listed tool fits: the directory may hold far more " +
-		"capabilities than are listed as tools.",
+	Name:        SearchTool,
+	Title:       "Search capabilities",
+	Description: "Find capabilities by plain words, best first, each with its key and how to call it. More exist than are listed as tools.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-		`"query":{"type":"string","description":"plain words for what you want done, e.g. \"current temperature at a place\""},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":25,"description":"how many matches to return (default 5)"}},` +
+		`"query":{"type":"string","description":"what you want done"},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":25,"description":"matches (default 5)"}},` +
 		`"required":["query"],"additionalProperties":false}`),
 	Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 }
 
 var callTool = &sdk.Tool{
-	Name:  CallTool,
-	Title: "Call a capability",
-	Description: "Call any capability of this directory by its key (from search_capabilities), listed as a tool or not. " +
-		"Pass its arguments as one string, args, separated by '|' in the order the capability documents; or, for a capability " +
-		"with an input schema, by name in arguments. Returns the result and the call's public receipt.",
+	Name:        CallTool,
+	Title:       "Call a capability",
+	Description: "Call a capability by key, listed or not. Returns its result and public receipt.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-		`"key":{"type":"string","description":"the capability's key, e.g. GROK_MODELS"},` +
-		`"args":{"type":"string","description":"the arguments as one string, separated by '|' (e.g. \"37.77|-122.42\"); empty or absent for none"},` +
-		`"arguments":{"type":"object","description":"instead of args, for a capability with an input schema: its arguments by name"}},` +
+		`"key":{"type":"string"},` +
+		`"args":{"type":"string","description":"arguments joined by '|', e.g. \"37.77|-122.42\""},` +
+		`"arguments":{"type":"object","description":"instead of args: named arguments, for a capability with an input schema"}},` +
 		`"required":["key"],"additionalProperties":false}`),
 }
 
@@ -203,13 +202,12 @@ func (st *session) rowHandler(key string) sdk.ToolHandler {
 }
 
 // lookup returns the current row for key when the caller may see it (nil
-// otherwise: the dispatcher then answers unknown_key with did_you_mean).
+// otherwise: the dispatcher then answers unknown_key with did_you_mean). It
+// reads the dispatcher's row cache, so a call pays no query for it.
 func (st *session) lookup(ctx context.Context, key string) *rowcall.Row {
-	row, err := st.h.cfg.Store.Lookup(ctx, key)
-	if err != nil {
-		return nil
-	}
-	if c, _ := st.current(); c.Token != nil && !c.Token.Covers(&row) {
+	c, _ := st.current()
+	row, ok := st.h.cfg.Dispatcher.Row(ctx, key, c.Token)
+	if !ok {
 		return nil
 	}
 	return &row
@@ -359,11 +357,11 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		if !callable(c, row) {
 			continue
 		}
-		m := st.match(row)
+		m, what, when := st.match(row)
 		matches = append(matches, m)
-		fmt.Fprintf(&text, "%d. %s — %s\n", len(matches), row.Key, m["what"])
-		if w, _ := m["when_to_use"].(string); w != "" {
-			fmt.Fprintf(&text, "   when to use: %s\n", w)
+		fmt.Fprintf(&text, "%d. %s — %s\n", len(matches), row.Key, what)
+		if when != "" {
+			fmt.Fprintf(&text, "   when to use: %s\n", when)
 		}
 		fmt.Fprintf(&text, "   call: %s\n", m["call"])
 		if len(matches) == limit {
@@ -377,16 +375,16 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		StructuredContent: map[string]any{"query": in.Query, "matches": matches}}, nil
 }
 
-// match is one search result: the row's key, what it does, and how to call it.
-func (st *session) match(row *rowcall.Row) map[string]any {
-	what := sentence(row.DocLine("WHAT"))
+// match is one search result: for structuredContent, the row's key and how
+// to call it (a program's fields); for the text block, what it does and when
+// to use it (prose for the model, said once: not repeated in the match).
+func (st *session) match(row *rowcall.Row) (m map[string]any, what, when string) {
+	what = sentence(row.DocLine("WHAT"))
 	if what == "" {
 		what = describe(row)
 	}
-	m := map[string]any{"key": row.Key, "what": what, "listed_as_tool": st.listed(row.Key)}
-	if w := row.DocLine("WHEN_TO_USE"); w != "" {
-		m["when_to_use"] = w
-	}
+	m = map[string]any{"key": row.Key, "listed_as_tool": st.listed(row.Key)}
+	when = row.DocLine("WHEN_TO_USE")
 	var call string
 	if s, raw, ok := schemaOf(row); ok {
 		m["input_schema"] = raw
@@ -407,7 +405,7 @@ func (st *session) match(row *rowcall.Row) map[string]any {
 		call += "; or the tool " + row.Key
 	}
 	m["call"] = call
-	return m
+	return m, what, when
 }
 
 // placeholders is {"a":…,"b":…}: the shape of named arguments, in order.

@@ -93,6 +93,20 @@ func (d *Dispatcher) look(ctx context.Context, key string, now time.Time) (looke
 	return e.looked(now), nil
 }
 
+// Row returns key's row as a call of it would find it now (through the row
+// cache: no query while the event log has not moved), when the caller holding
+// tok (nil: the owner) may see it; ok is false when no row has the key, it is
+// outside tok's scope, or it could not be read (Dispatch then says why). A
+// caller that needs the row before dispatching it (MCP makes named arguments
+// into a body by the row's schema) reads it here, not from the store.
+func (d *Dispatcher) Row(ctx context.Context, key string, tok *rowcall.Token) (row rowcall.Row, ok bool) {
+	l, err := d.look(ctx, key, d.now())
+	if err != nil || (tok != nil && !tok.Covers(&l.row)) {
+		return rowcall.Row{}, false
+	}
+	return l.row, true
+}
+
 // looked is what a call needs from the entry at now.
 func (e entry) looked(now time.Time) looked {
 	open := !e.opened.IsZero() && now.Sub(e.opened) < rowcall.BreakerCooldown
