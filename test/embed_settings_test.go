@@ -96,6 +96,11 @@ func TestHostEmbedsThroughProvider(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// and until each vector is stored (a row's neighbour list waits for the
+	// pass embedding it).
+	for _, r := range rows {
+		waitSimilar(t, h, r.Key)
+	}
 
 	weather := rows[slices.IndexFunc(rows, func(r rowcall.Row) bool { return r.Key == "WEATHER_CURRENT" })]
 	const q = "is it freezing outdoors"
