@@ -375,3 +375,50 @@ func TestWorkerReindex(t *testing.T) {
 		t.Fatalf("ask %q after the reindex: %v, want R_B first", qb, got)
 	}
 }
+
+// With Workers AI but no Vectorize, the core keeps the vectors in D1 (its
+// Indexer, one pass after each write) and ask ranks by them.
+func TestWorkerAskWithoutVectorize(t *testing.T) {
+	paths := standinConfigs(t, embedService(t))
+	cfg, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const block = "\n[[services]]\nbinding = \"VECTORIZE\"\nservice = \"rowcall-standins\"\nentrypoint = \"Vectorize\"\n"
+	if !strings.Contains(string(cfg), block) {
+		t.Fatalf("the test's wrangler.toml has no VECTORIZE block:\n%s", cfg)
+	}
+	if err := os.WriteFile(paths[0], []byte(strings.Replace(string(cfg), block, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg := startWorkerWith(t, nil, paths)
+	h := tg.host
+	var rows []rowcall.Row
+	for _, x := range rowgen.Targets() {
+		rows = append(rows, x.Row)
+	}
+	importRows(t, h, rows)
+	if s := workerVectors(t, h); !s.AI || s.Vectorize {
+		t.Fatalf("bindings: %+v", s)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var n int
+		if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM vectors`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == len(rows) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("D1 holds %d vectors of %d rows", n, len(rows))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	weather := rows[slices.IndexFunc(rows, func(r rowcall.Row) bool { return r.Key == "WEATHER_CURRENT" })]
+	const q = "is it freezing outdoors"
+	sharesNoWord(t, q, weather)
+	if got := ask(t, h, q); len(got) == 0 || got[0] != "WEATHER_CURRENT" {
+		t.Fatalf("ask %q: %v, want WEATHER_CURRENT first", q, got)
+	}
+}
