@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +27,12 @@ import (
 	"github.com/rowcall/rowcall/internal/rowgen"
 )
 
+// standinTexts counts the texts embedService has embedded.
+var standinTexts atomic.Int64
+
 // embedService serves POST {"text": [...]} → {"data": [[...], ...]} on
-// loopback with the embedded encoder (weights from `make use-lite`).
+// loopback with the embedded encoder (weights from `make use-lite`),
+// counting the texts in standinTexts.
 func embedService(t testing.TB) string {
 	t.Helper()
 	dir, err := use.DefaultDir()
@@ -47,6 +52,7 @@ func embedService(t testing.TB) string {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		standinTexts.Add(int64(len(in.Text)))
 		mu.Lock()
 		vs := enc.EmbedBatch(in.Text)
 		mu.Unlock()
@@ -258,7 +264,6 @@ func TestWorkerVectors(t *testing.T) {
 // row outside its scope through vectors; a disabled row is not asked; a
 // deleted one is gone.
 func TestWorkerAskByMeaning(t *testing.T) {
-	t.Skip("enable once ask uses the Embedder and VectorIndex (the hybrid ranker): delete this line")
 	tg := startWorkerStandins(t, nil)
 	h := tg.host
 	var rows []rowcall.Row
@@ -279,6 +284,32 @@ func TestWorkerAskByMeaning(t *testing.T) {
 			t.Fatalf("a time-scoped token asked %q and got %s", q, k)
 		}
 	}
+
+	// One mechanism embeds rows: a row written is embedded once, for its
+	// similar_rows check and its vector both; its neighbour list reads the
+	// vector stored; a near copy is flagged.
+	before := standinTexts.Load()
+	copied := weather
+	copied.Key, copied.Content = "WEATHER_NOW_COPY", strings.Replace(weather.Content, "# WHAT:", "# WHAT: (a copy)", 1)
+	got := h.do(t, req{Method: "POST", Path: "/api/directory", Body: copied})
+	expect(t, got, 201, nil)
+	if sim, _ := got.JSON["similar_rows"].([]any); len(sim) == 0 || sim[0].(map[string]any)["key"] != "WEATHER_CURRENT" {
+		t.Fatalf("a copy of WEATHER_CURRENT is not flagged: %s", got.Raw)
+	}
+	synced(t, h, tg)
+	if n := standinTexts.Load() - before; n != 1 {
+		t.Fatalf("writing one row embedded %d texts, want 1", n)
+	}
+	before = standinTexts.Load()
+	got = h.do(t, req{Method: "GET", Path: "/api/directory/WEATHER_NOW_COPY/similar"})
+	expect(t, got, 200, nil)
+	if sim, _ := got.JSON["similar"].([]any); len(sim) == 0 || sim[0].(map[string]any)["key"] != "WEATHER_CURRENT" {
+		t.Fatalf("the copy's neighbours: %s", got.Raw)
+	}
+	if n := standinTexts.Load() - before; n != 0 {
+		t.Fatalf("a neighbour list embedded %d texts, want 0 (the stored vector)", n)
+	}
+	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/WEATHER_NOW_COPY"}), 200, nil)
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/WEATHER_CURRENT", Body: map[string]any{"enabled": 0}}), 200, nil)
 	synced(t, h, tg)
 	if got := ask(t, h, q); slices.Contains(got, "WEATHER_CURRENT") {
@@ -288,5 +319,106 @@ func TestWorkerAskByMeaning(t *testing.T) {
 	synced(t, h, tg)
 	if got := ask(t, h, q); slices.Contains(got, "WEATHER_CURRENT") {
 		t.Fatalf("a deleted row is asked: %v", got)
+	}
+}
+
+// Rows the sync never saw — written before the instance's first write, or
+// straight into D1 — have no current vector until POST /_worker/reindex
+// embeds them, a page at a time; a second run embeds nothing; then ask finds
+// them by meaning.
+func TestWorkerReindex(t *testing.T) {
+	tg := startWorkerStandins(t, []string{"ROWCALL_WORKER_DEBUG=1"})
+	h := tg.host
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "R_A", "type": "fn", "target": "echo", "category": "payments",
+		"content": "# WHAT: Refund a card charge in full or in part through Stripe.\n# WHEN_TO_USE: a customer was billed by mistake."}}), 201, nil)
+	synced(t, h, tg)
+	// Behind the worker's back: no event, so no sync.
+	db := tg.DB(t)
+	const tides = "# WHAT: Tide times and heights for a harbour this week.\n# WHEN_TO_USE: going sailing or fishing."
+	const forecast = "# WHAT: The hourly weather forecast for a city for the next two days.\n# WHEN_TO_USE: planning something outdoors."
+	if _, err := db.Exec(`UPDATE directory SET content = ?, category = 'sea' WHERE key = 'R_A'`, tides); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO directory (key, type, target, content, category, updated_at) VALUES ('R_B', 'fn', 'echo', ?, 'weather', '2026-01-01T00:00:00Z')`, forecast); err != nil {
+		t.Fatal(err)
+	}
+	const qb = "will it rain on my picnic tomorrow afternoon"
+	if got := nearestKeys(t, h, qb, true); slices.Contains(got, "R_B") {
+		t.Fatalf("a row never synced has a vector: %v", got)
+	}
+	page := func(query string, want map[string]any) {
+		t.Helper()
+		got := h.do(t, req{Method: "POST", Path: "/_worker/reindex" + query})
+		expect(t, got, 200, want)
+		if _, ok := want["next"]; !ok {
+			if _, ok := got.JSON["next"]; ok {
+				t.Fatalf("reindex%s: %s, want no next", query, got.Raw)
+			}
+		}
+	}
+	page("?limit=1", map[string]any{"checked": 1, "embedded": 1, "next": "R_A"})
+	page("?after=R_A&limit=1", map[string]any{"checked": 1, "embedded": 1, "next": "R_B"})
+	page("?after=R_B&limit=1", map[string]any{"checked": 0, "embedded": 0})
+	page("", map[string]any{"checked": 2, "embedded": 0})
+	page("?force=1", map[string]any{"checked": 2, "embedded": 2})
+	expect(t, h.do(t, req{Method: "POST", Path: "/_worker/reindex?limit=x"}), 400, map[string]any{"error": "invalid_request"})
+	expect(t, h.do(t, req{Method: "POST", Path: "/_worker/reindex", NoAuth: true}), 401, nil)
+
+	if got := nearestKeys(t, h, qb, false); len(got) == 0 || got[0] != "R_B" {
+		t.Fatalf("nearest %q after the reindex: %v, want R_B first", qb, got)
+	}
+	const qa = "when is high water at the port"
+	if got := nearestKeys(t, h, qa, false); len(got) == 0 || got[0] != "R_A" {
+		t.Fatalf("nearest %q after the reindex: %v, want R_A first", qa, got)
+	}
+	if got := ask(t, h, qb); len(got) == 0 || got[0] != "R_B" {
+		t.Fatalf("ask %q after the reindex: %v, want R_B first", qb, got)
+	}
+}
+
+// With Workers AI but no Vectorize, the core keeps the vectors in D1 (its
+// Indexer, one pass after each write) and ask ranks by them.
+func TestWorkerAskWithoutVectorize(t *testing.T) {
+	paths := standinConfigs(t, embedService(t))
+	cfg, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const block = "\n[[services]]\nbinding = \"VECTORIZE\"\nservice = \"rowcall-standins\"\nentrypoint = \"Vectorize\"\n"
+	if !strings.Contains(string(cfg), block) {
+		t.Fatalf("the test's wrangler.toml has no VECTORIZE block:\n%s", cfg)
+	}
+	if err := os.WriteFile(paths[0], []byte(strings.Replace(string(cfg), block, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg := startWorkerWith(t, nil, paths)
+	h := tg.host
+	var rows []rowcall.Row
+	for _, x := range rowgen.Targets() {
+		rows = append(rows, x.Row)
+	}
+	importRows(t, h, rows)
+	if s := workerVectors(t, h); !s.AI || s.Vectorize {
+		t.Fatalf("bindings: %+v", s)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var n int
+		if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM vectors`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == len(rows) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("D1 holds %d vectors of %d rows", n, len(rows))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	weather := rows[slices.IndexFunc(rows, func(r rowcall.Row) bool { return r.Key == "WEATHER_CURRENT" })]
+	const q = "is it freezing outdoors"
+	sharesNoWord(t, q, weather)
+	if got := ask(t, h, q); len(got) == 0 || got[0] != "WEATHER_CURRENT" {
+		t.Fatalf("ask %q: %v, want WEATHER_CURRENT first", q, got)
 	}
 }

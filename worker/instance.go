@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/vectors"
 )
 
 // One Go instance per isolate: the state it keeps between requests, and the
@@ -57,9 +60,20 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		inst.serveWorker(a, w, r)
 		return
 	}
-	if a.sync != nil && isDirectoryWrite(r) {
+	switch {
+	case a.sync != nil && isDirectoryWrite(r):
 		a.sync.before(r.Context())
 		h.after = func() { a.sync.after(r.Context()) }
+	case a.indexer != nil && isDirectoryWrite(r):
+		// AI without VECTORIZE: the core's Indexer keeps the vectors in D1,
+		// one pass after each write (nothing runs it in the background here).
+		h.after = func() {
+			ctx, cancel := context.WithTimeout(r.Context(), syncLimit)
+			defer cancel()
+			if err := a.indexer.Pass(ctx); err != nil {
+				fmt.Printf("rowcall: vectors: %v\n", err)
+			}
+		}
 	}
 	if err := h.startFrom(r); err != nil {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -122,7 +136,8 @@ type served struct {
 	// without VECTORIZE (vectors kept as the core keeps them).
 	embedder rowcall.Embedder
 	vectors  rowcall.VectorIndex
-	sync     *vectorSync // the AI and VECTORIZE bindings both: Vectorize kept current after writes
+	sync     *vectorSync      // the AI and VECTORIZE bindings both: Vectorize kept current after writes
+	indexer  *vectors.Indexer // AI alone: the core's vectors in D1, one pass after each write
 }
 
 // appFor returns the handler for the settings in h's env: the current one, or
@@ -147,7 +162,7 @@ func (inst *instance) appFor(h *reqHandle) *served {
 		if err != nil {
 			a.handler = failing(err)
 		} else {
-			a.handler = built.Handler
+			a.handler, a.indexer = built.Handler, built.Indexer
 			if !s.NoExamples {
 				a.seeder = &seeder{db: inst.db, store: built.Store, fn: inst.fn}
 			}

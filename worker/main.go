@@ -99,14 +99,16 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.embedder = workersAI{model: m, b: jsBinder{}}
+		a.embedder = remember(workersAI{model: m, b: jsBinder{}})
 		if s.hasVectorize {
 			a.vectors = newVectorize(jsBinder{})
 			a.sync = newVectorSync(inst.db, a.embedder, a.vectors)
 		}
 	}
 	return app.New(s.Settings, app.Platform{
-		Embedder: a.embedder, Vectors: a.vectors,
+		// With Vectorize, the sync after each write (vectorsync.go) is what
+		// embeds rows: the core builds no Indexer of its own.
+		Embedder: a.embedder, Vectors: a.vectors, KeepsVectors: a.sync != nil,
 		DB: inst.db, Signer: signer, OwnerKeys: func() []string { return keys },
 		// Each call reads its own request's env (requestEnv).
 		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },

@@ -18,6 +18,11 @@ import (
 //	                      account: rows read and written in all and for each of
 //	                      the last requests, and the newest bookmark seen
 //	                      (d1session.go).
+//	POST /_worker/reindex?after=KEY&limit=N&force=1
+//	                      embed the rows with no current vector in Vectorize,
+//	                      up to N (500) rows after KEY in key order a call
+//	                      (vectorsync.go): {checked, embedded, next}; call
+//	                      again with after=next until next is absent.
 //	POST /_worker/crash   only with ROWCALL_WORKER_DEBUG=1: kill this Go
 //	                      instance (a panic outside any handler), so tests can
 //	                      watch the shim start a fresh one on the next request.
@@ -45,6 +50,8 @@ func (inst *instance) serveWorker(a *served, w http.ResponseWriter, r *http.Requ
 			"go": map[string]any{"heap_bytes": ms.HeapAlloc, "sys_bytes": ms.Sys, "gc_cycles": ms.NumGC,
 				"gc_pause_ms": float64(ms.PauseTotalNs) / 1e6, "goroutines": runtime.NumGoroutine()},
 		})
+	case r.Method == http.MethodPost && r.URL.Path == "/_worker/reindex":
+		a.serveReindex(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/_worker/nearest" && a.settings.debug:
 		a.serveNearest(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/_worker/crash" && a.settings.debug:

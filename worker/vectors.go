@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/rowcall/rowcall"
 )
 
@@ -119,6 +121,53 @@ func (w workersAI) Embed(ctx context.Context, texts []string) ([][]float32, erro
 			return nil, fmt.Errorf("workers ai: %s: %w", w.model.Name, err)
 		}
 		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+// remembered is an Embedder that keeps the vectors of the last texts it
+// embedded: a row written is embedded for its similar_rows check and then by
+// the sync after the write (vectorsync.go), and the second finds the first's
+// vector here, so each write costs one Workers AI embedding. Vectors are
+// keyed by the model and the text's hash (rowcall.EmbedHash).
+type remembered struct {
+	rowcall.Embedder
+	seen *lru.Cache[[32]byte, []float32]
+}
+
+// rememberTexts is how many texts' vectors remembered keeps.
+const rememberTexts = 256
+
+func remember(e rowcall.Embedder) remembered {
+	c, _ := lru.New[[32]byte, []float32](rememberTexts)
+	return remembered{e, c}
+}
+
+func (r remembered) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	m := r.Model()
+	out := make([][]float32, len(texts))
+	var todo []string
+	var at []int
+	for i, t := range texts {
+		if v, ok := r.seen.Get(rowcall.EmbedHash(m, t)); ok {
+			out[i] = v
+			continue
+		}
+		todo, at = append(todo, t), append(at, i)
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	vs, err := r.Embedder.Embed(ctx, todo)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != len(todo) {
+		return nil, fmt.Errorf("asked for %d vectors, got %d", len(todo), len(vs))
+	}
+	for j, i := range at {
+		out[i] = vs[j]
+		r.seen.Add(rowcall.EmbedHash(m, todo[j]), vs[j])
 	}
 	return out, nil
 }
@@ -376,25 +425,136 @@ func (x *vectorize) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float
 	return out, nil
 }
 
-// keysOf reads the row keys of hashed ids from their vectors' metadata.
-func (x *vectorize) keysOf(ctx context.Context, ids []string) (map[string]string, error) {
-	keys := make(map[string]string, len(ids))
+// stored is a vector as getByIds answers it, with its values as an array
+// or, from a binding that answers a Float32Array (JSON.stringify makes that
+// an object of indices), as that object.
+type stored struct {
+	ID       string          `json:"id"`
+	Values   json.RawMessage `json:"values"`
+	Metadata map[string]any  `json:"metadata"`
+}
+
+func (v stored) values() ([]float32, error) {
+	var out []float32
+	if err := json.Unmarshal(v.Values, &out); err == nil {
+		return out, nil
+	}
+	var byIndex map[string]float32
+	if err := json.Unmarshal(v.Values, &byIndex); err != nil {
+		return nil, fmt.Errorf("vectorize: getByIds: %s: values are neither an array nor a Float32Array", v.ID)
+	}
+	out = make([]float32, len(byIndex))
+	for k, x := range byIndex {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(out) {
+			return nil, fmt.Errorf("vectorize: getByIds: %s: values have index %q", v.ID, k)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// hash is the text hash in v's metadata, when v is key's vector of model m.
+func (v stored) hash(m rowcall.EmbedModel, key string) ([32]byte, bool) {
+	var h [32]byte
+	if v.Metadata[metadataModel] != m.ID() || v.Metadata[metadataKey] != key {
+		return h, false
+	}
+	s, _ := v.Metadata[metadataEmbedHash].(string)
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != len(h) {
+		return h, false
+	}
+	copy(h[:], b)
+	return h, true
+}
+
+// getByIds reads the vectors of ids, maxGetBatch a call.
+func (x *vectorize) getByIds(ctx context.Context, ids []string) ([]stored, error) {
+	var out []stored
 	for start := 0; start < len(ids); start += maxGetBatch {
 		res, err := x.b.call(ctx, vectorizeBinding, "getByIds", ids[start:min(start+maxGetBatch, len(ids))])
 		if err != nil {
 			return nil, fmt.Errorf("vectorize: getByIds: %w", err)
 		}
-		var got []struct { // values left out: a binding may answer them as a Float32Array
-			ID       string         `json:"id"`
-			Metadata map[string]any `json:"metadata"`
-		}
+		var got []stored
 		if err := json.Unmarshal(res, &got); err != nil {
 			return nil, fmt.Errorf("vectorize: getByIds: %w", err)
 		}
-		for _, v := range got {
-			if k, ok := v.Metadata[metadataKey].(string); ok && vectorID(k) == v.ID {
-				keys[v.ID] = k
-			}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// byKey reads the vectors of keys, by key.
+func (x *vectorize) byKey(ctx context.Context, keys []string) (map[string]stored, error) {
+	ids := make([]string, len(keys))
+	key := make(map[string]string, len(keys))
+	for i, k := range keys {
+		ids[i] = vectorID(k)
+		key[ids[i]] = k
+	}
+	got, err := x.getByIds(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]stored, len(got))
+	for _, v := range got {
+		if k, ok := key[v.ID]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Hashes implements vectors.Hasher: the text hashes of keys' vectors of
+// model m (the reindex embeds only rows whose text changed).
+func (x *vectorize) Hashes(ctx context.Context, m rowcall.EmbedModel, keys []string) (map[string][32]byte, error) {
+	got, err := x.byKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][32]byte, len(got))
+	for k, v := range got {
+		if h, ok := v.hash(m, k); ok {
+			out[k] = h
+		}
+	}
+	return out, nil
+}
+
+// Vector implements vectors.Hasher: key's vector of model m and the hash of
+// the text it embeds (a row's neighbour list starts from it).
+func (x *vectorize) Vector(ctx context.Context, m rowcall.EmbedModel, key string) ([]float32, [32]byte, bool) {
+	got, err := x.byKey(ctx, []string{key})
+	if err != nil {
+		return nil, [32]byte{}, false
+	}
+	v, ok := got[key]
+	if !ok {
+		return nil, [32]byte{}, false
+	}
+	h, ok := v.hash(m, key)
+	if !ok {
+		return nil, h, false
+	}
+	vals, err := v.values()
+	if err != nil || len(vals) != m.Dim {
+		return nil, h, false
+	}
+	return vals, h, true
+}
+
+// keysOf reads the row keys of hashed ids from their vectors' metadata.
+func (x *vectorize) keysOf(ctx context.Context, ids []string) (map[string]string, error) {
+	got, err := x.getByIds(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	keys := make(map[string]string, len(ids))
+	for _, v := range got {
+		if k, ok := v.Metadata[metadataKey].(string); ok && vectorID(k) == v.ID {
+			keys[v.ID] = k
 		}
 	}
 	return keys, nil

@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"syscall/js"
+
+	"github.com/rowcall/rowcall"
 )
 
 // jsBinder reaches a binding of the request ctx belongs to through the shim's
@@ -71,4 +74,35 @@ func (a *served) serveNearest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	json.NewEncoder(w).Encode(out)
+}
+
+// serveReindex answers POST /_worker/reindex?after=KEY&limit=N&force=1: one
+// page of the reindex (vectorSync.reindex).
+func (a *served) serveReindex(w http.ResponseWriter, r *http.Request) {
+	if a.sync == nil {
+		w.WriteHeader(http.StatusNotFound)
+		w.Write(jsonObject("error", "not_configured", "message", "the worker has no AI or no VECTORIZE binding: there is no Vectorize index to reindex",
+			"how_to_fix", "bind Workers AI as AI and a Vectorize index as VECTORIZE (docs/vectors.md)"))
+		return
+	}
+	q := r.URL.Query()
+	limit := 0
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(jsonObject("error", "invalid_request", "message", "limit "+strconv.Quote(l)+" is not a positive whole number",
+				"how_to_fix", "give limit from 1 to 500, or leave it out for 500"))
+			return
+		}
+		limit = n
+	}
+	rep, err := a.sync.reindex(r.Context(), q.Get("after"), limit, rowcall.SettingOn(q.Get("force")))
+	if err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write(jsonObject("error", "upstream", "message", err.Error(),
+			"how_to_fix", "check the AI and VECTORIZE bindings (GET /_worker/stats shows the last error), then call again with the same after="))
+		return
+	}
+	json.NewEncoder(w).Encode(rep)
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,5 +150,79 @@ func TestVectorizeWire(t *testing.T) {
 	err = newVectorize(b).Upsert(ctx, bge, []rowcall.Vector{{Key: "A", Values: v}})
 	if err == nil || !strings.Contains(err.Error(), "has 384 dimensions") || !strings.Contains(err.(*rowcall.Error).HowToFix, "--dimensions=768 --metric=cosine") {
 		t.Fatalf("mismatched index: %v", err)
+	}
+}
+
+// A row's stored vector and text hash are read back from getByIds, values
+// as an array or as a Float32Array's JSON; another model's vector is not
+// the row's.
+func TestVectorizeStored(t *testing.T) {
+	long := strings.Repeat("K", 100)
+	h := rowcall.EmbedHash(bge, "text")
+	hash := base64.RawURLEncoding.EncodeToString(h[:])
+	arr, obj := make([]any, 768), map[string]any{}
+	for i := range arr {
+		arr[i], obj[strconv.Itoa(i)] = float64(i), float64(i)
+	}
+	b := &recorded{answer: func(method string, args []any) any {
+		var out []any
+		for _, id := range args[0].([]any) {
+			switch id {
+			case "A":
+				out = append(out, map[string]any{"id": "A", "values": arr, "metadata": map[string]any{"key": "A", "model": bge.ID(), "text_hash": hash}})
+			case vectorID(long):
+				out = append(out, map[string]any{"id": id, "values": obj, "metadata": map[string]any{"key": long, "model": bge.ID(), "text_hash": hash}})
+			case "OLD":
+				out = append(out, map[string]any{"id": "OLD", "values": arr, "metadata": map[string]any{"key": "OLD", "model": "workers-ai/other/768", "text_hash": hash}})
+			}
+		}
+		return out
+	}}
+	x := newVectorize(b)
+	ctx := context.Background()
+	for _, k := range []string{"A", long} {
+		v, got, ok := x.Vector(ctx, bge, k)
+		if !ok || got != h || len(v) != 768 || v[767] != 767 {
+			t.Fatalf("Vector(%s): %v %v len %d", k[:1], ok, got == h, len(v))
+		}
+	}
+	if _, _, ok := x.Vector(ctx, bge, "OLD"); ok {
+		t.Fatal("another model's vector is the row's")
+	}
+	if _, _, ok := x.Vector(ctx, bge, "GONE"); ok {
+		t.Fatal("a row without a vector has one")
+	}
+	hs, err := x.Hashes(ctx, bge, []string{"A", long, "OLD", "GONE"})
+	if err != nil || len(hs) != 2 || hs["A"] != h || hs[long] != h {
+		t.Fatalf("Hashes: %v %v", hs, err)
+	}
+}
+
+// remembered embeds each text once: the sync after a write finds the vector
+// its similar_rows check made.
+func TestRememberedEmbeds(t *testing.T) {
+	var texts []string
+	b := &recorded{answer: func(_ string, args []any) any {
+		in := args[1].(map[string]any)["text"].([]any)
+		data := make([][]float32, len(in))
+		for i, x := range in {
+			texts = append(texts, x.(string))
+			data[i] = make([]float32, 768)
+			data[i][len(texts)%768] = 1
+		}
+		return map[string]any{"shape": []int{len(in), 768}, "data": data}
+	}}
+	e := remember(workersAI{model: bge, b: b})
+	ctx := context.Background()
+	first, err := e.Embed(ctx, []string{"row"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.Embed(ctx, []string{"other", "row"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(texts, ",") != "row,other" || &again[1][0] != &first[0][0] || again[0][2] != 1 {
+		t.Fatalf("embedded %q", texts)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/vectors"
+	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // vectorSync keeps the Vectorize index current with the directory, from the
@@ -249,4 +251,87 @@ type indexed struct {
 
 func indexedAs(r *rowcall.Row) indexed {
 	return indexed{rowcall.EmbedText(r), r.Category, r.Enabled != 0, r.PlannerVisible != 0}
+}
+
+// reindexPage is how many rows one reindex call looks at, at most.
+const reindexPage = 500
+
+// reindexReport is what POST /_worker/reindex answers.
+type reindexReport struct {
+	Checked  int    `json:"checked"`        // rows looked at
+	Embedded int    `json:"embedded"`       // of them, embedded and upserted (no current vector)
+	Next     string `json:"next,omitempty"` // the after= of the next page; none at the end
+}
+
+// reindex embeds, among the rows keyed after after (up to limit, in key
+// order), those whose vector is missing or embeds other text (every one with
+// force, which also rewrites their metadata): rows written
+// before the instance's first write, or whose sync failed past the next
+// write. The index's hashes say which (vectors.Hasher); a vector is never
+// upserted twice for the same text. The sync's cursor is placed first, so
+// what is written from now on is the sync's; and one pass at a time, so a
+// reindex never upserts a row's older text over a newer one.
+func (s *vectorSync) reindex(ctx context.Context, after string, limit int, force bool) (reindexReport, error) {
+	var rep reindexReport
+	if limit <= 0 || limit > reindexPage {
+		limit = reindexPage
+	}
+	s.before(ctx)
+	ctx, cancel := context.WithTimeout(ctx, syncLimit)
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, err := s.db.QueryContext(ctx, `SELECT key FROM directory WHERE key > ? ORDER BY key LIMIT ?`, after, limit)
+	if err != nil {
+		return rep, err
+	}
+	var keys []string
+	for q.Next() {
+		var k string
+		if err := q.Scan(&k); err != nil {
+			q.Close()
+			return rep, err
+		}
+		keys = append(keys, k)
+	}
+	if err := q.Close(); err != nil {
+		return rep, err
+	}
+	if len(keys) == 0 {
+		return rep, nil
+	}
+	byKey, err := sqlstore.New(s.db).RowsByKey(ctx, keys)
+	if err != nil {
+		return rep, err
+	}
+	m := s.emb.Model()
+	have := map[string][32]byte{}
+	if h, ok := s.idx.(vectors.Hasher); ok {
+		if have, err = h.Hashes(ctx, m, keys); err != nil {
+			return rep, err
+		}
+	}
+	changes := map[string]*changedRow{}
+	var order []string
+	for _, k := range keys {
+		r, ok := byKey[k]
+		if !ok {
+			continue // deleted since: the sync deletes its vector
+		}
+		rep.Checked++
+		if cur, ok := have[k]; ok && !force && cur == rowcall.EmbedHash(m, rowcall.EmbedText(&r)) {
+			continue
+		}
+		changes[k] = &changedRow{last: r}
+		order = append(order, k)
+	}
+	if err := s.apply(ctx, order, changes); err != nil {
+		s.failed(err)
+		return rep, err
+	}
+	rep.Embedded = len(order)
+	if len(keys) == limit {
+		rep.Next = keys[len(keys)-1]
+	}
+	return rep, nil
 }

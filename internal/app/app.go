@@ -110,6 +110,10 @@ type Platform struct {
 	// stores and searches their vectors (nil: in memory over the database).
 	Embedder rowcall.Embedder
 	Vectors  rowcall.VectorIndex
+	// KeepsVectors says the platform keeps Vectors current itself (the
+	// worker's sync after each write): New builds no Indexer, so rows are
+	// embedded by one mechanism only.
+	KeepsVectors bool
 
 	Now       func() time.Time // the clock (time.Now when nil)
 	Fresh     time.Duration    // how long one look at the event log serves other calls (dispatch.Dispatcher.Fresh)
@@ -132,7 +136,7 @@ type App struct {
 	Receipts   *sqlstore.ReceiptLog
 	Dispatcher *dispatch.Dispatcher
 	Ranker     *vectors.Ranker  // ask's ranking: words, and vectors with an Embedder
-	Indexer    *vectors.Indexer // keeps rows' vectors current (nil without an Embedder); Run runs it
+	Indexer    *vectors.Indexer // keeps rows' vectors current (nil without an Embedder, or when the platform keeps them); Run runs it
 	API        *api.Handler
 	Handler    http.Handler // API, wrapped by Platform.Handler
 
@@ -176,8 +180,10 @@ func New(s Settings, p Platform) (*App, error) {
 			index = t
 		}
 		a.Ranker.Embedder, a.Ranker.Index = p.Embedder, index
-		a.Indexer = &vectors.Indexer{Embedder: p.Embedder, Index: index, Store: a.Store}
-		a.Directory.Subscribe(a.Indexer.Notify)
+		if !p.KeepsVectors || p.Vectors == nil {
+			a.Indexer = &vectors.Indexer{Embedder: p.Embedder, Index: index, Store: a.Store}
+			a.Directory.Subscribe(a.Indexer.Notify)
+		}
 	}
 	a.Receipts = sqlstore.NewReceiptLog(a.Store, p.Signer)
 
@@ -268,11 +274,15 @@ func (s rankedStore) Search(ctx context.Context, query string, f rowcall.SearchF
 // row's current vector (embedded now when the queue has not yet), then its
 // nearest rows within f.
 func (a *App) similar() func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
-	if a.Indexer == nil {
+	if a.Ranker.Embedder == nil {
 		return nil
 	}
+	current := vectors.Current(a.Ranker.Embedder, a.Ranker.Index)
+	if a.Indexer != nil {
+		current = a.Indexer.Current
+	}
 	return func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
-		v, err := a.Indexer.Current(ctx, row)
+		v, err := current(ctx, row)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/rowcall/rowcall/internal/rerank"
 	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/internal/testenv"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/test/embedserver"
 	"github.com/rowcall/rowcall/test/modelserver"
 )
@@ -127,5 +129,38 @@ func TestAskRerankSetting(t *testing.T) {
 	rs, err := a.Store.Receipts(ctx, 0, 10)
 	if err != nil || len(rs) != 1 || rs[0].Key != "ASK_RERANK" || !rs[0].OK || rs[0].Actor != rerank.Actor {
 		t.Fatalf("receipts %v %+v", err, rs)
+	}
+}
+
+// A platform that keeps its vector index current itself (the worker's sync
+// into Vectorize) gets no Indexer: one mechanism embeds rows. Ask still ranks
+// with its index, and a written row's near duplicates are still found, from
+// the row's text embedded and not stored.
+func TestPlatformKeepsVectors(t *testing.T) {
+	idx := vectors.NewMemory()
+	a := newApp(t, nil, app.Platform{Embedder: fixed{}, Vectors: idx, KeepsVectors: true})
+	if a.Indexer != nil || a.Ranker.Index != rowcall.VectorIndex(idx) || a.Ranker.Embedder == nil {
+		t.Fatalf("KeepsVectors: Indexer %v, ranker index %T", a.Indexer, a.Ranker.Index)
+	}
+	ctx := context.Background()
+	if err := idx.Upsert(ctx, fixed{}.Model(), []rowcall.Vector{{Key: "OLD_ROW", Values: []float32{1}, Enabled: true, Visible: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Directory.Create(ctx, rowcall.Row{Key: "OLD_ROW", Type: rowcall.TypeFn, Target: "echo", Content: "# WHAT: old", Enabled: 1, PlannerVisible: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	r := httptest.NewRequest("POST", "/api/directory", strings.NewReader(`{"key":"NEW_ROW","type":"fn","target":"echo","content":"# WHAT: new"}`))
+	r.Header.Set("Authorization", "Bearer owner")
+	r.Header.Set("Content-Type", "application/json")
+	a.Handler.ServeHTTP(rec, r)
+	if rec.Code != 201 || !strings.Contains(rec.Body.String(), `"similar_rows":[{"key":"OLD_ROW"`) {
+		t.Fatalf("POST: %d %s", rec.Code, rec.Body)
+	}
+	if _, ok := idx.Vector(fixed{}.Model(), "NEW_ROW"); ok {
+		t.Fatal("the core stored a vector the platform keeps")
+	}
+	if b := newApp(t, nil, app.Platform{Embedder: fixed{}, Vectors: vectors.NewMemory()}); b.Indexer == nil {
+		t.Fatal("without KeepsVectors the core has no Indexer")
 	}
 }

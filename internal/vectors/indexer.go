@@ -259,12 +259,8 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 // stored.
 func (x *Indexer) Current(ctx context.Context, r *rowcall.Row) ([]float32, error) {
 	m := x.Embedder.Model()
-	want := rowcall.EmbedHash(m, rowcall.EmbedText(r))
-	h, hashed := x.Index.(Hasher)
-	if hashed {
-		if v, cur, ok := h.Vector(ctx, m, r.Key); ok && cur == want {
-			return v, nil
-		}
+	if v, ok := stored(ctx, x.Index, m, r); ok {
+		return v, nil
 	}
 	out, err := x.embedRows(ctx, []rowcall.Row{*r})
 	if err != nil {
@@ -273,10 +269,40 @@ func (x *Indexer) Current(ctx context.Context, r *rowcall.Row) ([]float32, error
 	if v, ok := out[r.Key]; ok {
 		return v, nil
 	}
-	if hashed { // another pass embedded it
-		if v, cur, ok := h.Vector(ctx, m, r.Key); ok && cur == want {
-			return v, nil
-		}
+	if v, ok := stored(ctx, x.Index, m, r); ok { // another pass embedded it
+		return v, nil
 	}
 	return nil, errors.New("vectors: no current vector for " + r.Key)
+}
+
+// stored returns r's vector in idx when idx is a Hasher and the vector
+// embeds r's text as it is now.
+func stored(ctx context.Context, idx rowcall.VectorIndex, m rowcall.EmbedModel, r *rowcall.Row) ([]float32, bool) {
+	h, ok := idx.(Hasher)
+	if !ok {
+		return nil, false
+	}
+	v, cur, ok := h.Vector(ctx, m, r.Key)
+	return v, ok && cur == rowcall.EmbedHash(m, rowcall.EmbedText(r))
+}
+
+// Current is Indexer.Current for an index the platform keeps current itself
+// (app.Platform.KeepsVectors: no Indexer): a row's stored vector when it
+// embeds the row's text, else the text embedded now and not stored — the
+// platform stores it after the write.
+func Current(emb rowcall.Embedder, idx rowcall.VectorIndex) func(context.Context, *rowcall.Row) ([]float32, error) {
+	return func(ctx context.Context, r *rowcall.Row) ([]float32, error) {
+		m := emb.Model()
+		if v, ok := stored(ctx, idx, m, r); ok {
+			return v, nil
+		}
+		vs, err := emb.Embed(ctx, []string{rowcall.EmbedText(r)})
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) != 1 {
+			return nil, errors.New("vectors: the embedder returned no vector for " + r.Key)
+		}
+		return vs[0], nil
+	}
 }
