@@ -24,6 +24,13 @@ func importRows(t testing.TB, h *host, rows []rowcall.Row) {
 	for start := 0; start < len(rows); start += 1000 {
 		batch := rows[start:min(start+1000, len(rows))]
 		got := h.do(t, req{Method: "POST", Path: "/api/import", Body: map[string]any{"rows": batch}})
+		// wrangler dev restarts workerd now and then on a loaded machine and
+		// answers this for the request in flight (it retries only GET and
+		// HEAD); an import is idempotent, so it is sent once more.
+		if got.Status == 503 && strings.Contains(string(got.Raw), "restarted mid-request") {
+			t.Logf("import batch at %d: wrangler restarted the worker mid-request; sending it again", start)
+			got = h.do(t, req{Method: "POST", Path: "/api/import", Body: map[string]any{"rows": batch}})
+		}
 		expect(t, got, 200, map[string]any{"ok": true})
 	}
 }
