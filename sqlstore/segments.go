@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -285,26 +286,40 @@ func (a *Archive) segment(ctx context.Context, seq int64) (*openSegment, error) 
 	return s, nil
 }
 
-// read fetches one segment and checks it against its row.
-func (a *Archive) read(ctx context.Context, row segmentRow) (*openSegment, error) {
-	fail := func(format string, args ...any) error {
-		return &rowcall.Error{Code: rowcall.EInternal,
-			Message:  fmt.Sprintf("receipt segment %s (seq %d to %d): ", row.Object, row.First, row.Last) + fmt.Sprintf(format, args...),
-			HowToFix: "restore the segment object from a backup copy: the database's record of it (receipt_segments) is what it is checked against"}
-	}
+// segmentError is the error of a segment that does not match its row.
+func segmentError(row segmentRow, format string, args ...any) error {
+	return &rowcall.Error{Code: rowcall.EInternal,
+		Message:  fmt.Sprintf("receipt segment %s (seq %d to %d): ", row.Object, row.First, row.Last) + fmt.Sprintf(format, args...),
+		HowToFix: "restore the segment object from a backup copy: the database's record of it (receipt_segments) is what it is checked against"}
+}
+
+// open fetches one segment, checks its bytes against its row's SHA-256 and
+// returns its JSON lines.
+func (a *Archive) open(ctx context.Context, row segmentRow) (*bufio.Reader, error) {
 	data, err := a.Objects.Get(ctx, row.Object)
 	if err != nil {
-		return nil, fail("cannot be read from object storage: %v", err)
+		return nil, segmentError(row, "cannot be read from object storage: %v", err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != row.ObjectSHA256 {
-		return nil, fail("its sha256 %s is not the %s the database recorded when it was sealed — the segment was altered or replaced", hex.EncodeToString(sum[:]), row.ObjectSHA256)
+		return nil, segmentError(row, "its sha256 %s is not the %s the database recorded when it was sealed — the segment was altered or replaced", hex.EncodeToString(sum[:]), row.ObjectSHA256)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fail("is not gzip: %v", err)
+		return nil, segmentError(row, "is not gzip: %v", err)
+	}
+	return bufio.NewReaderSize(zr, 64<<10), nil
+}
+
+// read fetches one segment whole and checks it against its row: bytes, seq
+// run, Merkle root.
+func (a *Archive) read(ctx context.Context, row segmentRow) (*openSegment, error) {
+	fail := func(format string, args ...any) error { return segmentError(row, format, args...) }
+	lines, err := a.open(ctx, row)
+	if err != nil {
+		return nil, err
 	}
 	s := &openSegment{row: row, receipts: make([]rowcall.Receipt, 0, row.Last-row.First+1)}
-	dec := json.NewDecoder(bufio.NewReader(zr))
+	dec := json.NewDecoder(lines)
 	hashes := make([]string, 0, cap(s.receipts))
 	for dec.More() {
 		var r rowcall.Receipt
@@ -368,17 +383,43 @@ func (a *Archive) lookup(ctx context.Context, id string) (rowcall.Receipt, bool,
 		if !filters[i].ids.TestString(id) {
 			continue
 		}
-		s, err := a.segment(ctx, filters[i].first)
-		if err != nil {
-			return rowcall.Receipt{}, false, err
-		}
-		for j := range s.receipts {
-			if s.receipts[j].ID == id {
-				return s.receipts[j], true, nil
-			}
+		r, found, err := a.find(ctx, filters[i].first, id)
+		if err != nil || found {
+			return r, found, err
 		}
 	}
 	return rowcall.Receipt{}, false, nil
+}
+
+// find looks for id in the segment starting at first, line by line: only its
+// own line is decoded (each line starts with the receipt's invocation_id).
+func (a *Archive) find(ctx context.Context, first int64, id string) (rowcall.Receipt, bool, error) {
+	var r rowcall.Receipt
+	row, err := scanSegment(a.Store.DB.QueryRowContext(ctx, `SELECT `+segmentColumns+` FROM receipt_segments WHERE first_seq = ?`, first))
+	if err != nil {
+		return r, false, err
+	}
+	lines, err := a.open(ctx, row)
+	if err != nil {
+		return r, false, err
+	}
+	quoted, _ := json.Marshal(id)
+	prefix := append(append([]byte(`{"invocation_id":`), quoted...), ',')
+	for {
+		line, err := lines.ReadBytes('\n')
+		if bytes.HasPrefix(line, prefix) {
+			if jerr := json.Unmarshal(line, &r); jerr != nil || r.Seq < row.First || r.Seq > row.Last {
+				return r, false, segmentError(row, "holds a line for %s that is not one of its receipts", id)
+			}
+			return r, true, nil
+		}
+		if err == io.EOF {
+			return r, false, nil
+		}
+		if err != nil {
+			return r, false, segmentError(row, "cannot be read: %v", err)
+		}
+	}
 }
 
 // filters returns every segment's id filter, loading those sealed since the

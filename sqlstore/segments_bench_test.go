@@ -198,3 +198,32 @@ func peakHeap(f func()) uint64 {
 	<-done
 	return peak
 }
+
+// BenchmarkArchivedConfirm is Store.Receipt of a receipt pruned from the
+// table: its segment (10,000 receipts) found by the id filters, fetched,
+// hash-checked and scanned for its line.
+//
+//	go test ./sqlstore -run '^$' -bench ArchivedConfirm -benchtime 20x
+func BenchmarkArchivedConfirm(b *testing.B) {
+	ctx := context.Background()
+	store, log, keys := newLog(b)
+	appendMany(b, log, 20001)
+	signer, _ := testenv.Signer(b)
+	store.Archive = &sqlstore.Archive{Store: store, Objects: sqlstore.DirObjects{Dir: b.TempDir()}, Signer: signer, Origin: "bench/receipts", Size: 10000}
+	one, err := store.Receipts(ctx, 4321, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Archive.Seal(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Archive.Prune(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		got, err := store.Receipt(ctx, one[0].ID)
+		if err != nil || keys.Check(&got) != nil {
+			b.Fatal(err)
+		}
+	}
+}
