@@ -145,3 +145,16 @@ func TestReceiptSegmentTampered(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A segment's record edited in the database no longer matches the checkpoint
+// signed when it was sealed: the archive's Verify says so.
+func TestReceiptSegmentRecordAltered(t *testing.T) {
+	ctx := context.Background()
+	store, keys, _, _ := archived(t, 30, 10)
+	if _, err := store.DB.Exec(`UPDATE receipt_segments SET head = ? WHERE first_seq = 11`, strings.Repeat("0", 64)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Archive.Verify(ctx, keys); err == nil || !strings.Contains(err.Error(), "receipt segment receipts/00000000000000000011-00000000000000000020.jsonl.gz: its record in the database is not what its signed checkpoint names") {
+		t.Fatalf("Verify of an altered record: %v", err)
+	}
+}
