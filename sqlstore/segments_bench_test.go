@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"sync"
 	"testing"
@@ -172,30 +171,10 @@ func dbBytes(tb testing.TB, store *sqlstore.Store) int64 {
 	return (pages - free) * size
 }
 
-// peakHeap runs f and returns the highest live heap seen (sampled every 5 ms).
+// peakHeap runs f and returns the highest live heap seen.
 func peakHeap(f func()) uint64 {
 	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			peak = max(peak, sample[0].Value.Uint64())
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
+	_, peak := testenv.HeapPeak(f)
 	return peak
 }
 

@@ -7,13 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/testenv"
 )
 
 // receipt verify checks an export as it reads it: verifying a 40,000-receipt
@@ -60,7 +59,7 @@ func TestReceiptVerifyStreams(t *testing.T) {
 	fi, _ := os.Stat(chain)
 
 	runtime.GC()
-	base, peak := heapPeak(func() {
+	base, peak := testenv.HeapPeak(func() {
 		code, out, errs := run(t, nil, "receipt", "verify", chain, "--keys", keys)
 		if code != 0 || !strings.Contains(out, "OK: 40000 receipts, seq 1 to 40000") {
 			t.Fatalf("verify exited %d: %s %s", code, out, errs)
@@ -69,29 +68,4 @@ func TestReceiptVerifyStreams(t *testing.T) {
 	if grew := int64(peak) - int64(base); grew > 16<<20 {
 		t.Fatalf("verifying a %d MB export grew the live heap by %d MB, want under 16", fi.Size()>>20, grew>>20)
 	}
-}
-
-// heapPeak runs f and returns the live heap before and the most seen while
-// it ran (sampled every millisecond).
-func heapPeak(f func()) (base, peak uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	base = sample[0].Value.Uint64()
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			metrics.Read(sample)
-			peak = max(peak, sample[0].Value.Uint64())
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
-	return base, peak
 }
