@@ -82,7 +82,11 @@ func (h *Handler) checkpoint(w http.ResponseWriter, r *http.Request) {
 // origin names this host's receipt chain in its checkpoints: its public URL
 // without the scheme, or its token audience when no public URL is set, then
 // "/receipts" (e.g. rowcall.example.com/receipts).
-func (h *Handler) origin() string {
+func (h *Handler) origin() string { return h.Origin() }
+
+// Origin is the chain's name in this host's checkpoints (its sealed
+// segments' too).
+func (h *Handler) Origin() string {
 	base := h.disp.Audience
 	if h.cfg.PublicURL != "" {
 		base = strings.TrimRight(h.cfg.PublicURL, "/")

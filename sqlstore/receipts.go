@@ -22,13 +22,25 @@ type Signer interface {
 
 // Receipts returns up to limit receipts with seq > after, in chain order: the
 // export that `rowcall receipt verify` checks offline.
+// With an Archive, receipts pruned from the table are read from its segments.
 func (s *Store) Receipts(ctx context.Context, after int64, limit int) ([]rowcall.Receipt, error) {
-	return s.receipts(ctx, `WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	hot, err := s.receipts(ctx, `WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil || s.Archive == nil || (len(hot) > 0 && hot[0].Seq == after+1) {
+		return hot, err
+	}
+	return s.Archive.receipts(ctx, after, limit)
 }
 
-// Receipt returns the receipt with id.
+// Receipt returns the receipt with id (from the Archive's segments too, when
+// the store has one).
 func (s *Store) Receipt(ctx context.Context, id string) (rowcall.Receipt, error) {
 	r, err := scanReceipt(s.DB.QueryRowContext(ctx, `SELECT `+receiptColumns+` FROM receipts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) && s.Archive != nil {
+		var found bool
+		if r, found, err = s.Archive.lookup(ctx, id); err == nil && !found {
+			err = sql.ErrNoRows
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, &rowcall.Error{Code: rowcall.ENotFound, Message: "no receipt " + id,
 			HowToFix: "check the invocation id (inv_…) from the dispatch answer's proof"}

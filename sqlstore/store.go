@@ -34,6 +34,10 @@ type Store struct {
 	// group commits) take fewer, larger statements.
 	MaxParams int
 
+	// Archive, when set, holds the sealed segments of the receipt chain:
+	// Receipt and Receipts read receipts pruned from the table from it.
+	Archive *Archive
+
 	stmts sync.Map // query text → *sql.Stmt, for the statements every call runs
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -47,47 +48,76 @@ func (c *ReceiptVerifyCommand) Run(ctx context.Context, env *Env, args []string)
 	if err != nil {
 		return err
 	}
-	chain, own, err := readReceipts(env, args[0])
-	if err != nil {
-		return err
+	type checkpoint struct {
+		from string
+		cp   ledger.Checkpoint
 	}
-	type checkpoint struct{ from, text string }
 	var checkpoints []checkpoint
-	if own != "" {
-		checkpoints = append(checkpoints, checkpoint{"the export's own checkpoint", own})
+	open := func(from, text string) error {
+		cp, err := keys.OpenCheckpoint([]byte(text))
+		if err != nil {
+			return fmt.Errorf("FAILED: %s: %w", from, err)
+		}
+		checkpoints = append(checkpoints, checkpoint{from, cp})
+		return nil
 	}
 	if file := c.checkpoint; file != "" {
 		text, err := readCheckpoint(env, file)
 		if err != nil {
 			return err
 		}
-		checkpoints = append(checkpoints, checkpoint{"checkpoint " + file, text})
-	}
-	if len(chain) == 1 && len(checkpoints) == 0 {
-		if err := keys.Check(&chain[0]); err != nil {
-			return fmt.Errorf("FAILED: %w", err)
+		if err := open("checkpoint "+file, text); err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "OK: receipt %s (seq %d) is intact and signed by key %s\n", chain[0].ID, chain[0].Seq, chain[0].KeyID)
+	}
+	// The receipts are checked as they are read, one at a time (ledger.Chain):
+	// memory does not grow with the chain.
+	chain := keys.NewChain()
+	for _, c := range checkpoints {
+		chain.Watch(c.cp.Size)
+	}
+	ownFirst := func(text string) error { // the export's own checkpoint, before its receipts
+		if err := open("the export's own checkpoint", text); err != nil {
+			return err
+		}
+		checkpoints = append(checkpoints[len(checkpoints)-1:], checkpoints[:len(checkpoints)-1]...)
+		chain.Watch(checkpoints[0].cp.Size)
 		return nil
 	}
-	if err := keys.Verify(chain); err != nil {
-		return fmt.Errorf("FAILED: %w", err)
+	var first rowcall.Receipt
+	var broken error
+	add := func(r *rowcall.Receipt) {
+		if chain.Count() == 0 {
+			first = *r
+		}
+		if broken == nil {
+			broken = chain.Add(r)
+		}
+	}
+	if err := readReceipts(env, args[0], ownFirst, add); err != nil {
+		return err
+	}
+	if chain.Count() == 1 && len(checkpoints) == 0 {
+		if err := keys.Check(&first); err != nil {
+			return fmt.Errorf("FAILED: %w", err)
+		}
+		fmt.Fprintf(w, "OK: receipt %s (seq %d) is intact and signed by key %s\n", first.ID, first.Seq, first.KeyID)
+		return nil
+	}
+	if broken != nil {
+		return fmt.Errorf("FAILED: %w", broken)
 	}
 	var agreed []string
 	for _, c := range checkpoints {
-		cp, err := keys.OpenCheckpoint([]byte(c.text))
-		if err == nil {
-			err = cp.Match(chain)
-		}
-		if err != nil {
+		if err := chain.Match(c.cp); err != nil {
 			return fmt.Errorf("FAILED: %s: %w", c.from, err)
 		}
-		agreed = append(agreed, fmt.Sprintf("OK: the chain agrees with %s (%s, seq %d)", c.from, cp.Origin, cp.Size))
+		agreed = append(agreed, fmt.Sprintf("OK: the chain agrees with %s (%s, seq %d)", c.from, c.cp.Origin, c.cp.Size))
 	}
-	if len(chain) == 0 {
+	if chain.Count() == 0 {
 		fmt.Fprintln(w, "OK: 0 receipts")
 	} else {
-		fmt.Fprintf(w, "OK: %d receipts, seq %d to %d, every one intact, signed and linked to the one before\n", len(chain), chain[0].Seq, chain[len(chain)-1].Seq)
+		fmt.Fprintf(w, "OK: %d receipts, seq %d to %d, every one intact, signed and linked to the one before\n", chain.Count(), chain.First(), chain.Last())
 	}
 	for _, line := range agreed {
 		fmt.Fprintln(w, line)
@@ -95,38 +125,92 @@ func (c *ReceiptVerifyCommand) Run(ctx context.Context, env *Env, args []string)
 	return nil
 }
 
-// readReceipts accepts one receipt, a confirm answer {"receipt":…}, an export
-// {"receipts":[…],"checkpoint":…} or a plain array; checkpoint is the
-// export's signed checkpoint, if it has one.
-func readReceipts(env *Env, file string) (chain []rowcall.Receipt, checkpoint string, err error) {
-	var raw json.RawMessage
-	if err := readJSON(env, file, &raw); err != nil {
-		return nil, "", err
+// readReceipts streams file to add, one receipt at a time: one receipt, a
+// confirm answer {"receipt":…}, an export {"checkpoint":…,"receipts":[…]} or
+// a plain array. An export's signed checkpoint goes to checkpoint before its
+// receipts are read; one that comes after them is refused.
+func readReceipts(env *Env, file string, checkpoint func(string) error, add func(*rowcall.Receipt)) error {
+	in, err := openInput(env, file)
+	if err != nil {
+		return err
 	}
-	var list []rowcall.Receipt
-	if json.Unmarshal(raw, &list) == nil {
-		return list, "", nil
+	defer in.Close()
+	dec := json.NewDecoder(bufio.NewReader(in))
+	bad := func(err error) error { return fmt.Errorf("%s is not receipts JSON: %w", file, err) }
+	list := func() error { // the '[' is read
+		for dec.More() {
+			var r rowcall.Receipt
+			if err := dec.Decode(&r); err != nil {
+				return bad(err)
+			}
+			add(&r)
+		}
+		_, err := dec.Token()
+		return err
 	}
-	var wrapped struct {
-		Receipts   []rowcall.Receipt `json:"receipts"`
-		Receipt    *rowcall.Receipt  `json:"receipt"`
-		Checkpoint string            `json:"checkpoint"`
+	tok, err := dec.Token()
+	if err != nil {
+		return bad(err)
 	}
-	if err := json.Unmarshal(raw, &wrapped); err != nil {
-		return nil, "", fmt.Errorf("%s is not receipts JSON: %w", file, err)
+	switch tok {
+	case json.Delim('['):
+		return list()
+	case json.Delim('{'):
+	default:
+		return fmt.Errorf("%s holds no receipt", file)
 	}
-	if wrapped.Receipt != nil {
-		return []rowcall.Receipt{*wrapped.Receipt}, "", nil
+	fields := map[string]json.RawMessage{} // of one receipt, or an answer's
+	listed := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		name, _ := key.(string)
+		if name == "receipts" {
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+				return bad(fmt.Errorf("receipts is not a list"))
+			}
+			if err := list(); err != nil {
+				return err
+			}
+			listed = true
+			continue
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return bad(err)
+		}
+		if name == "checkpoint" {
+			var text string
+			if json.Unmarshal(v, &text) == nil && text != "" {
+				if listed {
+					return fmt.Errorf("%s: its checkpoint comes after its receipts; put it first, as rowcall receipt export does, or give it as --checkpoint", file)
+				}
+				if err := checkpoint(text); err != nil {
+					return err
+				}
+			}
+		}
+		fields[name] = v
 	}
-	if wrapped.Receipts != nil {
-		return wrapped.Receipts, wrapped.Checkpoint, nil
+	if listed {
+		return nil
 	}
 	var one rowcall.Receipt
-	json.Unmarshal(raw, &one)
-	if one.ID == "" {
-		return nil, "", fmt.Errorf("%s holds no receipt", file)
+	if r, ok := fields["receipt"]; ok {
+		if err := json.Unmarshal(r, &one); err != nil {
+			return bad(err)
+		}
+	} else {
+		b, _ := json.Marshal(fields)
+		json.Unmarshal(b, &one)
 	}
-	return []rowcall.Receipt{one}, "", nil
+	if one.ID == "" {
+		return fmt.Errorf("%s holds no receipt", file)
+	}
+	add(&one)
+	return nil
 }
 
 // readCheckpoint reads a saved checkpoint: its signed-note text, or an

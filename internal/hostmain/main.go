@@ -42,6 +42,7 @@ import (
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/runners/fn"
 	"github.com/rowcall/rowcall/runners/fn/modules"
+	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
@@ -73,6 +74,11 @@ type Main struct {
 	srv     *http.Server
 	served  chan error     // Serve's end
 	closers []func() error // run by Close, last first
+	archive struct {
+		dir           string
+		size          int
+		retain, every time.Duration
+	}
 }
 
 // NewMain returns a Main that reads the process environment.
@@ -107,6 +113,10 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.IntVar(&m.fnConfig.MaxConcurrent, "fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	m.limits = limitFlags(fs)
+	fs.StringVar(&m.archive.dir, "receipt-archive", "", "seal the receipt chain into segments in this directory (object storage), keeping only the retention window in the database (\"\": keep every receipt in the database)")
+	fs.IntVar(&m.archive.size, "receipt-segment", sqlstore.DefaultSegmentSize, "receipts per sealed segment (with --receipt-archive)")
+	fs.DurationVar(&m.archive.retain, "receipt-retain", 30*24*time.Hour, "how long sealed receipts stay in the database too (with --receipt-archive; 0: only the newest)")
+	fs.DurationVar(&m.archive.every, "receipt-seal-every", time.Minute, "how often full segments are sealed and old receipts pruned (with --receipt-archive)")
 	fs.StringVar(&m.MetricsAddr, "metrics-addr", "", "also serve Prometheus metrics at /metrics on this address, without a key (e.g. 127.0.0.1:9464); the API's /metrics takes the owner key")
 }
 
@@ -216,6 +226,20 @@ func (m *Main) Run(ctx context.Context) error {
 	background, stop := context.WithCancel(context.Background())
 	go a.Run(background) // embeds rows after their writes
 	m.closers = append(m.closers, func() error { stop(); return nil })
+	if m.archive.dir != "" {
+		if m.archive.size < 1 || m.archive.every <= 0 || m.archive.retain < 0 {
+			return fmt.Errorf("--receipt-segment must be at least 1, --receipt-seal-every positive and --receipt-retain not negative")
+		}
+		a.Store.Archive = &sqlstore.Archive{Store: a.Store, Objects: sqlstore.DirObjects{Dir: m.archive.dir}, Signer: signer,
+			Origin: a.API.Origin(), Size: m.archive.size, Retain: m.archive.retain}
+		sealing, sealed := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			a.Store.Archive.Run(sealing, m.archive.every, func(err error) { slog.Error("receipt segments", "err", err) })
+		}()
+		m.closers = append(m.closers, func() error { sealed(); <-done; return nil })
+	}
 	if freshDatabase(applied) && !s.NoExamples {
 		created, err := examplerows.InstallAll(ctx, registry, a.Store)
 		if err != nil {

@@ -47,7 +47,7 @@ type Checkpoint struct {
 var emptyRoot = sha256.Sum256(nil)
 
 // text is the checkpoint's note text.
-func (c Checkpoint) text() (string, error) {
+func (c Checkpoint) text(extra ...string) (string, error) {
 	root := emptyRoot[:]
 	if c.Size > 0 {
 		b, err := hex.DecodeString(c.Head)
@@ -56,12 +56,21 @@ func (c Checkpoint) text() (string, error) {
 		}
 		root = b
 	}
-	return c.Origin + "\n" + strconv.FormatInt(c.Size, 10) + "\n" + base64.StdEncoding.EncodeToString(root) + "\n", nil
+	text := c.Origin + "\n" + strconv.FormatInt(c.Size, 10) + "\n" + base64.StdEncoding.EncodeToString(root) + "\n"
+	for _, l := range extra { // C2SP's extension lines
+		if l == "" || strings.Contains(l, "\n") {
+			return "", fmt.Errorf("ledger: checkpoint extension line %q is empty or holds a newline", l)
+		}
+		text += l + "\n"
+	}
+	return text, nil
 }
 
 // SignCheckpoint returns c as a signed note.
-func (s *Signer) SignCheckpoint(c Checkpoint) ([]byte, error) {
-	text, err := c.text()
+func (s *Signer) SignCheckpoint(c Checkpoint) ([]byte, error) { return s.signCheckpoint(c) }
+
+func (s *Signer) signCheckpoint(c Checkpoint, extra ...string) ([]byte, error) {
+	text, err := c.text(extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +105,12 @@ func noteVerifier(name string, pub ed25519.PublicKey) (note.Verifier, error) {
 
 // OpenCheckpoint reads a signed checkpoint and checks that one of k signed it.
 func (k Keys) OpenCheckpoint(signed []byte) (Checkpoint, error) {
+	c, _, err := k.openCheckpoint(signed)
+	return c, err
+}
+
+// openCheckpoint is OpenCheckpoint that also returns the extension lines.
+func (k Keys) openCheckpoint(signed []byte) (Checkpoint, []string, error) {
 	origin, _, _ := bytes.Cut(signed, []byte("\n"))
 	var list []note.Verifier
 	for _, pub := range k {
@@ -108,28 +123,28 @@ func (k Keys) OpenCheckpoint(signed []byte) (Checkpoint, error) {
 	var invalid *note.InvalidSignatureError
 	switch {
 	case errors.As(err, &unverified):
-		return Checkpoint{}, errors.New("the checkpoint is not signed by any of the keys given")
+		return Checkpoint{}, nil, errors.New("the checkpoint is not signed by any of the keys given")
 	case errors.As(err, &invalid):
-		return Checkpoint{}, errors.New("the checkpoint's signature does not verify — the checkpoint was altered or forged")
+		return Checkpoint{}, nil, errors.New("the checkpoint's signature does not verify — the checkpoint was altered or forged")
 	case err != nil:
-		return Checkpoint{}, fmt.Errorf("this is not a signed checkpoint (%v)", err)
+		return Checkpoint{}, nil, fmt.Errorf("this is not a signed checkpoint (%v)", err)
 	}
 	lines := strings.Split(strings.TrimSuffix(n.Text, "\n"), "\n")
 	if len(lines) < 3 {
-		return Checkpoint{}, errors.New("the checkpoint has fewer than three lines (origin, size, root)")
+		return Checkpoint{}, nil, errors.New("the checkpoint has fewer than three lines (origin, size, root)")
 	}
 	c := Checkpoint{Origin: lines[0]}
 	if c.Size, err = strconv.ParseInt(lines[1], 10, 64); err != nil || c.Size < 0 {
-		return Checkpoint{}, fmt.Errorf("the checkpoint's size %q is not a count", lines[1])
+		return Checkpoint{}, nil, fmt.Errorf("the checkpoint's size %q is not a count", lines[1])
 	}
 	root, err := base64.StdEncoding.DecodeString(lines[2])
 	if err != nil || len(root) != sha256.Size {
-		return Checkpoint{}, fmt.Errorf("the checkpoint's root %q is not a base64 SHA-256", lines[2])
+		return Checkpoint{}, nil, fmt.Errorf("the checkpoint's root %q is not a base64 SHA-256", lines[2])
 	}
 	if c.Size > 0 {
 		c.Head = hex.EncodeToString(root)
 	}
-	return c, nil
+	return c, lines[3:], nil
 }
 
 // Match checks that chain (in seq order, as Verify checks it) is consistent
