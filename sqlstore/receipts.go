@@ -23,7 +23,48 @@ type Signer interface {
 // Receipts returns up to limit receipts with seq > after, in chain order: the
 // export that `rowcall receipt verify` checks offline.
 func (s *Store) Receipts(ctx context.Context, after int64, limit int) ([]rowcall.Receipt, error) {
-	return s.receipts(ctx, `WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	out := []rowcall.Receipt{}
+	err := s.EachReceipt(ctx, after, limit, func(r *rowcall.Receipt) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// EachReceipt calls fn with each receipt Receipts returns, in chain order, as
+// it is read (in queries of ReadPage receipts when that is set); fn's
+// *Receipt is valid only during the call. An error from fn stops the read and
+// is returned.
+func (s *Store) EachReceipt(ctx context.Context, after int64, limit int, fn func(*rowcall.Receipt) error) error {
+	for limit > 0 {
+		n := limit
+		if s.ReadPage > 0 {
+			n = min(n, s.ReadPage)
+		}
+		got := 0
+		rows, err := s.DB.QueryContext(ctx, `SELECT `+receiptColumns+` FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?`, after, n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			r, err := scanReceipt(rows)
+			if err == nil {
+				err = fn(&r)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			got, after = got+1, r.Seq
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil || got < n {
+			return err
+		}
+		limit -= got
+	}
+	return nil
 }
 
 // Receipt returns the receipt with id.

@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 )
 
 // ReceiptExportCommand is `rowcall receipt export`: the whole chain as one
 // JSON document on stdout, {"checkpoint":…,"receipts":[…]}. The checkpoint
-// is fetched first, so the chain exported after it reaches it.
+// is fetched first, so the chain exported after it reaches it. It holds one
+// page of the chain at a time.
 type ReceiptExportCommand struct{ client }
 
 func (c *ReceiptExportCommand) Usage() (string, string) {
@@ -22,30 +26,52 @@ func (c *ReceiptExportCommand) Run(ctx context.Context, env *Env, args []string)
 		return usageError("receipt export", c)
 	}
 	c.connect(ctx, env)
-	doc := map[string]any{}
+	// The document is written page by page as the pages arrive, in the bytes
+	// printJSON writes for the whole document: keys sorted, two-space indent.
+	out := bufio.NewWriter(env.Stdout)
+	out.WriteString("{\n")
 	if status, text, err := c.text("/.well-known/rowcall-checkpoint"); err != nil {
 		return err
 	} else if status == 200 {
-		doc["checkpoint"] = text
+		b, _ := json.Marshal(text)
+		fmt.Fprintf(out, "  \"checkpoint\": %s,\n", b)
 	}
-	all := []any{}
+	out.WriteString(`  "receipts": [`)
+	var one bytes.Buffer
+	enc := json.NewEncoder(&one)
+	enc.SetIndent("    ", "  ")
+	n := 0
 	after := int64(0)
 	for {
-		status, out, err := c.do("GET", fmt.Sprintf("/api/receipts?after=%d&limit=1000", after), nil)
+		status, page, err := c.do("GET", fmt.Sprintf("/api/receipts?after=%d&limit=1000", after), nil)
 		if err != nil {
 			return err
 		}
 		if status != 200 {
-			return fmt.Errorf("HTTP %d: %v", status, out)
+			return fmt.Errorf("HTTP %d: %v", status, page)
 		}
-		list, _ := out["receipts"].([]any)
-		all = append(all, list...)
-		next, ok := out["next_after"].(float64)
+		list, _ := page["receipts"].([]any)
+		for _, r := range list {
+			if n > 0 {
+				out.WriteByte(',')
+			}
+			n++
+			out.WriteString("\n    ")
+			one.Reset()
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+			out.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+		}
+		next, ok := page["next_after"].(float64)
 		if !ok {
 			break
 		}
 		after = int64(next)
 	}
-	doc["receipts"] = all
-	return printJSON(env.Stdout, doc)
+	if n > 0 {
+		out.WriteString("\n  ")
+	}
+	out.WriteString("]\n}\n")
+	return out.Flush()
 }
