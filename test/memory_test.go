@@ -108,7 +108,7 @@ func rss(b *testing.B, pid int) float64 {
 // process with 10,000 rows after one registry request and after 20
 // (docs/benchmarks.md): flat means the two are within 10%.
 func BenchmarkRegistryRSS(b *testing.B) {
-	h := startHost(b, nil)
+	h := startHost(b, nil, "ROWCALL_EMBED_PROVIDER=off") // words only: the encoder's weights are not what is measured
 	importRows(b, h, rowgen.Noise(10_000, 7))
 	pid := h.cmd.Process.Pid
 	get := func() {
