@@ -25,6 +25,11 @@ type DirectoryReader interface {
 	// AllRows returns every row the scope covers (nil: every row); enabled and
 	// planner-visible ones only unless all.
 	AllRows(ctx context.Context, scope *Scope, all bool) ([]Row, error)
+	// CountRows is how many rows AllRows would return; EachRow calls fn with
+	// each of them in the same order as it is read, without collecting them
+	// (the registry document streams).
+	CountRows(ctx context.Context, scope *Scope, all bool) (int, error)
+	EachRow(ctx context.Context, scope *Scope, all bool, fn func(*Row) error) error
 	// RowsByKey returns the stored rows among keys.
 	RowsByKey(ctx context.Context, keys []string) (map[string]Row, error)
 	// KeyCategories returns every row's key and category (nothing else set).
@@ -100,6 +105,9 @@ type Tokens interface {
 type ReceiptReader interface {
 	// Receipts returns up to limit receipts with seq > after, in chain order.
 	Receipts(ctx context.Context, after int64, limit int) ([]Receipt, error)
+	// EachReceipt calls fn with each of those receipts as it is read (the
+	// export streams).
+	EachReceipt(ctx context.Context, after int64, limit int, fn func(*Receipt) error) error
 	Receipt(ctx context.Context, id string) (Receipt, error)
 	// ChainHead is the newest receipt's seq and sha256 (0, "" for none).
 	ChainHead(ctx context.Context) (seq int64, sha256 string, err error)

@@ -1,12 +1,11 @@
 package api
 
 import (
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -131,21 +130,23 @@ func (h *Handler) registry(w http.ResponseWriter, r *http.Request, c Caller) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	rows, err := h.dir.AllRows(r.Context(), scope, all)
+	n, err := h.dir.CountRows(r.Context(), scope, all)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	var out = json.NewEncoder(w)
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		w.Header().Set("Content-Encoding", "gzip")
-		gz := gzip.NewWriter(w)
-		defer gz.Close()
-		out = json.NewEncoder(gz)
+	// Rows are written as they are read (arrayStream), the count first.
+	out := newArrayStream(w, r, true, `{"count":`+strconv.Itoa(n)+`,"rows":[`)
+	err = h.dir.EachRow(r.Context(), scope, all, func(row *rowcall.Row) error { return out.add(row) })
+	if err == nil && out.n != n {
+		err = fmt.Errorf("the directory changed while it was read: %d rows counted, %d read", n, out.n)
 	}
-	out.SetEscapeHTML(false)
-	out.Encode(ordered{{"count", len(rows)}, {"rows", rows}})
+	if err == nil {
+		err = out.end("]}")
+	}
+	if err != nil {
+		out.fail(r, err)
+	}
 }
 
 // baseURL is this host's public base URL: the configured one, or the request's

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -32,16 +33,23 @@ func (h *Handler) exportReceipts(w http.ResponseWriter, r *http.Request, c Calle
 		writeError(w, r, err)
 		return
 	}
-	list, err := h.store.Receipts(r.Context(), int64(after), limit)
+	// Receipts are written as they are read (arrayStream).
+	out := newArrayStream(w, r, false, `{"receipts":[`)
+	var last int64
+	err = h.store.EachReceipt(r.Context(), int64(after), limit, func(rc *rowcall.Receipt) error {
+		last = rc.Seq
+		return out.add(rc)
+	})
+	next := "null"
+	if out.n == limit {
+		next = strconv.FormatInt(last, 10)
+	}
+	if err == nil {
+		err = out.end(`],"next_after":` + next + "}")
+	}
 	if err != nil {
-		writeError(w, r, err)
-		return
+		out.fail(r, err)
 	}
-	var next any
-	if len(list) == limit {
-		next = list[len(list)-1].Seq
-	}
-	writeJSON(w, http.StatusOK, ordered{{"receipts", list}, {"next_after", next}})
 }
 
 // receiptKeys handles GET /.well-known/rowcall-receipt-keys: the public keys

@@ -24,11 +24,68 @@ type Signer interface {
 // export that `rowcall receipt verify` checks offline.
 // With an Archive, receipts pruned from the table are read from its segments.
 func (s *Store) Receipts(ctx context.Context, after int64, limit int) ([]rowcall.Receipt, error) {
-	hot, err := s.receipts(ctx, `WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
-	if err != nil || s.Archive == nil || (len(hot) > 0 && hot[0].Seq == after+1) {
-		return hot, err
+	out := []rowcall.Receipt{}
+	err := s.EachReceipt(ctx, after, limit, func(r *rowcall.Receipt) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// EachReceipt calls fn with each receipt Receipts returns, in chain order, as
+// it is read (in queries of ReadPage receipts when that is set); fn's
+// *Receipt is valid only during the call. An error from fn stops the read and
+// is returned.
+func (s *Store) EachReceipt(ctx context.Context, after int64, limit int, fn func(*rowcall.Receipt) error) error {
+	if s.Archive != nil && limit > 0 {
+		// Receipts pruned from the table come from the sealed segments first.
+		var first sql.NullInt64
+		if err := s.DB.QueryRowContext(ctx, `SELECT MIN(seq) FROM receipts WHERE seq > ?`, after).Scan(&first); err != nil {
+			return err
+		}
+		if !first.Valid || first.Int64 != after+1 {
+			old, err := s.Archive.archived(ctx, after, limit)
+			if err != nil {
+				return err
+			}
+			for i := range old {
+				if err := fn(&old[i]); err != nil {
+					return err
+				}
+				after = old[i].Seq
+			}
+			limit -= len(old)
+		}
 	}
-	return s.Archive.receipts(ctx, after, limit)
+	for limit > 0 {
+		n := limit
+		if s.ReadPage > 0 {
+			n = min(n, s.ReadPage)
+		}
+		got := 0
+		rows, err := s.DB.QueryContext(ctx, `SELECT `+receiptColumns+` FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?`, after, n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			r, err := scanReceipt(rows)
+			if err == nil {
+				err = fn(&r)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			got, after = got+1, r.Seq
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil || got < n {
+			return err
+		}
+		limit -= got
+	}
+	return nil
 }
 
 // Receipt returns the receipt with id (from the Archive's segments too, when

@@ -38,6 +38,12 @@ type Store struct {
 	// Receipt and Receipts read receipts pruned from the table from it.
 	Archive *Archive
 
+	// ReadPage, when set, makes the long reads (EachRow, EachReceipt) query
+	// this many rows at a time instead of holding one cursor: for a backend
+	// that returns whole result sets (D1, libSQL over HTTP), so that one
+	// result set stays small.
+	ReadPage int
+
 	stmts sync.Map // query text → *sql.Stmt, for the statements every call runs
 }
 
@@ -64,6 +70,10 @@ func (s *Store) maxParams() int {
 	}
 	return MaxParams
 }
+
+// WholePage is the ReadPage of the backends that return whole result sets:
+// 500 directory rows are about 320 KB.
+const WholePage = 500
 
 // New returns a Store over db.
 func New(db *sql.DB) *Store { return &Store{DB: db} }

@@ -68,6 +68,7 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/outbound"
+	"github.com/rowcall/rowcall/sqlstore"
 )
 
 func main() {
@@ -110,6 +111,7 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		// embeds rows: the core builds no Indexer of its own.
 		Embedder: a.embedder, Vectors: a.vectors, KeepsVectors: a.sync != nil,
 		DB: inst.db, Signer: signer, OwnerKeys: func() []string { return keys },
+		ReadPage: sqlstore.WholePage, // D1 answers a query's rows at once
 		// Each call reads its own request's env (requestEnv).
 		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },
 		Client:  func(policy outbound.Policy, _ time.Duration) *http.Client { return client(policy, inst.fetcher) },

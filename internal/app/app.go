@@ -89,6 +89,7 @@ type Fn interface {
 type Platform struct {
 	DB        *sql.DB
 	MaxParams int // bound parameters a statement may carry (0: D1's 100)
+	ReadPage  int // rows per query of a long read, where result sets come whole (sqlstore.Store.ReadPage)
 	Signer    *ledger.Signer
 	OwnerKeys func() []string // the owner keys valid now
 
@@ -166,6 +167,7 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.MaxParams > 0 {
 		a.Store.MaxParams = p.MaxParams
 	}
+	a.Store.ReadPage = p.ReadPage
 	// Every ranking for plain words (ask, did_you_mean, MCP's
 	// search_capabilities) is the Ranker's: the directory's and the
 	// dispatcher's Search is it.

@@ -12,8 +12,9 @@ import (
 // ReceiptExportCommand is `rowcall receipt export`: the whole chain as one
 // JSON document on stdout, {"checkpoint":…,"receipts":[…]}, written page by
 // page as it is read (archived segments included: the host reads across
-// them). The checkpoint is fetched first, so the chain exported after it
-// reaches it, and comes first, so verify can stream the receipts after it.
+// them), so it holds one page of the chain at a time. The checkpoint is
+// fetched first, so the chain exported after it reaches it, and comes first,
+// so verify can stream the receipts after it.
 type ReceiptExportCommand struct{ client }
 
 func (c *ReceiptExportCommand) Usage() (string, string) {
@@ -27,47 +28,52 @@ func (c *ReceiptExportCommand) Run(ctx context.Context, env *Env, args []string)
 		return usageError("receipt export", c)
 	}
 	c.connect(ctx, env)
-	w := bufio.NewWriter(env.Stdout)
-	w.WriteString("{\n")
+	// The document is written page by page as the pages arrive, in the bytes
+	// printJSON writes for the whole document: keys sorted, two-space indent.
+	out := bufio.NewWriter(env.Stdout)
+	out.WriteString("{\n")
 	if status, text, err := c.text("/.well-known/rowcall-checkpoint"); err != nil {
 		return err
 	} else if status == 200 {
-		cp, _ := json.Marshal(text)
-		fmt.Fprintf(w, "  \"checkpoint\": %s,\n", cp)
+		b, _ := json.Marshal(text)
+		fmt.Fprintf(out, "  \"checkpoint\": %s,\n", b)
 	}
-	// Each page is written as it arrives: memory stays one page, whatever
-	// the chain's length.
-	w.WriteString(`  "receipts": [`)
+	out.WriteString(`  "receipts": [`)
+	var one bytes.Buffer
+	enc := json.NewEncoder(&one)
+	enc.SetIndent("    ", "  ")
 	n := 0
-	for after := int64(0); ; {
-		status, raw, err := c.text(fmt.Sprintf("/api/receipts?after=%d&limit=1000", after))
+	after := int64(0)
+	for {
+		status, page, err := c.do("GET", fmt.Sprintf("/api/receipts?after=%d&limit=1000", after), nil)
 		if err != nil {
 			return err
 		}
-		var page struct {
-			Receipts  []json.RawMessage `json:"receipts"`
-			NextAfter *int64            `json:"next_after"`
+		if status != 200 {
+			return fmt.Errorf("HTTP %d: %v", status, page)
 		}
-		if err := json.Unmarshal([]byte(raw), &page); err != nil || status != 200 {
-			return fmt.Errorf("HTTP %d: %s", status, raw)
-		}
-		for _, r := range page.Receipts {
-			if n++; n > 1 {
-				w.WriteByte(',')
+		list, _ := page["receipts"].([]any)
+		for _, r := range list {
+			if n > 0 {
+				out.WriteByte(',')
 			}
-			w.WriteString("\n    ")
-			var b bytes.Buffer
-			json.Indent(&b, r, "    ", "  ")
-			w.Write(b.Bytes())
+			n++
+			out.WriteString("\n    ")
+			one.Reset()
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+			out.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
 		}
-		if page.NextAfter == nil {
+		next, ok := page["next_after"].(float64)
+		if !ok {
 			break
 		}
-		after = *page.NextAfter
+		after = int64(next)
 	}
 	if n > 0 {
-		w.WriteString("\n  ")
+		out.WriteString("\n  ")
 	}
-	w.WriteString("]\n}\n")
-	return w.Flush()
+	out.WriteString("]\n}\n")
+	return out.Flush()
 }

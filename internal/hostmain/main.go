@@ -211,6 +211,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if embedded {
 		p.MaxParams = sqlite.MaxParams // group commits in few statements
+	} else {
+		p.ReadPage = sqlstore.WholePage // libSQL over HTTP answers a query's rows at once
 	}
 	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
 	// nothing else on loopback unless the operator allows it.
