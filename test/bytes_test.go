@@ -142,4 +142,3 @@ func TestIntentToReceiptBytes(t *testing.T) {
 		}
 	})
 }
-
