@@ -179,6 +179,7 @@ type SearchFilter struct {
 	Scope *Scope // only rows a token covers, when set
 	Limit int    // 10 when 0, at most 100
 	All   bool   // include disabled and planner-hidden rows (did_you_mean for the owner)
+	Near  bool   // drop hits far below the best (internal/vectors.Ranker: Floor, WordsFloor)
 }
 
 // Hit is one ranked row.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,7 +17,7 @@ import (
 )
 
 // dispatchGet handles GET /api/dispatch: ?confirm=inv_… (public, keyless),
-// ?key=K&format=markdown|json (the contract document), ?key=K&run=1&body=…
+// ?key=K&format=markdown|brief|json (the contract document), ?key=K&run=1&body=…
 // (the run-now URL), ?ask=<plain words>, ?registry=1.
 func (h *Handler) dispatchGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -66,10 +67,13 @@ func (h *Handler) contractDoc(w http.ResponseWriter, r *http.Request, c Caller) 
 	case "", "markdown", "md":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 		w.Write([]byte(doc.Markdown()))
+	case "brief":
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Write([]byte(doc.Brief()))
 	case "json":
 		writeJSON(w, http.StatusOK, doc)
 	default:
-		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "format must be markdown or json; got " + f})
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "format must be markdown, brief or json; got " + f})
 	}
 }
 
@@ -87,7 +91,9 @@ func (h *Handler) runNow(w http.ResponseWriter, r *http.Request, c Caller) {
 
 // ask handles GET /api/dispatch?ask=<plain words>&limit=N: rows ranked for an
 // intent by words and meaning (the directory's Search is internal/vectors.Ranker;
-// score is its mix, higher is better), within what the caller may see.
+// score is its mix, higher is better), within what the caller may see, without
+// those far below the best (SearchFilter.Near). Each match says how to call
+// it: call is the POST /api/dispatch body of its first example.
 func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
 	limit, err := queryInt(q.Get("limit"), "limit", 5, 1, 50)
@@ -95,7 +101,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit})
+	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit, Near: true})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -104,9 +110,16 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 	matches := make([]ordered, 0, len(hits))
 	for _, hit := range hits {
 		row := hit.Row
-		matches = append(matches, ordered{{"key", row.Key}, {"type", row.Type}, {"category", row.Category},
-			{"what", row.Description()}, {"when_to_use", row.DocLine("WHEN_TO_USE")}, {"args", row.DocLine("ARGS")},
-			{"contract", base + "/api/dispatch?key=" + row.Key + "&format=markdown"}, {"score", hit.Score}})
+		m := ordered{{"key", row.Key}, {"type", row.Type}, {"category", row.Category}, {"what", row.Description()}}
+		if s := row.DocLine("WHEN_TO_USE"); s != "" {
+			m = append(m, kv{"when_to_use", s})
+		}
+		if s := row.DocLine("ARGS"); s != "" {
+			m = append(m, kv{"args", s})
+		}
+		m = append(m, kv{"call", ordered{{"key", row.Key}, {"body", contract.Example(&row)}}},
+			kv{"contract", base + "/api/dispatch?key=" + row.Key + "&format=brief"}, kv{"score", math.Round(hit.Score*1000) / 1000})
+		matches = append(matches, m)
 	}
 	writeJSON(w, http.StatusOK, ordered{{"ask", q.Get("ask")}, {"matches", matches}})
 }

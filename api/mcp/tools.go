@@ -345,7 +345,7 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	}
 	limit = min(limit, 25)
 	c, _ := st.current()
-	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5)})
+	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true})
 	if err != nil {
 		slog.Error("mcp: search", "err", err)
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}, nil

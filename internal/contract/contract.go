@@ -9,6 +9,13 @@
 // are about 4.4 KB because scaffolding dominates; these carry the same blocks
 // in under 2,500 bytes for a typical row by saying each thing once.
 //
+// Brief renders the short form (format=brief, about 1 KB): the blocks a
+// caller acts on before and after one call — capability and when to use, the
+// run-now URL, the example call, type · runner · auth · risk, inputs and
+// outputs, what the credential can do, the machine contract in one line, the
+// contract hash, the receipt link — and a link to the full document for the
+// rest (path, ledger, repair, troubleshooting).
+//
 // Build assembles a row's Doc from its contract fingerprint, the base URL the
 // links start with and the Viewer (what the caller's credential may do); the
 // Doc is the JSON form, and Markdown renders the text form.
@@ -31,6 +38,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -72,7 +80,8 @@ type Inputs struct {
 // Build assembles the document for row at base (the host's URL).
 func Build(row *rowcall.Row, contract, base string, v Viewer) Doc {
 	base = strings.TrimRight(base, "/")
-	example := firstExample(row)
+	example := Example(row)
+	document := base + "/api/dispatch?key=" + row.Key + "&format=markdown"
 	category := row.Category
 	if category == "" {
 		category = "uncategorized"
@@ -98,17 +107,18 @@ func Build(row *rowcall.Row, contract, base string, v Viewer) Doc {
 			"Keep proof.invocation_id: the receipt is the record of what ran.",
 		},
 		Links: map[string]string{
-			"invoke":  "POST " + base + "/api/dispatch",
-			"preview": "POST " + base + "/api/dispatch {\"key\":\"" + row.Key + "\",\"body\":…,\"shape\":true}",
-			"receipt": base + "/api/dispatch?confirm=<invocation_id>",
-			"ledger":  base + "/api/directory/" + row.Key + "/history",
-			"repair":  "PATCH " + base + "/api/directory/" + row.Key,
+			"invoke":   "POST " + base + "/api/dispatch",
+			"preview":  "POST " + base + "/api/dispatch {\"key\":\"" + row.Key + "\",\"body\":…,\"shape\":true}",
+			"receipt":  base + "/api/dispatch?confirm=<invocation_id>",
+			"ledger":   base + "/api/directory/" + row.Key + "/history",
+			"repair":   "PATCH " + base + "/api/directory/" + row.Key,
+			"document": document,
 		},
 		Troubleshoot: [][3]string{
 			{"unknown_key", "use did_you_mean, or ask in plain words", base + "/api/dispatch?ask=<words>"},
 			{"ERR:http:401 / 403", "the upstream refused the credential: rotate the secret named in auth; the row is fine", ""},
 			{"ERR:breaker_open", "8 auth failures in a row: replace the credential, then clear the breaker", "DELETE " + base + "/api/breakers/" + row.Key},
-			{"contract_changed / invalid_arguments", "re-read this document; mint a fresh pinned token or fix the arguments", base + "/api/dispatch?key=" + row.Key + "&format=markdown"},
+			{"contract_changed / invalid_arguments", "re-read this document; mint a fresh pinned token or fix the arguments", document},
 		},
 	}
 	if row.Sensitive != 0 {
@@ -121,11 +131,13 @@ func Build(row *rowcall.Row, contract, base string, v Viewer) Doc {
 	return d
 }
 
+// enforced ends every affordance list (Brief leaves it out).
+const enforced = "the server enforces scope whatever this list says"
+
 func affordances(row *rowcall.Row, contract string, v Viewer) []string {
-	note := "the server enforces scope whatever this list says"
 	switch {
 	case v.Owner:
-		return []string{"call", "preview (shape)", "read", "edit (PUT/PATCH)", "delete", "mint tokens for it", note}
+		return []string{"call", "preview (shape)", "read", "edit (PUT/PATCH)", "delete", "mint tokens for it", enforced}
 	case v.Token != nil:
 		t := v.Token
 		var a []string
@@ -139,9 +151,9 @@ func affordances(row *rowcall.Row, contract string, v Viewer) []string {
 		default:
 			a = append(a, "call", "preview (shape)")
 		}
-		return append(a, "read", note)
+		return append(a, "read", enforced)
 	}
-	return []string{"read (public)", "call: no credential presented", note}
+	return []string{"read (public)", "call: no credential presented", enforced}
 }
 
 func authSummary(auth string) string {
@@ -157,7 +169,9 @@ func authSummary(auth string) string {
 	return "required: " + a.Kind
 }
 
-func firstExample(row *rowcall.Row) string {
+// Example is the row's first example body: its first examples entry, else
+// the body of its # EX line's tag form, else "".
+func Example(row *rowcall.Row) string {
 	var list []string
 	if json.Unmarshal([]byte(row.Examples), &list) == nil && len(list) > 0 {
 		return list[0]
@@ -207,5 +221,27 @@ func (d Doc) Markdown() string {
 		}
 		w("\n")
 	}
+	return b.String()
+}
+
+// brief is the machine contract in one line (Doc.Machine says it in full).
+const brief = "POST /api/dispatch {\"key\",\"body\"}; Do not infer the row shape from memory: re-read this; " +
+	"ERR: is a failure, do not retry a refusal unchanged; keep proof.invocation_id."
+
+// Brief renders the short form of the document (see the package doc).
+func (d Doc) Brief() string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	w("# %s\n**Capability:** %s\n**When to use:** %s\n", d.Key, d.Capability, d.WhenToUse)
+	w("**RUN NOW:** %s\n**Example call:** `%s`\n", d.RunNow, d.Example)
+	w("type · runner · auth · risk: %s · %s · %s · %s\n", d.Type, d.Runner, d.Auth, d.Risk)
+	w("**Inputs:** %s\n", d.Inputs.Args)
+	if len(d.Inputs.Schema) > 0 {
+		w("**Schema:** `%s`\n", d.Inputs.Schema)
+	}
+	w("**Outputs:** %s\n", d.Output)
+	w("**Your credential can:** %s\n", strings.Join(slices.DeleteFunc(slices.Clone(d.Affordances), func(a string) bool { return a == enforced }), "; "))
+	w("**Machine contract:** %s\ncontract_sha256: `%s`\n", brief, d.Contract)
+	w("receipt: %s · full document: %s\n", d.Links["receipt"], d.Links["document"])
 	return b.String()
 }

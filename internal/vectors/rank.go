@@ -18,7 +18,34 @@ const (
 	K      = 100
 	// RerankDepth is how many of the best candidates a Reranker reorders.
 	RerankDepth = 20
+	// Floor and WordsFloor are the shares of the best hit's score under
+	// which a search with SearchFilter.Near drops a hit, for the hybrid mix
+	// and for words alone (bm25/best). Chosen on the dev set's tune split
+	// (docs/benchmarks.md, "Fewer bytes per answer"): no right row ranked in
+	// the top 3 scored under 0.80 of its best by the mix, nor under 0.50 by
+	// words alone.
+	Floor      = 0.75
+	WordsFloor = 0.45
 )
+
+// near is hits without those scoring under floor × the best score (the best
+// is always kept; the order is kept).
+func near(hits []rowcall.Hit, floor float64) []rowcall.Hit {
+	best := 0.0
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
+	if best <= 0 {
+		return hits
+	}
+	out := hits[:0:0]
+	for _, h := range hits {
+		if h.Score >= floor*best {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 // Words is the word search under the ranking, and where vector hits' rows
 // are read from. sqlstore.Store implements it.
@@ -58,6 +85,9 @@ func (r *Ranker) k() int {
 }
 
 // Search ranks rows for query within f (f.Limit: 10 when 0, at most 100).
+// With f.Near it leaves out hits scoring under Floor × the best (WordsFloor
+// when it ranked by words alone): a caller acts on the best few, and a row
+// far below them is noise in the answer.
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -72,12 +102,16 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	if err != nil {
 		return nil, err
 	}
+	floor := WordsFloor
+	if r.Embedder != nil && r.Index != nil && strings.TrimSpace(query) != "" {
+		floor = Floor
+	}
 	hits, err := r.fused(ctx, query, words, f)
 	if err != nil {
 		if !errors.Is(err, ErrNotReady) {
 			slog.Warn("vectors: ranking by words only", "err", err)
 		}
-		hits = Fuse(words, nil, 1)
+		hits, floor = Fuse(words, nil, 1), WordsFloor
 	}
 	if r.Reranker != nil && len(hits) > 1 {
 		n := min(RerankDepth, len(hits))
@@ -88,7 +122,11 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 			hits = append(top, hits[n:]...)
 		}
 	}
-	return hits[:min(limit, len(hits))], nil
+	hits = hits[:min(limit, len(hits))]
+	if f.Near {
+		hits = near(hits, floor)
+	}
+	return hits, nil
 }
 
 // fused is words and vector hits for query, fused, with the rows of vector

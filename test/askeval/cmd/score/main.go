@@ -15,6 +15,12 @@
 // stand-in model (askeval.Reranked; -standin and -prior say how it orders).
 //
 // -show lists each tune intent's rank (never the test split's: tune on tune only).
+//
+// -floors (words or hybrid) prints, for the chosen split, how each relative
+// threshold on the score (vectors.Near's Floor: drop a hit under floor × the
+// best) would cut ask's five matches: how many right rows ranked in the top 3
+// it drops, the lowest share of the best such a row scored, and the matches
+// kept on average.
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +109,7 @@ func main() {
 	rows := flag.Int("rows", 10_000, fmt.Sprintf("how many distractor rows to mix the targets into (0 to %d)", askeval.MaxDistractors))
 	name := flag.String("ranker", "words", "the ranking to score (words: today's ask; vectors: cosine only; hybrid: the linear mix)")
 	show := flag.Bool("show", false, "list each tune intent with its target's rank")
+	floors := flag.Bool("floors", false, "words, hybrid: how relative score thresholds would cut ask's matches on the split")
 	weight := flag.Float64("weight", askeval.ChosenWeight, "hybrid: the words' share of the mix, 0 to 1")
 	k := flag.Int("k", askeval.ChosenK, "hybrid: candidates from each of word search and vector search (1 to 100)")
 	keyWords := flag.Bool("keywords", askeval.ChosenKeyWords, "vectors, hybrid: embed the key's words (split on _) with the row's WHAT and WHEN_TO_USE")
@@ -116,13 +124,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "score: -k must be 1 to 100")
 		os.Exit(2)
 	}
-	if err := run(*split, *rows, *name, *show, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior}); err != nil {
+	if err := run(*split, *rows, *name, *show, *floors, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior}); err != nil {
 		fmt.Fprintln(os.Stderr, "score:", err)
 		os.Exit(1)
 	}
 }
 
-func run(split string, rows int, name string, show bool, cfg config) error {
+func run(split string, rows int, name string, show, floors bool, cfg config) error {
 	if split != "all" && split != askeval.Tune && split != askeval.Test {
 		return fmt.Errorf("-split must be all, tune or test, not %q", split)
 	}
@@ -174,6 +182,20 @@ func run(split string, rows int, name string, show bool, cfg config) error {
 	fmt.Printf("ranker %s; %d targets among %d distractors (seed %d); loaded in %v, %d intents asked in %v\n\n",
 		name, len(askeval.Targets()), rows, askeval.Seed, loaded.Round(time.Millisecond), len(intents), time.Since(start).Round(time.Millisecond))
 	askeval.Report(os.Stdout, results, split)
+	if floors {
+		var r *vectors.Ranker
+		switch h := ranker.(type) {
+		case askeval.WordSearch:
+			r = &vectors.Ranker{Words: h.Store, Weight: vectors.Weight}
+		case askeval.Hybrid:
+			r = h.Ranker()
+		default:
+			return fmt.Errorf("-floors takes -ranker words or hybrid")
+		}
+		if err := floorTable(ctx, r, intents); err != nil {
+			return err
+		}
+	}
 	if show {
 		fmt.Println()
 		for _, r := range results {
@@ -181,6 +203,55 @@ func run(split string, rows int, name string, show bool, cfg config) error {
 				fmt.Printf("%2d  %-6s %-32s %s\n", r.Rank, r.Intent.Kind, r.Intent.Key, r.Intent.Text)
 			}
 		}
+	}
+	return nil
+}
+
+// floorTable prints how relative thresholds would cut ask's five matches for
+// intents (see -floors).
+func floorTable(ctx context.Context, r *vectors.Ranker, intents []askeval.Intent) error {
+	type asked struct {
+		scores []float64 // ask's five, best first
+		target int       // the right row's index in them, -1 when absent
+	}
+	var all []asked
+	lowest, top3 := 1.0, 0
+	for _, in := range intents {
+		hits, err := r.Search(ctx, in.Text, rowcall.SearchFilter{Limit: 5})
+		if err != nil {
+			return err
+		}
+		a := asked{target: -1}
+		for i, h := range hits {
+			a.scores = append(a.scores, h.Score)
+			if h.Row.Key == in.Key {
+				a.target = i
+			}
+		}
+		if a.target >= 0 && a.target < 3 {
+			top3++
+			lowest = min(lowest, a.scores[a.target]/slices.Max(a.scores))
+		}
+		all = append(all, a)
+	}
+	fmt.Printf("\n%d intents with the right row in the top 3; its lowest share of the best score: %.3f\n", top3, lowest)
+	fmt.Println("floor  top-3 right rows dropped  matches kept of 5 (mean)")
+	for _, f := range []float64{0, 0.45, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9} {
+		dropped, kept := 0, 0
+		for _, a := range all {
+			if len(a.scores) == 0 {
+				continue
+			}
+			best := slices.Max(a.scores)
+			for i, s := range a.scores {
+				if s >= f*best {
+					kept++
+				} else if i == a.target && i < 3 {
+					dropped++
+				}
+			}
+		}
+		fmt.Printf("%5.2f  %24d  %.2f\n", f, dropped, float64(kept)/float64(len(all)))
 	}
 	return nil
 }
