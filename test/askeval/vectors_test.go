@@ -2,8 +2,12 @@ package askeval
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,9 +83,22 @@ func TestVectorCache(t *testing.T) {
 
 // hybridAt10k builds the 10,000-distractor store and its vectors (cached in
 // VectorCacheDir) with the chosen settings.
-func hybridAt10k(tb testing.TB) Hybrid {
+func hybridAt10k(tb testing.TB) Hybrid { return hybridAt(tb, 1) }
+
+// hybridAt builds hybridAt10k's directory with its 10,000 distractors copied
+// copies times in all (under keys ending _COPY2, _COPY3, …, each copy with its
+// original's text and vector): a directory of 10,000 × copies + 120 rows for
+// measuring speed at scale (ranking figures come from hybridAt10k only).
+func hybridAt(tb testing.TB, copies int) Hybrid {
 	enc := withEncoder(tb)
-	rows := Directory(10_000)
+	base := Directory(10_000)
+	rows := slices.Clone(base)
+	for c := 2; c <= copies; c++ {
+		for _, r := range base[len(Targets()):] {
+			r.Key += "_COPY" + strconv.Itoa(c)
+			rows = append(rows, r)
+		}
+	}
 	store, db, err := NewStore(context.Background(), tb.TempDir(), rows)
 	if err != nil {
 		tb.Fatal(err)
@@ -91,8 +108,17 @@ func hybridAt10k(tb testing.TB) Hybrid {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ix, err := EmbedRows(enc, rows, ChosenKeyWords, cache, nil)
+	ix, err := EmbedRows(enc, base, ChosenKeyWords, cache, nil)
 	if err != nil {
+		tb.Fatal(err)
+	}
+	var vs []rowcall.Vector
+	for _, r := range rows[len(base):] {
+		orig, _, _ := strings.Cut(r.Key, "_COPY")
+		v, _ := ix.Vector(use.Model, orig)
+		vs = append(vs, rowcall.Vector{Key: r.Key, Values: v, Category: r.Category, Enabled: true, Visible: true})
+	}
+	if err := ix.Upsert(context.Background(), use.Model, vs); err != nil {
 		tb.Fatal(err)
 	}
 	return Hybrid{Store: store, Enc: enc, Index: ix, Weight: ChosenWeight, K: ChosenK}
@@ -132,7 +158,31 @@ func TestHybridBeatsWords(t *testing.T) {
 //
 //	ROWCALL_ASKEVAL=1 go test ./test/askeval -run xxx -bench HybridAsk -benchtime 960x
 func BenchmarkHybridAsk(b *testing.B) {
-	h := hybridAt10k(b)
+	for _, copies := range []int{1, 10} {
+		b.Run(strconv.Itoa(10*copies)+"k", func(sb *testing.B) { benchAsk(sb, built(b, copies)) })
+	}
+}
+
+// built is hybridAt(b, copies), built once for b's sub-benchmarks (which the
+// framework runs more than once).
+func built(b *testing.B, copies int) Hybrid {
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	key := fmt.Sprintf("%p/%d", b, copies)
+	if h, ok := builtDirs[key]; ok {
+		return h
+	}
+	h := hybridAt(b, copies)
+	builtDirs[key] = h
+	return h
+}
+
+var (
+	builtMu   sync.Mutex
+	builtDirs = map[string]Hybrid{}
+)
+
+func benchAsk(b *testing.B, h Hybrid) {
 	ctx := context.Background()
 	intents := Intents()
 	times := make([]time.Duration, 0, b.N)
@@ -157,7 +207,12 @@ func BenchmarkHybridAsk(b *testing.B) {
 //
 //	ROWCALL_ASKEVAL=1 go test ./test/askeval -run xxx -bench HybridAskParts -benchtime 960x
 func BenchmarkHybridAskParts(b *testing.B) {
-	h := hybridAt10k(b)
+	for _, copies := range []int{1, 10} {
+		b.Run(strconv.Itoa(10*copies)+"k", func(sb *testing.B) { benchParts(sb, built(b, copies)) })
+	}
+}
+
+func benchParts(b *testing.B, h Hybrid) {
 	ctx := context.Background()
 	intents := Intents()
 	q := h.Enc.Embed(intents[0].Text)
