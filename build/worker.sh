@@ -7,12 +7,22 @@
 #                  request after it, each with its own env and ctx
 #   wasm_exec.js   Go's JavaScript support with syumai/workers' "context" global
 #                  (from go run …/workers-assets-gen -mode=go)
-#   app.wasm       the Go worker (GOOS=js GOARCH=wasm ./worker)
+#   app.wasm       the Go worker (GOOS=js GOARCH=wasm ./worker, -trimpath,
+#                  symbols and DWARF stripped with -ldflags='-s -w'), then
+#                  shrunk by binaryen's wasm-opt (see below)
 #
 # and print the .wasm size, raw and gzipped (Cloudflare's script size limit is
 # on the compressed size: 3 MB on the Workers Free plan, 10 MB on Paid).
 #
 #   build/worker.sh [--quiet]
+#
+# ROWCALL_WASM_OPT sets wasm-opt's optimisation flag: -Oz (the default), -O2,
+# or off. wasm-opt is npm's binaryen (pinned in package.json: make deps); it
+# runs as JavaScript and takes minutes on the 27 MB module, so its output is
+# kept in build/out/wasm-opt/, named by the SHA-256 of the module Go built and
+# the flags: an unchanged worker is not optimised twice (Go's -trimpath build
+# is reproducible). Without binaryen installed the step is skipped with a
+# note, and the unoptimised module is used.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$root/build/out/worker
@@ -31,6 +41,27 @@ tmp=$(mktemp -d "$root/build/out/.worker.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$tmp/gen"
 GOOS=js GOARCH=wasm CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/app.wasm" ./worker
+opt=${ROWCALL_WASM_OPT:--Oz}
+wasmopt=$root/node_modules/.bin/wasm-opt
+if [ "$opt" != off ] && [ ! -x "$wasmopt" ]; then
+	echo "build/worker.sh: binaryen's wasm-opt is not installed (make deps): app.wasm is not optimised" >&2
+	opt=off
+fi
+if [ "$opt" != off ]; then
+	# Go's js/wasm output uses sign extension, non-trapping float-to-int and
+	# bulk memory: wasm-opt must be told it may keep them.
+	flags=("$opt" --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory)
+	cache=$root/build/out/wasm-opt
+	id=$( (sha256sum <"$tmp/app.wasm"; echo "${flags[*]}"; "$wasmopt" --version) | sha256sum | cut -c1-32)
+	if [ ! -f "$cache/$id.wasm" ]; then
+		mkdir -p "$cache"
+		[ $quiet = 1 ] || echo "wasm-opt ${flags[*]} (minutes; the result is kept in ${cache#"$root"/}/)"
+		"$wasmopt" "${flags[@]}" "$tmp/app.wasm" -o "$tmp/opt.wasm"
+		find "$cache" -name '*.wasm' -mtime +7 -delete # old workers' outputs
+		mv -f "$tmp/opt.wasm" "$cache/$id.wasm"
+	fi
+	cp -f "$cache/$id.wasm" "$tmp/app.wasm"
+fi
 mkdir -p "$out"
 mv -f "$tmp/app.wasm" "$out/app.wasm"
 mv -f "$tmp/gen/wasm_exec.js" "$out/wasm_exec.js"
