@@ -19,12 +19,12 @@
 # ROWCALL_WASM_OPT=-Oz (or -O2) passes the module through binaryen's wasm-opt
 # with that flag: npm's binaryen, pinned in package.json (make deps); WASM_OPT
 # names another wasm-opt binary. It is off by default: on the 28 MB module
-# wasm-opt ran for more than 30 minutes (npm's, which runs as JavaScript) and
-# more than 8 (Debian's native binaryen 108) on this project's 2-core machine
-# (docs/benchmarks.md), too long for the tests, which build the worker every
-# run. Its output is kept in build/out/wasm-opt/, named by the SHA-256 of the
-# module Go built, the flags and wasm-opt's version: an unchanged worker is not
-# optimised twice (Go's -trimpath build is reproducible). Without wasm-opt
+# npm's wasm-opt (which runs as JavaScript) took 43 minutes on this project's
+# shared 2-core machine, for 9% raw and under 1% gzip (docs/benchmarks.md):
+# too long for the tests, which build the worker every run. Its output is
+# kept in build/out/wasm-opt/, named by the SHA-256 of the module Go built, the
+# flags and wasm-opt's version: an unchanged worker is not optimised twice
+# (Go's -trimpath build is reproducible). Without wasm-opt
 # installed the step is skipped with a note.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
