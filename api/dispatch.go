@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
@@ -142,7 +143,13 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "confirm needs an invocation id: ?confirm=inv_…"})
 }
 
-var receiptPage = template.Must(template.New("receipt").Parse(`<!doctype html>
+// receiptPage is parsed on the first receipt page shown, not at start: a
+// worker's first request pays every package's init (docs/benchmarks.md).
+var receiptPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("receipt").Parse(receiptHTML))
+})
+
+const receiptHTML = `<!doctype html>
 <html><head><meta charset="utf-8"><title>rowcall receipt {{.R.ID}}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}td{padding:.2rem .8rem;vertical-align:top}td:first-child{color:#555}code{word-break:break-all}</style></head>
 <body><h1>Receipt {{.R.ID}}</h1>{{if .Confirmed}}<p><strong>{{.Status}}</strong>: written by the rowcall engine in the code path that ran the call, and verified against this host's receipt keys.</p>
@@ -158,7 +165,7 @@ var receiptPage = template.Must(template.New("receipt").Parse(`<!doctype html>
 <tr><td>contract sha256</td><td><code>{{.R.Contract}}</code></td></tr>
 </table><p>JSON: <a href="/api/dispatch?confirm={{.R.ID}}">/api/dispatch?confirm={{.R.ID}}</a> · <a href="/#/receipt/{{.R.ID}}">in the console</a></p>
 <div id="browser-check" aria-live="polite"></div><script type="module" src="/console/receipt-page.js"></script></body></html>
-`))
+`
 
 // receiptGet handles GET /receipt/{id}: the public, keyless receipt page (JSON
 // for a client that asks for it).
@@ -174,7 +181,7 @@ func (h *Handler) receiptGet(w http.ResponseWriter, r *http.Request) {
 	}
 	ok, status, reason := h.verdict(&rc)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	receiptPage.Execute(w, struct {
+	receiptPage().Execute(w, struct {
 		R              rowcall.Receipt
 		Confirmed      bool
 		Status, Reason string
