@@ -55,7 +55,7 @@ func TestReceiptLogGroupsAndChains(t *testing.T) {
 	if err != nil || len(chain) != total+1 {
 		t.Fatalf("%d receipts (%v)", len(chain), err)
 	}
-	if err := keys.Verify(chain); err != nil {
+	if err := testenv.Verify(keys, chain); err != nil {
 		t.Fatal(err)
 	}
 	last := chain[len(chain)-1]
@@ -113,7 +113,7 @@ func TestReceiptLogAppendIf(t *testing.T) {
 			if err != nil || len(chain) != 21 {
 				t.Fatalf("%d receipts stored (%v), want 21", len(chain), err)
 			}
-			if err := keys.Verify(chain); err != nil {
+			if err := testenv.Verify(keys, chain); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -219,7 +219,7 @@ func TestReceiptLogSurvivesLostConnections(t *testing.T) {
 					t.Fatalf("receipt %d is %s, want %s", i, rc.ID, ids[i])
 				}
 			}
-			if err := keys.Verify(chain); err != nil {
+			if err := testenv.Verify(keys, chain); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -358,20 +358,6 @@ func (a *Archive) archived(ctx context.Context, after int64, limit int) ([]rowca
 	return out, nil
 }
 
-// receipts is Store.Receipts past the table's first receipt: archived ones
-// from after+1, then the table's after the last archived one.
-func (a *Archive) receipts(ctx context.Context, after int64, limit int) ([]rowcall.Receipt, error) {
-	out, err := a.archived(ctx, after, limit)
-	if err != nil || len(out) == 0 || len(out) == limit {
-		if len(out) == 0 && err == nil {
-			return a.Store.receipts(ctx, `WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
-		}
-		return out, err
-	}
-	hot, err := a.Store.receipts(ctx, `WHERE seq > ? ORDER BY seq LIMIT ?`, out[len(out)-1].Seq, limit-len(out))
-	return append(out, hot...), err
-}
-
 // lookup finds an archived receipt by id through the segments' filters,
 // newest segment first.
 func (a *Archive) lookup(ctx context.Context, id string) (rowcall.Receipt, bool, error) {

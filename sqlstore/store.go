@@ -115,9 +115,6 @@ func queryAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error
 	return out, rows.Err()
 }
 
-// scanColumns reads the columns of `columns` into a Row.
-func scanColumns(sc scanner) (rowcall.Row, error) { return scanRow(sc) }
-
 // scanRow reads the columns of `columns` (plus extra destinations) into a Row.
 func scanRow(sc scanner, extra ...any) (rowcall.Row, error) {
 	var (

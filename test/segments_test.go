@@ -58,6 +58,14 @@ func TestReceiptSegments(t *testing.T) {
 		t.Fatalf("the chain across segments: %v\n%s", err, out)
 	}
 
+	archiveCLI := func() (string, error) {
+		out, err := exec.Command(binary, "receipt", "archive", "--data", h.Data, "--archive", archive, "--keys", keys).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := archiveCLI(); err != nil || !strings.Contains(out, "OK: 23 receipts") {
+		t.Fatalf("rowcall receipt archive: %v\n%s", err, out)
+	}
+
 	// Alter the second segment (seq 6..10): one receipt's outcome.
 	seg := filepath.Join(archive, "receipts", "00000000000000000006-00000000000000000010.jsonl.gz")
 	data, err := os.ReadFile(seg)
@@ -80,6 +88,9 @@ func TestReceiptSegments(t *testing.T) {
 	out, err := exec.Command(binary, "receipt", "export", "--url", h.URL, "--data", h.Data).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), named) {
 		t.Fatalf("export through the altered segment: %v\n%.600s", err, out)
+	}
+	if out, err := archiveCLI(); err == nil || !strings.Contains(out, named) {
+		t.Fatalf("rowcall receipt archive of the altered segment: %v\n%.600s", err, out)
 	}
 	// The segments before it still confirm.
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + ids[2], NoAuth: true}), 200, map[string]any{"confirmed": true})

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowcall/rowcall/internal/testenv"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
@@ -32,7 +33,7 @@ func suiteLiveEdit(t *testing.T, tg *target) {
 		t.Fatalf("%d receipts stored by one call after the edit, want 1", n-before)
 	}
 	chain := receiptChain(t, h)
-	if err := receiptKeys(t, h).Verify(chain); err != nil || len(chain) != before+1 {
+	if err := testenv.Verify(receiptKeys(t, h), chain); err != nil || len(chain) != before+1 {
 		t.Fatalf("chain of %d receipts (%d stored): %v", len(chain), before+1, err)
 	}
 }

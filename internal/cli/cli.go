@@ -38,6 +38,7 @@ var commands = []struct {
 	{"receipt keys", func() Command { return &ReceiptKeysCommand{} }},
 	{"receipt checkpoint", func() Command { return &ReceiptCheckpointCommand{} }},
 	{"receipt verify", func() Command { return &ReceiptVerifyCommand{} }},
+	{"receipt archive", func() Command { return &ReceiptArchiveCommand{} }},
 	{"key rotate", func() Command { return &KeyRotateCommand{} }},
 	{"export", func() Command { return &ExportCommand{} }},
 	{"import", func() Command { return &ImportCommand{} }},

@@ -88,7 +88,7 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 		t.Fatalf("%d receipts for %d calls (%v)", len(chain), len(calls)+1, err)
 	}
 	_, keys := testenv.Signer(t)
-	if err := keys.Verify(chain); err != nil {
+	if err := testenv.Verify(keys, chain); err != nil {
 		t.Fatal(err)
 	}
 	for _, rc := range chain {

@@ -222,19 +222,6 @@ func (k Keys) Check(r *rowcall.Receipt) error {
 	return nil
 }
 
-// Verify checks a run of receipts in seq order: each one's hash and signature,
-// and that each links to the one before it. The error names the first bad
-// link. A chain that does not start at seq 1 is checked from its first receipt.
-func (k Keys) Verify(chain []rowcall.Receipt) error {
-	c := k.NewChain()
-	for i := range chain {
-		if err := c.Add(&chain[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func short(h string) string {
 	if len(h) > 12 {
 		return h[:12] + "…"

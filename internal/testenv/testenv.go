@@ -8,7 +8,7 @@
 //	d.Store.Create(ctx, row)
 //	out := d.Dispatch(ctx, req)
 //	_, keys := testenv.Signer(t)
-//	keys.Verify(chain)
+//	testenv.Verify(keys, chain)
 package testenv
 
 import (
@@ -59,4 +59,17 @@ func Dispatcher(tb testing.TB, runners map[rowcall.Type]rowcall.Runner) *dispatc
 	store := Store(tb)
 	return &dispatch.Dispatcher{Store: store, Receipts: Receipts(tb, store), Runners: runners,
 		Env: rowcall.EnvFunc(func(string) (string, bool) { return "", false })}
+}
+
+// Verify checks a run of receipts in seq order with keys: each one's hash and
+// signature, and that each links to the one before it (ledger.Chain, a
+// receipt at a time, as `rowcall receipt verify` does).
+func Verify(keys ledger.Keys, chain []rowcall.Receipt) error {
+	c := keys.NewChain()
+	for i := range chain {
+		if err := c.Add(&chain[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
