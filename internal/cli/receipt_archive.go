@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/rowcall/rowcall/internal/hostmain"
-	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -35,15 +34,9 @@ func (c *ReceiptArchiveCommand) Run(ctx context.Context, env *Env, args []string
 	if len(args) > 0 || c.archive == "" || c.keys == "" {
 		return fmt.Errorf("usage: rowcall receipt archive --archive DIR --keys KEYS.json [--data ./data] [--db URL]")
 	}
-	var pub struct {
-		Keys []ledger.PublicKey `json:"keys"`
-	}
-	if err := readJSON(env, c.keys, &pub); err != nil {
-		return err
-	}
-	keys, err := ledger.ParseKeys(pub.Keys)
+	keys, err := readKeys(env, c.keys)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.keys, err)
+		return err
 	}
 	db, err := hostmain.Open(ctx, c.data, c.db)
 	if err != nil {

@@ -38,13 +38,7 @@ func (c *ReceiptVerifyCommand) Run(ctx context.Context, env *Env, args []string)
 		return fmt.Errorf("usage: rowcall receipt verify FILE --keys KEYS.json [--checkpoint CHECKPOINT]   (FILE: one receipt, or a chain from `rowcall receipt export`; - for stdin; CHECKPOINT: saved from `rowcall receipt checkpoint` or an earlier export)")
 	}
 	w := env.Stdout
-	var pub struct {
-		Keys []ledger.PublicKey `json:"keys"`
-	}
-	if err := readJSON(env, c.keys, &pub); err != nil {
-		return err
-	}
-	keys, err := ledger.ParseKeys(pub.Keys)
+	keys, err := readKeys(env, c.keys)
 	if err != nil {
 		return err
 	}
@@ -247,4 +241,20 @@ func readJSON(env *Env, file string, v any) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
+}
+
+// readKeys reads the host's public keys from a file `rowcall receipt keys`
+// saved.
+func readKeys(env *Env, file string) (ledger.Keys, error) {
+	var pub struct {
+		Keys []ledger.PublicKey `json:"keys"`
+	}
+	if err := readJSON(env, file, &pub); err != nil {
+		return nil, err
+	}
+	keys, err := ledger.ParseKeys(pub.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return keys, nil
 }
