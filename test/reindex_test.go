@@ -39,13 +39,13 @@ func TestReindex(t *testing.T) {
 		return string(out)
 	}
 	out := run()
-	if _, vecs = count(); vecs != rows || !strings.Contains(out, "] "+strconv.Itoa(rows)+"/"+strconv.Itoa(rows)+" rows") {
+	if _, vecs = count(); vecs != rows || !strings.Contains(out, ": "+strconv.Itoa(rows)+" rows embedded") {
 		t.Fatalf("after reindex: %d vectors for %d rows; its output:\n%s", vecs, rows, out)
 	}
-	if out = run(); strings.Contains(out, " rows, ") {
+	if out = run(); !strings.Contains(out, ": 0 rows embedded") {
 		t.Errorf("a second reindex embedded rows again:\n%s", out)
 	}
-	if out = run("--force"); !strings.Contains(out, "] "+strconv.Itoa(rows)+"/"+strconv.Itoa(rows)+" rows") {
+	if out = run("--force"); !strings.Contains(out, ": "+strconv.Itoa(rows)+" rows embedded") {
 		t.Errorf("reindex --force did not embed every row:\n%s", out)
 	}
 }

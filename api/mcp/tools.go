@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/contract"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/typed"
 )
@@ -135,25 +136,10 @@ func argsHelp(row *rowcall.Row) string {
 	if a := row.DocLine("ARGS"); a != "" {
 		d += ": " + a
 	}
-	if ex := example(row); ex != "" {
+	if ex := contract.Example(row); ex != "" {
 		d += ". Example: " + ex
 	}
 	return clip(d, 512)
-}
-
-// example is one example body: the first of examples, else the # EX line
-// without its [KEY]…[/KEY] tags.
-func example(row *rowcall.Row) string {
-	var list []string
-	if json.Unmarshal([]byte(row.Examples), &list) == nil && len(list) > 0 {
-		return list[0]
-	}
-	ex := row.DocLine("EX")
-	open, close := "["+row.Key+"]", "[/"+row.Key+"]"
-	if i, j := strings.Index(ex, open), strings.LastIndex(ex, close); i >= 0 && j > i {
-		return ex[i+len(open) : j]
-	}
-	return ex
 }
 
 // schemaOf returns the row's input_schema as a tool input schema when it can
@@ -391,7 +377,7 @@ func (st *session) match(row *rowcall.Row) (m map[string]any, what, when string)
 		m["args_order"] = s.Names()
 		call = CallTool + ` {"key":` + jsonText(row.Key) + `,"arguments":` + placeholders(s.Names()) + `}` + ` (or "args":"` + strings.Join(s.Names(), "|") + `" in that order)`
 	} else {
-		ex := example(row)
+		ex := contract.Example(row)
 		call = CallTool + ` {"key":` + jsonText(row.Key) + `,"args":` + jsonText(ex) + `}`
 		if args := row.DocLine("ARGS"); args != "" {
 			m["args"] = args

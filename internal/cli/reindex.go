@@ -5,8 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall/internal/embed/use"
@@ -60,21 +58,14 @@ func (c *ReindexCommand) Run(ctx context.Context, env *Env, args []string) error
 	}
 	store := sqlstore.New(db)
 	start := time.Now()
+	bar, embedded := newProgress(env.Stderr, "embedding"), 0
 	x := &vectors.Indexer{Embedder: use.Embedder{Enc: enc}, Index: vectors.NewTable(store, 0), Store: store, Force: c.force,
-		Progress: progressBar(env.Stderr, start)}
-	if err := x.Pass(ctx); err != nil {
+		Progress: func(done, todo int) { bar.total, embedded = todo, done; bar.show(done) }}
+	err = x.Pass(ctx)
+	bar.finish()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "\nreindexed %s in %v\n", cmp.Or(c.db, c.data), time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(env.Stderr, "reindexed %s: %d rows embedded in %v\n", cmp.Or(c.db, c.data), embedded, time.Since(start).Round(100*time.Millisecond))
 	return nil
-}
-
-// progressBar draws done/todo as a bar on w, rewriting its line.
-func progressBar(w io.Writer, start time.Time) func(done, todo int) {
-	const width = 30
-	return func(done, todo int) {
-		n := width * done / max(todo, 1)
-		fmt.Fprintf(w, "\r[%s%s] %d/%d rows, %v", strings.Repeat("#", n), strings.Repeat(".", width-n), done, todo,
-			time.Since(start).Round(time.Second))
-	}
 }

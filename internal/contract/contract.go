@@ -170,17 +170,19 @@ func authSummary(auth string) string {
 }
 
 // Example is the row's first example body: its first examples entry, else
-// the body of its # EX line's tag form, else "".
+// its # EX line without the [KEY]…[/KEY] tags around the body (the line as
+// written when it has none). The contract, ask and MCP all use it.
 func Example(row *rowcall.Row) string {
 	var list []string
 	if json.Unmarshal([]byte(row.Examples), &list) == nil && len(list) > 0 {
 		return list[0]
 	}
 	ex := row.DocLine("EX")
-	if i := strings.Index(ex, "]"); strings.HasPrefix(ex, "["+row.Key+"]") && i > 0 {
-		return strings.TrimSuffix(ex[i+1:], "[/"+row.Key+"]")
+	open, close := "["+row.Key+"]", "[/"+row.Key+"]"
+	if i, j := strings.Index(ex, open), strings.LastIndex(ex, close); i >= 0 && j > i {
+		return ex[i+len(open) : j]
 	}
-	return ""
+	return ex
 }
 
 func orElse(s, def string) string {
