@@ -3,7 +3,6 @@ package askeval
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,10 +19,6 @@ import (
 	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/sqlstore"
 )
-
-// Model names the encoder the vectors come from; it is part of every cache
-// key, so vectors of two models never mix.
-const Model = "use-lite-" + use.Version
 
 // EmbedText is the text a row is embedded from: rowcall.EmbedText (its
 // "# WHAT:" and "# WHEN_TO_USE:" lines without their labels), and with
@@ -108,12 +103,12 @@ func VectorCacheDir() (string, error) {
 }
 
 // EmbedRows returns the index of rows' EmbedText embeddings. Vectors already in
-// the cache file under cacheDir (one file per model, each record the SHA-256
-// of the model and text, then the vector) are reused; the rest are embedded
+// the cache file under cacheDir (one file per model, each record
+// rowcall.EmbedHash of the model and text, then the vector) are reused; the rest are embedded
 // across GOMAXPROCS goroutines and the file rewritten with them. progress,
 // if not nil, is told how many rows are embedded so far.
 func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string, progress func(done, todo int)) (*vectors.Memory, error) {
-	file := filepath.Join(cacheDir, Model+".vec")
+	file := filepath.Join(cacheDir, use.Model.Name+".vec")
 	cache, err := readCache(file)
 	if err != nil {
 		return nil, err
@@ -124,7 +119,7 @@ func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string,
 	var missing []int
 	for i, r := range rows {
 		keys[i] = r.Key
-		hashes[i] = sha256.Sum256([]byte(Model + "\x00" + EmbedText(r, keyWords)))
+		hashes[i] = rowcall.EmbedHash(use.Model, EmbedText(r, keyWords))
 		if v, ok := cache[hashes[i]]; ok {
 			vecs[i] = v
 		} else {
