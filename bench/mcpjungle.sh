@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# MCP tools/call three ways in one run: a direct MCP server, MCPJungle proxying
+# it, and rowcall's /mcp calling the same upstream through an http row.
+#
+#   MCPJUNGLE_BIN=/tmp/mcpjungle/mcpjungle bench/mcpjungle.sh [ROUNDS] [SECONDS] [CLIENTS]
+#
+# Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
+# not part of this repository: build it by hand (docs/benchmarks.md, "MCP
+# against MCPJungle", says from which commit and how). Without MCPJUNGLE_BIN
+# the run compares rowcall with the direct server alone.
+#
+# Processes, all on loopback: `mcpload serve` (bench/mcpload) is the upstream
+# (GET /v1/forecast) and the direct MCP server (the official Go SDK, one tool
+# TEMP that makes that upstream request); `rowcall serve` on a fresh data
+# directory with the http row TEMP on the same upstream; `mcpjungle start`
+# (SQLite in a fresh directory, gin in release mode, its request log to a
+# file) with the direct server registered as "direct" (its tool: direct/TEMP).
+# `mcpload load` then drives every target with the same Go SDK client, each
+# client its own session, rounds interleaved, and prints calls/s, p50, p99
+# and the CPU each server process spent a call (the direct server's includes
+# the upstream's, which every path calls), then medians and ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+secs=${2:-5}
+clients=${3:-1,8}
+
+tmp=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+go build -o "$tmp/rowcall" ./host
+go build -o "$tmp/mcpload" ./bench/mcpload
+
+wait_for() { # URL: until it answers at all
+  for _ in $(seq 100); do curl -s -o /dev/null "$1" && return; sleep 0.1; done
+  echo "no answer from $1" >&2; exit 1
+}
+port() { echo $((20000 + RANDOM % 20000)); }
+
+up=127.0.0.1:$(port)
+"$tmp/mcpload" serve "$up" >"$tmp/direct.log" 2>&1 &
+pids+=($!); direct_pid=$!
+wait_for "http://$up/v1/forecast"
+
+rc=127.0.0.1:$(port)
+ROWCALL_ALLOW_OUTBOUND=$up "$tmp/rowcall" serve --addr "$rc" --data "$tmp/rowcall-data" --no-examples >"$tmp/rowcall.log" 2>&1 &
+pids+=($!); rowcall_pid=$!
+wait_for "http://$rc/"
+key=$(cat "$tmp/rowcall-data/owner.key")
+curl -fsS -X POST "http://$rc/api/directory" -H "x-terminal-key: $key" -H 'content-type: application/json' \
+  -d '{"key":"TEMP","type":"http","target":"GET http://'"$up"'/v1/forecast?latitude=$1&longitude=$2","content":"# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"}' >/dev/null
+
+targets=("rowcall=http://$rc/mcp#TEMP#{\"args\":\"1|2\"}" "direct=http://$up/mcp#TEMP")
+cpu="rowcall=$rowcall_pid,direct=$direct_pid"
+if [ -n "${MCPJUNGLE_BIN:-}" ]; then
+  mj=$(port)
+  mkdir "$tmp/mcpjungle"
+  (cd "$tmp/mcpjungle" && GIN_MODE=release exec "$MCPJUNGLE_BIN" start --port "$mj" >log 2>&1) &
+  pids+=($!); mj_pid=$!
+  wait_for "http://127.0.0.1:$mj/health"
+  curl -fsS -X POST "http://127.0.0.1:$mj/api/v0/servers" -H 'content-type: application/json' \
+    -d '{"name":"direct","description":"the direct MCP server","url":"http://'"$up"'/mcp"}' >/dev/null
+  targets+=("mcpjungle=http://127.0.0.1:$mj/mcp#direct/TEMP")
+  cpu+=",mcpjungle=$mj_pid"
+fi
+"$tmp/mcpload" load -rounds "$rounds" -secs "$secs" -clients "$clients" -key "$key" -cpu "$cpu" "${targets[@]}"
