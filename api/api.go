@@ -76,7 +76,7 @@ type Store interface {
 func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.Dispatcher) *Handler {
 	h := &Handler{cfg: cfg, dir: dir, store: store, disp: disp, mux: http.NewServeMux()}
 	h.keys, _ = ledger.ParseKeys(cfg.ReceiptKeys) // a key that does not parse verifies nothing: confirm says so
-	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptURL: h.receiptURL, Unauthorized: unauthorized, Fail: writeError,
+	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Unauthorized: unauthorized, Fail: writeError,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
 			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))

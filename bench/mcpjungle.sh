@@ -4,6 +4,8 @@
 #
 #   MCPJUNGLE_BIN=/tmp/mcpjungle/mcpjungle bench/mcpjungle.sh [ROUNDS] [SECONDS] [CLIENTS]
 #
+# ROWCALL_BIN=path runs that rowcall binary instead of building ./host (an
+# A/B of two builds: run the script once for each, or alternate them).
 # Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
 # not part of this repository: build it by hand (docs/benchmarks.md, "MCP
 # against MCPJungle", says from which commit and how). Without MCPJUNGLE_BIN
@@ -28,7 +30,8 @@ clients=${3:-1,8}
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
-go build -o "$tmp/rowcall" ./host
+rowcall=${ROWCALL_BIN:-$tmp/rowcall}
+[ -n "${ROWCALL_BIN:-}" ] || go build -o "$rowcall" ./host
 go build -o "$tmp/mcpload" ./bench/mcpload
 
 wait_for() { # URL: until it answers at all
@@ -43,7 +46,7 @@ pids+=($!); direct_pid=$!
 wait_for "http://$up/v1/forecast"
 
 rc=127.0.0.1:$(port)
-ROWCALL_ALLOW_OUTBOUND=$up "$tmp/rowcall" serve --addr "$rc" --data "$tmp/rowcall-data" --no-examples >"$tmp/rowcall.log" 2>&1 &
+ROWCALL_ALLOW_OUTBOUND=$up "$rowcall" serve --addr "$rc" --data "$tmp/rowcall-data" --no-examples >"$tmp/rowcall.log" 2>&1 &
 pids+=($!); rowcall_pid=$!
 wait_for "http://$rc/"
 key=$(cat "$tmp/rowcall-data/owner.key")

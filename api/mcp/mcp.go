@@ -105,8 +105,10 @@ type Config struct {
 	// Caller resolves the request's credential; ok false (no credential, or an
 	// unusable one) is answered 401 {"error":"unauthorized"}.
 	Caller func(r *http.Request) (c Caller, ok bool)
-	// ReceiptURL is the public address of receipt id for a request made as r.
-	ReceiptURL func(r *http.Request, id string) string
+	// ReceiptBase is what the public address of a receipt starts with for a
+	// request made as r: a receipt's link is ReceiptBase(r) + its id. It is
+	// read once a request (no link when nil).
+	ReceiptBase func(r *http.Request) string
 	// Unauthorized and Fail answer a refused request the way the API does
 	// (the same literal 401 body; {"error":code,…} for the rest).
 	Unauthorized func(w http.ResponseWriter, r *http.Request)
@@ -171,10 +173,8 @@ func (h *Handler) implementation() *sdk.Implementation {
 }
 
 // pendingKey carries the session built for a request from ServeHTTP to the
-// SDK's getServer callback.
+// SDK's getServer callback (only a request that opens a session carries one).
 type pendingKey struct{}
-
-type pending struct{ st *session }
 
 // ServeHTTP authenticates the request, binds it to its session's credential,
 // and hands it to the SDK's Streamable HTTP handler.
@@ -205,7 +205,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	p := &pending{}
 	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
 		size, err := h.pageSize(r)
 		if err != nil {
@@ -217,9 +216,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.cfg.Fail(w, r, fmt.Errorf("mcp: building a session: %w", err))
 			return
 		}
-		p.st = st
+		r = r.WithContext(context.WithValue(r.Context(), pendingKey{}, st))
 	}
-	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, p)))
+	h.sdk.ServeHTTP(w, r) // a request on a session (the SDK asks for no server) or for the bare one
 }
 
 // pageSize is the tools/list page size a session is opened with: the
@@ -298,8 +297,8 @@ func (w *streamWriter) ended() {
 // opens a session (every POST, when stateless); otherwise a bare server, which
 // the SDK asks only for its protocol versions.
 func (h *Handler) server(r *http.Request) *sdk.Server {
-	if p, _ := r.Context().Value(pendingKey{}).(*pending); p != nil && p.st != nil {
-		return p.st.server
+	if st, _ := r.Context().Value(pendingKey{}).(*session); st != nil {
+		return st.server
 	}
 	return h.bare
 }

@@ -50,7 +50,7 @@ func newHandler(t *testing.T, cfg Config) (*httptest.Server, *counted) {
 	cfg.Caller = func(r *http.Request) (Caller, bool) {
 		return Caller{Owner: true, Actor: "owner:terminal-key"}, r.Header.Get("X-Terminal-Key") == "owner"
 	}
-	cfg.ReceiptURL = func(r *http.Request, id string) string { return "http://" + r.Host + "/receipt/" + id }
+	cfg.ReceiptBase = func(r *http.Request) string { return "http://" + r.Host + "/receipt/" }
 	cfg.Unauthorized = func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 	}
@@ -276,5 +276,19 @@ func TestMetaToolsShort(t *testing.T) {
 	}
 	if n > 1024 {
 		t.Fatalf("the two meta-tools are %d bytes of JSON", n)
+	}
+}
+
+// A call's structuredContent is written as it was when it was a map (the
+// same keys, values and order, so the same bytes on the wire).
+func TestCalledEncodesAsTheMap(t *testing.T) {
+	c := called{OK: true, Ran: true, Key: "TEMP", Trace: "t_1", InvocationID: "inv_1",
+		PublicReceipt: "http://h/receipt/inv_1", Contract: "abc"}
+	m := map[string]any{"ok": c.OK, "ran": c.Ran, "key": c.Key, "trace": c.Trace,
+		"invocation_id": c.InvocationID, "public_receipt": c.PublicReceipt, "contract_sha256": c.Contract}
+	got, _ := json.Marshal(&c)
+	want, _ := json.Marshal(m)
+	if string(got) != string(want) {
+		t.Fatalf("struct %s\nmap    %s", got, want)
 	}
 }

@@ -22,7 +22,7 @@ type session struct {
 
 	mu      sync.Mutex
 	caller  Caller            // refreshed on every request (a revoked token stops at the door)
-	req     *http.Request     // the latest request: the base of receipt links
+	links   string            // what receipt links start with, for the latest request (Config.ReceiptBase)
 	tools   map[string]string // rows listed as tools: key → fingerprint of the tool's definition
 	eventID int64             // the event log's head when tools was last projected
 	ready   bool              // a GET stream is attached: list_changed reaches the client
@@ -33,7 +33,7 @@ type session struct {
 // projection of the directory, answering tools/list in pages of pageSize
 // tools (0: all at once).
 func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int) (*session, error) {
-	st := &session{h: h, identity: c.identity(), caller: c, req: linkBase(r), created: time.Now(), tools: map[string]string{}}
+	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: time.Now(), tools: map[string]string{}}
 	var head int64
 	if !h.cfg.Stateless { // a stateless server is never re-projected
 		var err error
@@ -78,32 +78,33 @@ func (h *Handler) instructions() string {
 		"Every call writes a signed public receipt, named in the result."
 }
 
-// touch records the latest request on the session and its caller.
+// touch records the latest request's caller on the session, and the base of
+// its receipt links.
 func (st *session) touch(c Caller, r *http.Request) {
+	links := st.h.links(r)
 	st.mu.Lock()
-	st.caller, st.req = c, linkBase(r)
+	st.caller, st.links = c, links
 	st.mu.Unlock()
 }
 
-// linkBase keeps what a receipt link is made from (host, scheme, forwarding
-// headers), not the request's body or credentials.
-func linkBase(r *http.Request) *http.Request {
-	h := r.Header.Clone()
-	h.Del("Authorization")
-	h.Del("X-Terminal-Key")
-	return &http.Request{Method: r.Method, URL: r.URL, Host: r.Host, TLS: r.TLS, Header: h, Proto: r.Proto}
+// links is what receipt links start with for a request made as r ("": none).
+func (h *Handler) links(r *http.Request) string {
+	if h.cfg.ReceiptBase == nil {
+		return ""
+	}
+	return h.cfg.ReceiptBase(r)
 }
 
 // current returns the caller, and the receipt link maker for the latest request.
 func (st *session) current() (Caller, func(id string) string) {
 	st.mu.Lock()
-	c, r := st.caller, st.req
+	c, links := st.caller, st.links
 	st.mu.Unlock()
 	return c, func(id string) string {
-		if id == "" || st.h.cfg.ReceiptURL == nil {
+		if id == "" || links == "" {
 			return ""
 		}
-		return st.h.cfg.ReceiptURL(r, id)
+		return links + id
 	}
 }
 

@@ -298,13 +298,26 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 			StructuredContent: map[string]any{"ok": false, "ran": res.Ran, "key": key, "error": "receipt_not_stored", "invocation_id": res.Receipt.ID}}
 	}
 	rc := res.Receipt
-	sc := map[string]any{"ok": res.OK, "ran": res.Ran, "key": key, "trace": res.Trace,
-		"invocation_id": rc.ID, "public_receipt": receiptURL(rc.ID), "contract_sha256": rc.Contract}
+	sc := &called{OK: res.OK, Ran: res.Ran, Key: key, Trace: res.Trace,
+		InvocationID: rc.ID, PublicReceipt: receiptURL(rc.ID), Contract: rc.Contract}
 	content := []sdk.Content{&sdk.TextContent{Text: res.Result}}
 	if rc.ID != "" {
 		content = append(content, receiptText(rc.ID, receiptURL(rc.ID), rc.Outcome))
 	}
 	return &sdk.CallToolResult{IsError: !res.OK, Content: content, StructuredContent: sc}
+}
+
+// called is a call's structuredContent: the proof fields. Its fields are in
+// the order encoding/json writes a map's keys (sorted), the order they had
+// when this was a map; a struct is encoded without sorting or boxing.
+type called struct {
+	Contract      string `json:"contract_sha256"`
+	InvocationID  string `json:"invocation_id"`
+	Key           string `json:"key"`
+	OK            bool   `json:"ok"`
+	PublicReceipt string `json:"public_receipt"`
+	Ran           bool   `json:"ran"`
+	Trace         string `json:"trace"`
 }
 
 func receiptText(id, url, outcome string) *sdk.TextContent {
