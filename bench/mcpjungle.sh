@@ -4,8 +4,9 @@
 #
 #   MCPJUNGLE_BIN=/tmp/mcpjungle/mcpjungle bench/mcpjungle.sh [ROUNDS] [SECONDS] [CLIENTS]
 #
-# ROWCALL_BIN=path runs that rowcall binary instead of building ./host (an
-# A/B of two builds: run the script once for each, or alternate them).
+# ROWCALL_BIN=path runs that rowcall binary instead of building ./host;
+# ROWCALL_BASE_BIN=path runs a second rowcall host from that binary beside it,
+# as the target "base", in the same rounds (an A/B of two builds).
 # Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
 # not part of this repository: build it by hand (docs/benchmarks.md, "MCP
 # against MCPJungle", says from which commit and how). Without MCPJUNGLE_BIN
@@ -45,16 +46,21 @@ up=127.0.0.1:$(port)
 pids+=($!); direct_pid=$!
 wait_for "http://$up/v1/forecast"
 
-rc=127.0.0.1:$(port)
-ROWCALL_ALLOW_OUTBOUND=$up "$rowcall" serve --addr "$rc" --data "$tmp/rowcall-data" --no-examples >"$tmp/rowcall.log" 2>&1 &
-pids+=($!); rowcall_pid=$!
-wait_for "http://$rc/"
-key=$(cat "$tmp/rowcall-data/owner.key")
-curl -fsS -X POST "http://$rc/api/directory" -H "x-terminal-key: $key" -H 'content-type: application/json' \
-  -d '{"key":"TEMP","type":"http","target":"GET http://'"$up"'/v1/forecast?latitude=$1&longitude=$2","content":"# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"}' >/dev/null
-
-targets=("rowcall=http://$rc/mcp#TEMP#{\"args\":\"1|2\"}" "direct=http://$up/mcp#TEMP")
-cpu="rowcall=$rowcall_pid,direct=$direct_pid"
+start_rowcall() { # NAME BINARY: a host on a fresh data directory with the row TEMP; adds its target
+  local addr=127.0.0.1:$(port)
+  ROWCALL_OWNER_KEY=$key ROWCALL_ALLOW_OUTBOUND=$up "$2" serve --addr "$addr" --data "$tmp/$1-data" --no-examples >"$tmp/$1.log" 2>&1 &
+  pids+=($!); cpu+=",$1=$!"
+  wait_for "http://$addr/"
+  curl -fsS -X POST "http://$addr/api/directory" -H "x-terminal-key: $key" -H 'content-type: application/json' \
+    -d '{"key":"TEMP","type":"http","target":"GET http://'"$up"'/v1/forecast?latitude=$1&longitude=$2","content":"# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"}' >/dev/null
+  targets+=("$1=http://$addr/mcp#TEMP#{\"args\":\"1|2\"}")
+}
+key=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') # every rowcall host's owner key: the client sends it to all
+cpu="direct=$direct_pid"
+targets=()
+start_rowcall rowcall "$rowcall"
+[ -z "${ROWCALL_BASE_BIN:-}" ] || start_rowcall base "$ROWCALL_BASE_BIN"
+targets+=("direct=http://$up/mcp#TEMP")
 if [ -n "${MCPJUNGLE_BIN:-}" ]; then
   mj=$(port)
   mkdir "$tmp/mcpjungle"
