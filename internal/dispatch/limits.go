@@ -446,7 +446,7 @@ func (m *meter) saw(tok *rowcall.Token, now, tat time.Time, calls int64) {
 	interval, burst, _ := tok.Limits.Interval()
 	at := later(m.latest, now)
 	free := float64(burst) - float64(tat.Sub(at))/float64(interval) - float64(m.uncounted)
-	if extra := int(math.Ceil(math.Min(m.local.TokensAt(at)-max(free, 0), float64(burst)) - 1e-6)); extra > 0 {
+	if extra := int(math.Min(m.local.TokensAt(at)-max(free, 0), float64(burst)) + 1e-6); extra > 0 { // whole slots
 		m.local.ReserveN(at, extra)
 	}
 	if tat.Sub(now) > time.Duration(burst-1)*interval || tok.Limits.CallsDay > 0 && calls >= tok.Limits.CallsDay {
