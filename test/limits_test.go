@@ -9,10 +9,14 @@ import (
 	"github.com/rowcall/rowcall/test/modelserver"
 )
 
-// Two hosts on one sqld share one count of a token's limits: a burst of calls
-// spread over both lets exactly the rate's burst through, a day's calls made
-// on one host count on the other, and a budget spent through one is spent on
-// the other.
+// Two hosts on one sqld share one count of a token's limits. A small rate's
+// calls pass on each host's own bucket and are counted in the shared count
+// before they are answered (internal/dispatch, countsAfter): calls made
+// through one host are refused on the other, and a burst of calls spread over
+// both lets through at least the rate's burst and at most one burst per
+// host. A day's calls made on one host count on the other; a budget spent
+// through one is spent on the other, passed by one call on a host that last
+// read it before the other host's call spent it.
 func TestSqldTwoHostsShareLimits(t *testing.T) {
 	url := startSqld(t)
 	ms := modelserver.Start(t)
@@ -24,10 +28,24 @@ func TestSqldTwoHostsShareLimits(t *testing.T) {
 	up := suiteUpstream(t)
 	createRow(t, a, map[string]any{"key": "LIM_ECHO", "type": "http", "target": "GET " + up.URL + "/lim?q=$1"})
 
-	// 20 calls at once, 10 through each host, on a token with a bucket of 5.
+	// Five calls through a spend the bucket of 5 for both hosts.
 	secret, _, _ := mint(t, a, map[string]any{"keys": []string{"LIM_ECHO"}, "rate": "5/hour"})
+	for i := range 5 {
+		expect(t, tokenCall(t, a, secret, "LIM_ECHO", fmt.Sprint(i)), 200, map[string]any{"ok": true})
+	}
+	for _, h := range []*host{b, a} {
+		got := tokenCall(t, h, secret, "LIM_ECHO", "6")
+		refused(t, h, got, 429, "rate_limited:5/hour")
+		if wait, _ := strconv.Atoi(got.Header.Get("Retry-After")); wait < 690 || wait > 730 {
+			t.Fatalf("Retry-After %q after a bucket of 5 at 5/hour was spent", got.Header.Get("Retry-After"))
+		}
+	}
+
+	// 20 calls at once, 10 through each host, on a token with a bucket of 5:
+	// from 5 (the bucket) to 10 (a bucket on each host) pass.
+	secret, _, _ = mint(t, a, map[string]any{"keys": []string{"LIM_ECHO"}, "rate": "5/hour"})
 	var mu sync.Mutex
-	statuses := map[int]int{}
+	statuses, waits := map[int]int{}, []int{}
 	var wg sync.WaitGroup
 	for i := range 20 {
 		h := []*host{a, b}[i%2]
@@ -40,17 +58,28 @@ func TestSqldTwoHostsShareLimits(t *testing.T) {
 				statuses[0]++
 				return
 			}
-			// A slot refills every 720 s: the next is free in about that (rounded up to
-			// whole seconds, from a call that may have started before the one that took the last slot).
-			if wait, _ := strconv.Atoi(got.Header.Get("Retry-After")); got.Status == 429 && (got.JSON["error"] != "rate_limited:5/hour" || wait < 690 || wait > 730) {
-				t.Errorf("refusal %s, Retry-After %q", got.Raw, got.Header.Get("Retry-After"))
+			if got.Status == 429 {
+				wait, _ := strconv.Atoi(got.Header.Get("Retry-After"))
+				if got.JSON["error"] != "rate_limited:5/hour" {
+					t.Errorf("refusal %s", got.Raw)
+				}
+				waits = append(waits, wait)
 			}
 			statuses[got.Status]++
 		})
 	}
 	wg.Wait()
-	if statuses[200] != 5 || statuses[429] != 15 {
-		t.Fatalf("20 calls over two hosts on a 5/hour token: %v (want 5×200, 15×429)", statuses)
+	passed := statuses[200]
+	t.Logf("20 calls at once over two hosts on 5/hour: %v", statuses)
+	if passed < 5 || passed > 10 || statuses[429] != 20-passed {
+		t.Fatalf("20 calls over two hosts on a 5/hour token: %v (want 5 to 10 × 200, the rest 429)", statuses)
+	}
+	// A slot refills every 720 s: the next is free in about that (rounded up to
+	// whole seconds), later by 720 s for each call past the bucket.
+	for _, wait := range waits {
+		if wait < 690 || wait > (passed-4)*720+10 {
+			t.Fatalf("Retry-After %d with %d calls passed on a bucket of 5 at 5/hour", wait, passed)
+		}
 	}
 
 	// Calls per day: one on each host, the third refused on either.
@@ -64,10 +93,20 @@ func TestSqldTwoHostsShareLimits(t *testing.T) {
 	createRow(t, a, map[string]any{"key": "LIM_AGENT", "type": "agent", "target": "suite-1", "auth": "bearer:SUITE_API_KEY",
 		"content": "You are the limits test's agent."})
 	reply := modelserver.Reply{Content: "[REPLY]ok[/REPLY]", Usage: &modelserver.Usage{PromptTokens: 1000, CompletionTokens: 50}}
-	ms.Script(reply, reply)
+	// a's second call passes on a's spend ($0.00375, read before b's call):
+	// the stated overshoot, one call. b refuses on its own ($0.0075); a on
+	// the spend it read again at its second call ($0.0075 before it, $0.01125
+	// with it), or, if that read has not answered yet, on its own $0.0075.
+	ms.Script(reply, reply, reply)
 	secret, _, _ = mint(t, a, map[string]any{"keys": []string{"LIM_AGENT"}, "budget_usd_day": 0.005})
 	expect(t, tokenCall(t, a, secret, "LIM_AGENT", "hi"), 200, map[string]any{"ok": true})
 	expect(t, tokenCall(t, b, secret, "LIM_AGENT", "hi"), 200, map[string]any{"ok": true})
-	refused(t, a, tokenCall(t, a, secret, "LIM_AGENT", "hi"), 429, "budget_exhausted:0.0075>=0.005")
+	expect(t, tokenCall(t, a, secret, "LIM_AGENT", "hi"), 200, map[string]any{"ok": true})
 	refused(t, b, tokenCall(t, b, secret, "LIM_AGENT", "hi"), 429, "budget_exhausted:0.0075>=0.005")
+	got := tokenCall(t, a, secret, "LIM_AGENT", "hi")
+	if reason, _ := got.JSON["error"].(string); reason == "budget_exhausted:0.0075>=0.005" {
+		refused(t, a, got, 429, reason)
+	} else {
+		refused(t, a, got, 429, "budget_exhausted:0.01125>=0.005")
+	}
 }

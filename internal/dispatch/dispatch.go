@@ -239,8 +239,9 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	inv.Calls = parented{call: c, parentID: id}
 
 	contract := l.contract
+	var counted <-chan struct{}
 	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && top {
-		refused = d.limit(ctx, c.token, start)
+		refused, counted = d.limit(ctx, c.token, start)
 	}
 	if refused == nil {
 		out, ran = d.execute(ctx, inv, l)
@@ -259,6 +260,12 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	if c.token != nil {
 		rc.TokenID = c.token.ID
 		d.spend(c.token, rc.CostUSD, start) // the budget's running spend (limits.go)
+	}
+	if counted != nil { // a call is in its token's shared count before it is answered (limits.go)
+		select {
+		case <-counted:
+		case <-ctx.Done():
+		}
 	}
 	if c.snapshot != nil {
 		stored = d.Receipts.AppendIf(rc, *c.snapshot)

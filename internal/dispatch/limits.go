@@ -16,12 +16,15 @@ import (
 
 // Meter is the shared count behind tokens' limits (rowcall.Limits), in the
 // database every host shares: sqlstore.Store implements it. Spent sums the
-// token's receipts' cost_usd since day and since an earlier time; Take takes
-// n calls from the token's rate bucket and daily count in one statement, or
-// takes nothing and says where the count stands.
+// token's receipts' cost_usd since day and since an earlier time, of receipts
+// that started before before; Take takes n calls from the token's rate bucket
+// and daily count in one statement, or takes nothing and says where the
+// count stands; Count adds n calls that already passed in process, whatever
+// the count holds, and says where it stands after.
 type Meter interface {
-	Spent(ctx context.Context, tokenID string, day, since time.Time) (dayUSD, sinceUSD float64, err error)
+	Spent(ctx context.Context, tokenID string, day, since, before time.Time) (dayUSD, sinceUSD float64, err error)
 	Take(ctx context.Context, tokenID string, now time.Time, interval time.Duration, burst int, callsDay int64, n int) (ok bool, tat time.Time, calls int64, err error)
+	Count(ctx context.Context, tokenID string, now time.Time, interval time.Duration, n int, arrival time.Time) (tat time.Time, calls int64, err error)
 }
 
 // How much of the shared count a host keeps in process (docs/RATIONALE.md,
@@ -30,18 +33,31 @@ type Meter interface {
 //   - A lease is leaseSlots(limits) calls taken from the shared count in one
 //     Take and spent in process: the least of what the rate refills in
 //     leaseSpan, a tenth of the burst, a thousandth of calls_day and
-//     leaseMax, at least 1. So every call takes its own (exact across hosts)
-//     for a rate under 20/second, a burst under 20 or calls_day under 2000.
-//     A host holds at most lease−1 unspent calls, so a burst over H hosts can
-//     pass the bucket by H×(lease−1) calls; calls a host never spends (it
-//     stopped, or the day turned) are refused to everyone: calls_day can fall
-//     short by as many, never overshoot.
-//   - A USD budget's spend is read from the receipts (Meter.Spent) at most
-//     every spendFresh, plus what this process's own receipts cost since; it
-//     is read on every call once it is at least half the cap. Spend by other
-//     hosts in the last spendFresh is unseen, so beyond the calls in flight a
-//     budget is overshot only when other hosts spend more than half its cap
-//     within spendFresh.
+//     leaseMax, at least 1. A host holds at most lease−1 unspent calls, so a
+//     burst over H hosts can pass the bucket by H×(lease−1) calls; calls a
+//     host never spends (it stopped, or the day turned) are refused to
+//     everyone: calls_day can fall short by as many, never overshoot.
+//   - A lease of 1 because calls_day is under 2,000: every call takes its
+//     own slot in one Take, exact across hosts.
+//   - A lease of 1 because of the rate (under 20/second or a burst under 20;
+//     countsAfter): a call is let through by the in-process bucket alone and
+//     counted in the shared count by Count while it runs, in batches, before
+//     it is answered; the first call in a process takes its slot with Take.
+//     Each Count's answer brings the in-process bucket down to the shared
+//     one and holds its refusal, so a host acts on the shared count as of its
+//     own last call: calls on other hosts since then are unseen. A burst
+//     over H hosts can pass the bucket by (H−1)×burst at most (each host's
+//     own bucket), and calls that alternate between hosts by H−1 calls
+//     (TestCountedAfterOvershootBound).
+//   - A USD budget's spend is read from the receipts (Meter.Spent) on a
+//     process's first call and when the day or month turns, plus what this
+//     process's own receipts cost since; it is read again, while calls go on
+//     with the spend in process, at most every spendFresh, and after every
+//     call once it is at least half the cap. Spend by other hosts since a
+//     host's last read is unseen: beyond the calls in flight, a host past
+//     half the cap passes it by the calls it lets through before its read
+//     after another host's crossing call answers (one, when calls are one at
+//     a time).
 const (
 	leaseSpan  = 100 * time.Millisecond
 	leaseMax   = 1000
@@ -60,6 +76,14 @@ func leaseSlots(lim rowcall.Limits) int {
 	return max(k, 1)
 }
 
+// countsAfter reports whether a token's calls pass on the in-process bucket
+// and are counted in the shared count after (Meter.Count): a lease of 1 that
+// its rate makes, not calls_day (which stays exact).
+func countsAfter(lim rowcall.Limits) bool {
+	_, _, rated := lim.Interval()
+	return rated && leaseSlots(lim) == 1 && (lim.CallsDay == 0 || lim.CallsDay/1000 > 1)
+}
+
 // limiters are a process's view of its tokens' limits: one *meter per token
 // (its limits are fixed when it is minted).
 type limiters struct{ m sync.Map } // token id → *meter
@@ -68,11 +92,13 @@ type limiters struct{ m sync.Map } // token id → *meter
 // (golang.org/x/time/rate: a call it refuses is refused without a database
 // round trip; one it lets through still needs the shared count and gives
 // its slot back when that refuses), the lease of calls taken from the shared
-// count, the last refusal of the shared count (refused again in process until
-// it ends: the shared count only moves on), and the USD spend.
+// count or the batch of calls still to count in it, the last refusal of the
+// shared count (refused again in process until it ends: the shared count
+// only moves on), and the USD spend.
 type meter struct {
 	local *rate.Limiter // nil without a rate
 	k     int           // leaseSlots
+	after bool          // countsAfter
 
 	mu       sync.Mutex
 	leased   int       // calls taken from the shared count and not yet spent
@@ -81,17 +107,42 @@ type meter struct {
 	tat      time.Time // at this arrival time
 	calls    int64     // and this many calls today
 
+	// Counted after (after): the shared count as this process last saw it,
+	// and the calls it let through that the count does not hold yet.
+	synced    bool      // the shared count was seen (else the next call takes its slot with Take)
+	seen      int64     // today's calls in the shared count when last seen,
+	seenDay   string    // on this UTC day
+	latest    time.Time // the latest call's time (the in-process bucket's clock)
+	batch     *batch    // calls let through and not yet being counted
+	uncounted int       // calls let through that seen does not hold (batch and the one being counted)
+	counting  bool      // a count goroutine is running
+
 	spendMu          sync.Mutex
 	read             time.Time // when the spend was last read from the receipts; zero: never
 	day, since       time.Time // the windows it was read for
 	dayUSD, sinceUSD float64
+	reading          bool      // a read is in flight:
+	readGen          int       // its number (a read's answer counts only if it is the latest),
+	readBefore       time.Time // the receipts it sums started before then (to the millisecond),
+	ownDay, ownSince float64   // and what this process's receipts since then cost
+}
+
+// batch is calls a process let through on its bucket, to be counted in the
+// shared count in one Count: n calls, the latest at last, that alone bring
+// the bucket's arrival time to arrival. done is closed once they are counted.
+type batch struct {
+	ctx     context.Context
+	n       int
+	arrival time.Time
+	last    time.Time
+	done    chan struct{}
 }
 
 func (ms *limiters) get(tok *rowcall.Token) *meter {
 	if m, ok := ms.m.Load(tok.ID); ok {
 		return m.(*meter)
 	}
-	m := &meter{k: leaseSlots(tok.Limits)}
+	m := &meter{k: leaseSlots(tok.Limits), after: countsAfter(tok.Limits)}
 	if interval, burst, ok := tok.Limits.Interval(); ok {
 		m.local = rate.NewLimiter(rate.Every(interval), burst)
 	}
@@ -102,41 +153,49 @@ func (ms *limiters) get(tok *rowcall.Token) *meter {
 // limit checks a top-level call against its token's limits, in this order:
 // the USD budgets (from receipts), then the rate and the calls per day (taken
 // from the shared count only when the budgets allow the call, so a refused
-// call uses up nothing). A token without limits costs one comparison.
-func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Time) *rowcall.Error {
+// call uses up nothing). A token without limits costs one comparison. When
+// counted is not nil the call passed and is being counted in the shared
+// count: it is closed once it is, and the call waits for it before it is
+// answered.
+func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Time) (refused *rowcall.Error, counted <-chan struct{}) {
 	if tok == nil || !tok.Limits.Any() {
-		return nil
+		return nil, nil
 	}
 	meter := d.Meter
 	if meter == nil {
 		meter, _ = d.Store.(Meter)
 	}
 	if meter == nil {
-		return unmetered(tok)
+		return unmetered(tok), nil
 	}
 	m := d.limiters.get(tok)
 	if tok.Limits.Budgeted() {
 		if e := m.budget(ctx, meter, tok, now); e != nil {
-			return e
+			return e, nil
 		}
 	}
 	if !tok.Limits.Metered() {
-		return nil
+		return nil, nil
 	}
 	giveBack := func() {}
 	if m.local != nil {
 		local := m.local.ReserveN(now, 1)
 		if wait := local.DelayFrom(now); !local.OK() || wait > 0 {
 			local.CancelAt(now)
-			return rateLimited(tok, wait)
+			return rateLimited(tok, wait), nil
 		}
 		giveBack = func() { local.CancelAt(now) }
 	}
-	e := m.take(ctx, meter, tok, now)
+	var e *rowcall.Error
+	if m.after {
+		e, counted = m.pass(ctx, meter, tok, now)
+	} else {
+		e = m.take(ctx, meter, tok, now)
+	}
 	if e != nil {
 		giveBack()
 	}
-	return e
+	return e, counted
 }
 
 // budget refuses a call once the token's spend today or this month reaches
@@ -148,22 +207,60 @@ func (m *meter) budget(ctx context.Context, meter Meter, tok *rowcall.Token, now
 		since = rowcall.Month(now)
 	}
 	m.spendMu.Lock()
-	defer m.spendMu.Unlock()
-	half := lim.BudgetUSDDay > 0 && m.dayUSD*2 >= lim.BudgetUSDDay || lim.BudgetUSDMonth > 0 && m.sinceUSD*2 >= lim.BudgetUSDMonth
-	if m.read.IsZero() || half || now.Sub(m.read) >= spendFresh || !m.day.Equal(day) || !m.since.Equal(since) {
-		dayUSD, sinceUSD, err := meter.Spent(ctx, tok.ID, day, since)
+	if m.read.IsZero() || !m.day.Equal(day) || !m.since.Equal(since) {
+		// The first read, or of a new window: the call waits for it.
+		gen := m.startRead(now)
+		dayUSD, sinceUSD, err := meter.Spent(ctx, tok.ID, day, since, m.readBefore)
 		if err != nil {
+			m.reading = false
+			m.spendMu.Unlock()
 			return meterFailed(tok, err)
 		}
-		m.read, m.day, m.since, m.dayUSD, m.sinceUSD = now, day, since, dayUSD, sinceUSD
+		m.endRead(gen, now, day, since, dayUSD, sinceUSD)
+	} else if half := lim.BudgetUSDDay > 0 && m.dayUSD*2 >= lim.BudgetUSDDay || lim.BudgetUSDMonth > 0 && m.sinceUSD*2 >= lim.BudgetUSDMonth; !m.reading && (half || now.Sub(m.read) >= spendFresh) {
+		// Read again while this call goes on with the spend in process.
+		gen := m.startRead(now)
+		ctx := context.WithoutCancel(ctx)
+		go func() {
+			dayUSD, sinceUSD, err := meter.Spent(ctx, tok.ID, day, since, now.Truncate(time.Millisecond))
+			m.spendMu.Lock()
+			defer m.spendMu.Unlock()
+			if err != nil {
+				slog.Error("token spend could not be read", "token", tok.ID, "err", err)
+				m.reading = false
+				return
+			}
+			m.endRead(gen, now, day, since, dayUSD, sinceUSD)
+		}()
 	}
-	if lim.BudgetUSDDay > 0 && m.dayUSD >= lim.BudgetUSDDay {
-		return exhausted("usd_day", usd(m.dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
+	dayUSD, sinceUSD := m.dayUSD, m.sinceUSD
+	m.spendMu.Unlock()
+	if lim.BudgetUSDDay > 0 && dayUSD >= lim.BudgetUSDDay {
+		return exhausted("usd_day", usd(dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
 	}
-	if lim.BudgetUSDMonth > 0 && m.sinceUSD >= lim.BudgetUSDMonth {
-		return exhausted("usd_month", usd(m.sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
+	if lim.BudgetUSDMonth > 0 && sinceUSD >= lim.BudgetUSDMonth {
+		return exhausted("usd_month", usd(sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
 	}
 	return nil
+}
+
+// startRead begins a read of the spend of receipts started before now's
+// millisecond: this process's receipts from then on are added to its answer
+// (endRead). m.spendMu is held.
+func (m *meter) startRead(now time.Time) int {
+	m.readGen++
+	m.reading, m.readBefore, m.ownDay, m.ownSince = true, now.Truncate(time.Millisecond), 0, 0
+	return m.readGen
+}
+
+// endRead takes a read's answer as the spend, plus this process's receipts
+// since it began, unless a later read began since. m.spendMu is held.
+func (m *meter) endRead(gen int, now, day, since time.Time, dayUSD, sinceUSD float64) {
+	if gen != m.readGen {
+		return
+	}
+	m.reading = false
+	m.read, m.day, m.since, m.dayUSD, m.sinceUSD = now, day, since, dayUSD+m.ownDay, sinceUSD+m.ownSince
 }
 
 // spend adds a receipt's cost to its token's spend in this process, so the
@@ -175,11 +272,21 @@ func (d *Dispatcher) spend(tok *rowcall.Token, costUSD float64, at time.Time) {
 	m := d.limiters.get(tok)
 	m.spendMu.Lock()
 	defer m.spendMu.Unlock()
-	if !m.read.IsZero() && !at.Before(m.day) {
-		m.dayUSD += costUSD
+	if m.read.IsZero() {
+		return
 	}
-	if !m.read.IsZero() && !at.Before(m.since) {
+	unread := m.reading && !at.Truncate(time.Millisecond).Before(m.readBefore) // the read in flight does not sum it
+	if !at.Before(m.day) {
+		m.dayUSD += costUSD
+		if unread {
+			m.ownDay += costUSD
+		}
+	}
+	if !at.Before(m.since) {
 		m.sinceUSD += costUSD
+		if unread {
+			m.ownSince += costUSD
+		}
 	}
 }
 
@@ -226,19 +333,133 @@ func (m *meter) shared(ctx context.Context, meter Meter, tok *rowcall.Token, now
 	if err != nil {
 		return meterFailed(tok, err)
 	}
-	if ok {
-		return nil
-	}
-	until := tat.Add(-time.Duration(burst-1) * interval) // the bucket has a slot again
-	if tok.Limits.CallsDay > 0 && calls >= tok.Limits.CallsDay {
-		until = rowcall.Day(now).AddDate(0, 0, 1)
-	}
 	if m.k == 1 {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 	}
-	m.until, m.tat, m.calls = until, tat, calls
+	if ok {
+		if m.after {
+			m.synced = true
+			m.saw(tok, now, tat, calls)
+		}
+		return nil
+	}
+	m.refusedUntil(tok, now, tat, calls)
 	return sharedRefusal(tok, now, tat, calls)
+}
+
+// refusedUntil holds a refusal of the shared count at tat and calls in
+// process until it ends. m.mu is held.
+func (m *meter) refusedUntil(tok *rowcall.Token, now, tat time.Time, calls int64) {
+	interval, burst, _ := tok.Limits.Interval()
+	until := tat.Add(-time.Duration(burst-1) * interval) // the bucket has a slot again
+	if tok.Limits.CallsDay > 0 && calls >= tok.Limits.CallsDay {
+		until = rowcall.Day(now).AddDate(0, 0, 1)
+	}
+	m.until, m.tat, m.calls = until, tat, calls
+}
+
+// pass lets a call through on the in-process bucket (which has taken its
+// slot) and queues it to be counted in the shared count (countsAfter); the
+// first call in the process, or the first after a count failed, takes its
+// slot with Take instead.
+func (m *meter) pass(ctx context.Context, meter Meter, tok *rowcall.Token, now time.Time) (*rowcall.Error, <-chan struct{}) {
+	m.mu.Lock()
+	if now.Before(m.until) {
+		tat, calls := m.tat, m.calls
+		m.mu.Unlock()
+		return sharedRefusal(tok, now, tat, calls), nil
+	}
+	if !m.synced {
+		m.mu.Unlock()
+		return m.shared(ctx, meter, tok, now, 1), nil
+	}
+	if lim := tok.Limits; lim.CallsDay > 0 {
+		seen := m.seen
+		if m.seenDay != now.UTC().Format(time.DateOnly) {
+			seen = 0
+		}
+		if calls := seen + int64(m.uncounted); calls >= lim.CallsDay {
+			m.mu.Unlock()
+			return exhausted("calls_day", strconv.FormatInt(calls, 10), strconv.FormatInt(lim.CallsDay, 10), "calls today (UTC)",
+				rowcall.Day(now).AddDate(0, 0, 1).Sub(now)), nil
+		}
+	}
+	interval, _, _ := tok.Limits.Interval()
+	b := m.batch
+	if b == nil {
+		b = &batch{done: make(chan struct{})}
+		m.batch = b
+	}
+	b.ctx, b.n, b.arrival = context.WithoutCancel(ctx), b.n+1, later(b.arrival, now).Add(interval)
+	b.last, m.latest = later(b.last, now), later(m.latest, now)
+	m.uncounted++
+	start := !m.counting
+	m.counting = true
+	m.mu.Unlock()
+	if start {
+		go m.count(meter, tok)
+	}
+	return nil, b.done
+}
+
+// count counts the batches of calls let through in the shared count, one
+// Count each, until none is left. A failed count goes back in front of the
+// next batch, and the next call takes its slot with Take (failing closed
+// while the database does).
+func (m *meter) count(meter Meter, tok *rowcall.Token) {
+	interval, _, _ := tok.Limits.Interval()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for m.batch != nil {
+		b := m.batch
+		m.batch = nil
+		m.mu.Unlock()
+		tat, calls, err := meter.Count(b.ctx, tok.ID, b.last, interval, b.n, b.arrival)
+		m.mu.Lock()
+		if err != nil {
+			slog.Error("token calls could not be counted", "token", tok.ID, "calls", b.n, "err", err)
+			if next := m.batch; next != nil { // b's calls came first
+				b.ctx, b.n, b.last, b.done = next.ctx, b.n+next.n, next.last, next.done
+				b.arrival = later(b.arrival.Add(time.Duration(next.n)*interval), next.arrival)
+			} else {
+				close(b.done)
+				b.done = make(chan struct{})
+			}
+			m.batch, m.synced, m.counting = b, false, false
+			return
+		}
+		m.uncounted -= b.n
+		m.saw(tok, b.last, tat, calls)
+		close(b.done)
+	}
+	m.counting = false
+}
+
+// saw brings the process's view to the shared count's answer at now (tat,
+// and today's calls, this process's counted ones included): the in-process
+// bucket keeps no more slots than the shared one has, less the calls not
+// yet counted, and a spent count is refused until it has a slot again.
+// m.mu is held.
+func (m *meter) saw(tok *rowcall.Token, now, tat time.Time, calls int64) {
+	m.seen, m.seenDay = calls, now.UTC().Format(time.DateOnly)
+	interval, burst, _ := tok.Limits.Interval()
+	at := later(m.latest, now)
+	free := float64(burst) - float64(tat.Sub(at))/float64(interval) - float64(m.uncounted)
+	if extra := int(math.Min(m.local.TokensAt(at)-max(free, 0), float64(burst)) + 1e-6); extra > 0 { // whole slots
+		m.local.ReserveN(at, extra)
+	}
+	if tat.Sub(now) > time.Duration(burst-1)*interval || tok.Limits.CallsDay > 0 && calls >= tok.Limits.CallsDay {
+		m.refusedUntil(tok, now, tat, calls)
+	}
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // sharedRefusal is the shared count's refusal at tat and calls: calls_day's
