@@ -39,6 +39,10 @@ func readJSON(r *http.Request, v any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == 'n' {
 		return &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body must be a JSON object, not null", HowToFix: `send {"key":"…",…}`}
 	}
+	if json.Unmarshal(body, v) == nil {
+		return nil // one JSON value and nothing after it: what the decoder below accepts
+	}
+	// The decoder's errors say where the body went wrong.
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		return malformed(body, err)

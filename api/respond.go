@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/jsontext"
@@ -66,12 +67,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	if o, ok := v.(ordered); ok { // written directly: the dispatch answer's path
-		var b bytes.Buffer
-		if err := o.write(&b); err != nil {
+		b := answers.Get().(*bytes.Buffer)
+		defer answers.put(b)
+		if err := o.write(b); err != nil {
 			slog.Error("unencodable answer", "err", err)
 			return
 		}
-		w.Write(append(b.Bytes(), '\n'))
+		b.WriteByte('\n')
+		w.Write(b.Bytes())
 		return
 	}
 	enc := json.NewEncoder(w)
@@ -158,6 +161,22 @@ func (o ordered) write(b *bytes.Buffer) error {
 	}
 	b.WriteByte('}')
 	return nil
+}
+
+// answers are writeJSON's buffers for ordered answers, reused across
+// requests (a dispatch answer is a few hundred bytes); one grown past
+// maxPooled is left to the collector.
+var answers = bufferPool{sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+
+type bufferPool struct{ sync.Pool }
+
+const maxPooled = 64 << 10
+
+func (p *bufferPool) put(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		b.Reset()
+		p.Put(b)
+	}
 }
 
 // marshal is json.Marshal without HTML escaping.

@@ -85,11 +85,20 @@ func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string
 		levels = append(levels, level)
 	}
 	sig := base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, rootMessage(levels[len(levels)-1][0])))
+	// Each node's hex, made once: a node is on the path of every receipt
+	// under its sibling.
+	hexes := make([][]string, len(levels)-1)
+	for l := range hexes {
+		hexes[l] = make([]string, len(levels[l]))
+	}
 	for i, r := range rs {
-		b := &rowcall.Batch{Index: i, Size: len(rs), Path: []string{}}
+		b := &rowcall.Batch{Index: i, Size: len(rs), Path: make([]string, 0, len(levels)-1)}
 		for idx, l := i, 0; l < len(levels)-1; idx, l = idx/2, l+1 {
 			if sib := idx ^ 1; sib < len(levels[l]) {
-				b.Path = append(b.Path, hex.EncodeToString(levels[l][sib]))
+				if hexes[l][sib] == "" {
+					hexes[l][sib] = hex.EncodeToString(levels[l][sib])
+				}
+				b.Path = append(b.Path, hexes[l][sib])
 			}
 		}
 		r.Sig, r.Batch = sig, b

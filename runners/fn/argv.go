@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/args"
@@ -27,6 +28,14 @@ func Argv(module string, inv *rowcall.Invocation) (argv []string, fail *rowcall.
 		a = args.Split(inv.Body)
 	}
 	text := args.Render(tmpl, args.JSON, args.Values{Args: a, Vars: inv.Vars})
+	if argv, ok := plainArgv(module, text); ok {
+		return argv, nil
+	}
+	return jsonArgv(module, text)
+}
+
+// jsonArgv is Argv's decoding of the rendered template with encoding/json.
+func jsonArgv(module, text string) (argv []string, fail *rowcall.Failure) {
 	var items []json.RawMessage
 	if err := json.Unmarshal([]byte(text), &items); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -57,3 +66,50 @@ func Argv(module string, inv *rowcall.Invocation) (argv []string, fail *rowcall.
 	}
 	return argv, nil
 }
+
+// plainArgv is Argv's answer without encoding/json for the common case: text
+// is a flat array of strings holding no escape, control character or invalid
+// UTF-8 (so each element is its bytes between the quotes, as json.Unmarshal
+// would read it). ok is false for anything else, which Argv then decodes
+// (and explains) with encoding/json.
+func plainArgv(module, text string) (argv []string, ok bool) {
+	if !utf8.ValidString(text) {
+		return nil, false
+	}
+	s := strings.Trim(text, jsonSpace)
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	s = strings.Trim(s[1:len(s)-1], jsonSpace)
+	argv = make([]string, 1, 1+strings.Count(s, ","))
+	argv[0] = module
+	for s != "" {
+		if s[0] != '"' {
+			return nil, false
+		}
+		end := strings.IndexByte(s[1:], '"') + 1
+		if end == 0 {
+			return nil, false
+		}
+		for i := 1; i < end; i++ {
+			if c := s[i]; c < 0x20 || c == '\\' {
+				return nil, false
+			}
+		}
+		argv = append(argv, s[1:end])
+		s = strings.TrimLeft(s[end+1:], jsonSpace)
+		if s == "" {
+			break
+		}
+		if s[0] != ',' {
+			return nil, false
+		}
+		if s = strings.TrimLeft(s[1:], jsonSpace); s == "" {
+			return nil, false // a trailing comma
+		}
+	}
+	return argv, true
+}
+
+// jsonSpace is JSON's whitespace.
+const jsonSpace = " \t\r\n"
