@@ -105,17 +105,17 @@ var ErrNotReady = errors.New("vectors: the embedding model is still loading")
 func (x *Indexer) Pass(ctx context.Context) error {
 	x.mu.Lock()
 	x.init()
-	first, cursor := !x.started, x.cursor
+	first, cursor, force := !x.started, x.cursor, x.Force
 	x.mu.Unlock()
 	last, err := x.Store.LastEvent(ctx)
 	if err != nil {
 		return err
 	}
-	if !first && last <= cursor && !x.Force {
+	if !first && last <= cursor && !force {
 		return nil
 	}
 	var rows []rowcall.Row
-	if first || x.Force {
+	if first || force {
 		if rows, err = x.Store.AllRows(ctx, nil, true); err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (x *Indexer) Pass(ctx context.Context) error {
 			}
 		}
 	}
-	todo, err := x.stale(ctx, rows)
+	todo, err := x.stale(ctx, rows, force)
 	if err != nil {
 		return err
 	}
@@ -156,9 +156,9 @@ func (x *Indexer) Pass(ctx context.Context) error {
 }
 
 // stale returns the rows whose vector is missing or embeds other text.
-func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row) ([]rowcall.Row, error) {
+func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row, force bool) ([]rowcall.Row, error) {
 	h, ok := x.Index.(Hasher)
-	if !ok || x.Force {
+	if !ok || force {
 		return rows, nil
 	}
 	m := x.Embedder.Model()
