@@ -32,7 +32,10 @@ type similarCheck struct {
 // beginSimilar starts the check of row about to be written (nil: the host
 // has no embedder, the request says ?similar=0, or the row breaks a rule and
 // its write will be refused). A write that leaves the embedded text as it
-// was reuses the stored vector: nothing is embedded.
+// was finds its stored vector current and checks nothing more: nothing is
+// embedded, no near rows are looked up, and its answer carries no
+// similar_rows (each near pair is reported once, to the write that made it:
+// the text's first write, or the later row's).
 func (h *Handler) beginSimilar(r *http.Request, row *rowcall.Row) *similarCheck {
 	if h.cfg.SimilarRows == nil || r.URL.Query().Get("similar") == "0" || h.dir.Check(row) != nil {
 		return nil
@@ -42,7 +45,7 @@ func (h *Handler) beginSimilar(r *http.Request, row *rowcall.Row) *similarCheck 
 	go func() {
 		defer close(c.done)
 		v, err := c.p.Vector(ctx)
-		if err == nil {
+		if err == nil && !c.p.Reused() {
 			c.hits, err = h.cfg.Near(ctx, v, row.Key, rowcall.SearchFilter{}, 5, vectors.Duplicate)
 		}
 		c.err = err

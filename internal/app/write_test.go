@@ -106,9 +106,11 @@ const (
 // One mechanism embeds rows: a POST that waits for similar_rows embeds its
 // row once, in the foreground, and stores it, so the queue's pass after the
 // write embeds nothing; a PUT that leaves the embedded text as it was embeds
-// nothing and still answers similar_rows; a write with ?similar=0 is
-// embedded by the queue, as background work (rowcall.InBackground: the
-// embedded encoder on one core, on the low-priority thread).
+// nothing and looks nothing up (its answer carries no similar_rows: the
+// text's first write was told), one of new text is checked again; a write
+// with ?similar=0 is embedded by the queue, as background work
+// (rowcall.InBackground: the embedded encoder on one core, on the
+// low-priority thread).
 func TestWriteEmbedsOnce(t *testing.T) {
 	w := &watched{}
 	a := newApp(t, nil, app.Platform{Embedder: w})
@@ -139,9 +141,11 @@ func TestWriteEmbedsOnce(t *testing.T) {
 		t.Fatalf("a POSTed row: embedded %d times (%d by the queue); want once, for its answer", n, bg)
 	}
 
+	w.mu.Lock()
 	calls := len(w.calls)
+	w.mu.Unlock()
 	code, got = write(t, a, "PUT", "/api/directory/ROW_A", strings.Replace(rowA, `"echo"`, `"echo","planner_rank":7`, 1))
-	if sim, _ := got["similar_rows"].([]any); code != 200 || len(sim) != 1 {
+	if code != 200 || got["similar_rows"] != nil || got["similar_pending"] != nil || got["version"] == nil {
 		t.Fatalf("PUT, same text: %d %v", code, got)
 	}
 	if err := a.Indexer.Pass(context.Background()); err != nil {
@@ -152,6 +156,14 @@ func TestWriteEmbedsOnce(t *testing.T) {
 	w.mu.Unlock()
 	if len(more) != 0 {
 		t.Fatalf("a PUT that leaves the embedded text as it was embedded %v", more)
+	}
+	// A PUT of new text is checked again, and embedded once.
+	code, got = write(t, a, "PUT", "/api/directory/ROW_A", strings.Replace(rowA, "card charge", "card payment", 1))
+	if sim, _ := got["similar_rows"].([]any); code != 200 || len(sim) != 1 || sim[0].(map[string]any)["key"] != "ROW_OLD" {
+		t.Fatalf("PUT, new text: %d %v", code, got)
+	}
+	if n, _ := w.embedded(strings.Replace(textA, "card charge", "card payment", 1)); n != 1 {
+		t.Fatalf("a PUT of new text: embedded %d times, want once", n)
 	}
 }
 

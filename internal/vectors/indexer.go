@@ -317,7 +317,7 @@ func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 		defer close(p.done)
 		for {
 			if v, ok := stored(ctx, x.Index, m, &row); ok {
-				p.vec = v
+				p.vec, p.reused = v, true
 				return
 			}
 			mine, waits, _, release := x.claim([]rowcall.Row{row})
@@ -371,14 +371,15 @@ func (x *Indexer) Current(ctx context.Context, r *rowcall.Row) ([]float32, error
 // platform keeps its vectors itself). Vector waits for it; Keep, which its
 // caller must call once the write ended, stores it.
 type Pending struct {
-	model rowcall.EmbedModel
-	hash  [32]byte // EmbedHash of the text embedded
-	done  chan struct{}
-	vec   []float32
-	err   error
-	keep  func(committed *rowcall.Row) // stores vec for the committed row (nil: the write failed) and releases its key; nil when there is nothing to store
-	once  sync.Once
-	kept  chan struct{} // Keep's
+	model  rowcall.EmbedModel
+	hash   [32]byte // EmbedHash of the text embedded
+	done   chan struct{}
+	vec    []float32
+	err    error
+	reused bool                         // vec is the stored vector: the row's text is the one it was embedded from
+	keep   func(committed *rowcall.Row) // stores vec for the committed row (nil: the write failed) and releases its key; nil when there is nothing to store
+	once   sync.Once
+	kept   chan struct{} // Keep's
 }
 
 // Vector returns the vector once it is made, or ctx's error when ctx ends
@@ -414,6 +415,10 @@ func (p *Pending) Keep(committed *rowcall.Row) <-chan struct{} {
 	return p.kept
 }
 
+// Reused reports, once Vector returned, whether the vector is the one
+// stored for the row's key: the write leaves the embedded text as it was.
+func (p *Pending) Reused() bool { return p.reused }
+
 // Embeds reports whether the row r embeds the text this vector is of.
 func (p *Pending) Embeds(r *rowcall.Row) bool {
 	return rowcall.EmbedHash(p.model, rowcall.EmbedText(r)) == p.hash
@@ -443,7 +448,7 @@ func Begin(emb rowcall.Embedder, idx rowcall.VectorIndex) func(context.Context, 
 		go func() {
 			defer close(p.done)
 			if v, ok := stored(ctx, idx, m, &row); ok {
-				p.vec = v
+				p.vec, p.reused = v, true
 				return
 			}
 			vs, err := emb.Embed(ctx, []string{text})
