@@ -91,10 +91,23 @@ func (x *Indexer) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-x.wake:
+			// Writes come in runs: one pass for the run's rows, not a
+			// pass (its reads of the event log and the rows) per write
+			// beside the writes still coming.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(settle):
+			}
 		case <-tick.C:
 		}
 	}
 }
+
+// settle is how long Run waits after a Notify before its pass, for the
+// writes that follow (a row's vector is embedded that much later; a write
+// that wants similar_rows embeds its row itself).
+const settle = 10 * time.Millisecond
 
 // ErrNotReady is what an Embedder still loading its model answers; ask ranks
 // by words meanwhile and the Indexer tries again.
