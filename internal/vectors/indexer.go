@@ -328,6 +328,14 @@ func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 	row := *r
 	go func() {
 		defer close(p.done)
+		if pk, ok := x.Index.(interface {
+			Peek(rowcall.EmbedModel, string) ([]float32, [32]byte, bool)
+		}); ok {
+			if v, h, ok := pk.Peek(m, row.Key); ok && h == p.hash { // unchanged text: no look at the database
+				p.vec, p.reused = v, true
+				return
+			}
+		}
 		for {
 			if v, ok := stored(ctx, x.Index, m, &row); ok {
 				p.vec, p.reused = v, true
