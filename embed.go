@@ -65,6 +65,22 @@ type Reranker interface {
 	Rerank(ctx context.Context, query string, hits []Hit) ([]Hit, error)
 }
 
+// InBackground marks ctx as background work (the embedding queue's): an
+// Embedder that can spread one call over several cores (the embedded
+// encoder) keeps a background call on one, so a host's writes and asks keep
+// the other cores while it embeds a directory.
+func InBackground(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// Background reports whether ctx is marked by InBackground.
+func Background(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}
+
+type backgroundKey struct{}
+
 // EmbedText is the text a row is embedded from: its "# WHAT:" and
 // "# WHEN_TO_USE:" lines without their labels, joined by a space (chosen on
 // the dev set's tune split; docs/benchmarks.md). A row without them is

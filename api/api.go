@@ -21,6 +21,7 @@ import (
 	"github.com/rowcall/rowcall/api/mcp"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
@@ -46,10 +47,14 @@ type Config struct {
 	// of its build; the endpoint then answers 501, and `rowcall import
 	// openapi`, which converts on the caller's machine, still works.
 	OpenAPI func(doc []byte, o OpenAPIOptions) (rows []rowcall.Row, skipped []string, err error)
-	// Similar finds up to n rows near row by meaning that f lets the caller
-	// see, with cosine at least atLeast (nil: the host has no embedder, and
-	// answers carry no similar_rows).
-	Similar func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error)
+	// SimilarRows starts making a row's vector (the stored one when current)
+	// beside its write, for the write's similar_rows and for GET
+	// /api/directory/{key}/similar (nil: the host has no embedder, and
+	// answers carry no similar_rows); Near then finds up to n rows near the
+	// vector of row self that f lets the caller see, with cosine at least
+	// atLeast.
+	SimilarRows func(ctx context.Context, row *rowcall.Row) *vectors.Pending
+	Near        func(ctx context.Context, v []float32, self string, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error)
 }
 
 // Handler serves the API.

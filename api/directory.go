@@ -35,18 +35,16 @@ func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
+	check := h.beginSimilar(r, &row)
 	out, err := h.dir.Create(r.Context(), row)
+	more := check.answer(&out, err)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	w.Header().Set("ETag", etag(out.Version))
 	w.Header().Set("Location", "/api/directory/"+out.Key)
-	answer := ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}}
-	if sim := h.similarRows(r, &out); len(sim) > 0 {
-		answer = append(answer, kv{"similar_rows", sim})
-	}
-	writeJSON(w, http.StatusCreated, answer)
+	writeJSON(w, http.StatusCreated, append(ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}}, more...))
 }
 
 // rowFrom builds a whole row (defaults for absent fields) from a POST or PUT
@@ -141,14 +139,9 @@ func (h *Handler) replaceRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
+	check := h.beginSimilar(r, &row)
 	out, err := h.dir.Replace(r.Context(), row, ver)
-	if err == nil {
-		if sim := h.similarRows(r, &out); len(sim) > 0 {
-			h.written(w, r, out, nil, kv{"similar_rows", sim})
-			return
-		}
-	}
-	h.written(w, r, out, err)
+	h.written(w, r, out, err, check.answer(&out, err)...)
 }
 
 // patchRow handles PATCH /api/directory/{key}: the named writable fields are

@@ -11,28 +11,78 @@ import (
 )
 
 // similarWait bounds how long a POST or PUT answer waits for the written
-// row's embedding (embedded at once, the short rowcall.EmbedText only) before
-// it goes out without similar_rows.
+// row's vector (embedded beside the write, the short rowcall.EmbedText only)
+// before it goes out with similar_pending instead of similar_rows.
 const similarWait = 2 * time.Second
 
-// similarRows is what a POST or PUT answer adds for the row written: the
-// rows the owner may see that mean nearly the same (cosine ≥
-// vectors.Duplicate), as [{key, similarity}], or nil when there are none, the
-// host has no embedder, or the request says ?similar=0 (a writer that wants
-// its answer without waiting for the row's embedding, 10–25 ms with the
-// embedded encoder; docs/benchmarks.md).
-func (h *Handler) similarRows(r *http.Request, row *rowcall.Row) []ordered {
-	if h.cfg.Similar == nil || r.URL.Query().Get("similar") == "0" {
+// similarCheck is a POST's or PUT's near-duplicate check, begun as soon as
+// the row is parsed and passes the directory's rules: the row's vector is
+// made (embedded, or the stored one when current) and its near rows found
+// beside the write's transaction, so the answer waits for whichever ends
+// last, not for both one after the other.
+type similarCheck struct {
+	row    rowcall.Row
+	p      *vectors.Pending
+	cancel context.CancelFunc
+	done   chan struct{} // closed when hits and err are set
+	hits   []rowcall.VectorHit
+	err    error
+}
+
+// beginSimilar starts the check of row about to be written (nil: the host
+// has no embedder, the request says ?similar=0, or the row breaks a rule and
+// its write will be refused). A write that leaves the embedded text as it
+// was finds its stored vector current and checks nothing more: nothing is
+// embedded, no near rows are looked up, and its answer carries no
+// similar_rows (each near pair is reported once, to the write that made it:
+// the text's first write, or the later row's).
+func (h *Handler) beginSimilar(r *http.Request, row *rowcall.Row) *similarCheck {
+	if h.cfg.SimilarRows == nil || r.URL.Query().Get("similar") == "0" || h.dir.Check(row) != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), similarWait)
-	defer cancel()
-	hits, err := h.cfg.Similar(ctx, row, rowcall.SearchFilter{}, 5, vectors.Duplicate)
-	if err != nil {
-		slog.Debug("api: no similar_rows", "key", row.Key, "err", err)
+	c := &similarCheck{row: *row, p: h.cfg.SimilarRows(ctx, row), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		v, err := c.p.Vector(ctx)
+		if err == nil && !c.p.Reused() {
+			c.hits, err = h.cfg.Near(ctx, v, row.Key, rowcall.SearchFilter{}, 5, vectors.Duplicate)
+		}
+		c.err = err
+	}()
+	return c
+}
+
+// answer is what the write's answer adds once the write ended (err): the
+// rows the owner may see that mean nearly the same as out (cosine ≥
+// vectors.Duplicate), as similar_rows [{key, similarity}] (nothing when
+// there are none); or, when the check did not end within similarWait,
+// similar_pending, the address that lists the row's neighbours once its
+// vector is made. Every check begun ends here (Pending.Keep stores the
+// vector for the row committed), so the queue never waits on a write's
+// embedding that nobody stores.
+func (c *similarCheck) answer(out *rowcall.Row, err error) []kv {
+	if c == nil {
 		return nil
 	}
-	return similarList(hits)
+	defer c.cancel()
+	if err != nil {
+		c.p.Keep(nil) // the write failed: store nothing
+		return nil
+	}
+	kept := c.p.Keep(out)
+	<-c.done // within similarWait: the check's context ends then
+	if c.err == nil {
+		<-kept // the vector is made: stored before the answer, so the next write sees it
+	}
+	if c.err != nil || !c.p.Embeds(out) {
+		slog.Debug("api: similar_rows pending", "key", out.Key, "err", c.err)
+		return []kv{{"similar_pending", "/api/directory/" + out.Key + "/similar"}}
+	}
+	if len(c.hits) == 0 {
+		return nil
+	}
+	return []kv{{"similar_rows", similarList(c.hits)}}
 }
 
 func similarList(hits []rowcall.VectorHit) []ordered {
@@ -67,12 +117,21 @@ func (h *Handler) similar(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	if h.cfg.Similar == nil {
+	if h.cfg.SimilarRows == nil {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: "this host does not embed rows, so it cannot tell which rows mean the same",
 			HowToFix: "run the host with embeddings on (ROWCALL_EMBED_PROVIDER unset, use-lite or a model provider)"})
 		return
 	}
-	hits, err := h.cfg.Similar(r.Context(), &row, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token)}, limit, -1)
+	p := h.cfg.SimilarRows(r.Context(), &row)
+	kept := p.Keep(&row)
+	v, err := p.Vector(r.Context())
+	if err == nil {
+		<-kept
+	}
+	var hits []rowcall.VectorHit
+	if err == nil {
+		hits, err = h.cfg.Near(r.Context(), v, row.Key, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token)}, limit, -1)
+	}
 	if err != nil {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInternal, Message: "the row's embedding is not available yet: " + err.Error(),
 			HowToFix: "try again in a moment; the host embeds rows in the background"})

@@ -219,7 +219,7 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, Similar: a.similar()}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -272,24 +272,28 @@ func (s rankedStore) Search(ctx context.Context, query string, f rowcall.SearchF
 	return s.r.Search(ctx, query, f)
 }
 
-// similar is the API's near-duplicate finder (nil without an Embedder): the
-// row's current vector (embedded now when the queue has not yet), then its
-// nearest rows within f.
-func (a *App) similar() func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
+// begin is how the API makes a written row's vector for its similar_rows
+// (nil without an Embedder): through the Indexer, so one mechanism embeds
+// and stores rows (the queue waits for a write's embedding rather than
+// making its own), or, where the platform keeps its vectors, embedded and
+// left for the platform to store.
+func (a *App) begin() func(ctx context.Context, row *rowcall.Row) *vectors.Pending {
+	switch {
+	case a.Ranker.Embedder == nil:
+		return nil
+	case a.Indexer != nil:
+		return a.Indexer.Begin
+	}
+	return vectors.Begin(a.Ranker.Embedder, a.Ranker.Index)
+}
+
+// near is the API's near-duplicate finder: the Ranker's (nil without an
+// Embedder).
+func (a *App) near() func(ctx context.Context, v []float32, self string, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
 	if a.Ranker.Embedder == nil {
 		return nil
 	}
-	current := vectors.Current(a.Ranker.Embedder, a.Ranker.Index)
-	if a.Indexer != nil {
-		current = a.Indexer.Current
-	}
-	return func(ctx context.Context, row *rowcall.Row, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
-		v, err := current(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		return a.Ranker.Similar(ctx, v, row.Key, f, n, atLeast)
-	}
+	return a.Ranker.Similar
 }
 
 // Run does the core's background work until ctx ends: embedding rows after

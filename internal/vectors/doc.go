@@ -21,5 +21,9 @@
 // host's writes are embedded here as well when that host does not. Memory is
 // the index itself (dot.Scores over one flat slice per model); Load wraps an
 // embedder whose model loads in the background (ErrNotReady until then: ask
-// ranks by words meanwhile). internal/app assembles all of it.
+// ranks by words meanwhile). Indexer.Begin makes a row's vector for its
+// write's similar_rows beside the write (Pending.Keep stores it, so the
+// queue does not embed it again); the queue's own embedding is background
+// work (rowcall.InBackground), on one low-priority thread. internal/app
+// assembles all of it.
 package vectors

@@ -58,7 +58,10 @@ func (x *Indexer) Notify() {
 }
 
 // Run makes passes until ctx ends: at once, on each Notify, and every Every.
+// Its embeddings are background work (rowcall.InBackground: the embedded
+// encoder on one core), so the host's writes and asks keep the others.
 func (x *Indexer) Run(ctx context.Context) {
+	ctx = rowcall.InBackground(ctx)
 	x.mu.Lock()
 	x.init()
 	x.mu.Unlock()
@@ -88,10 +91,23 @@ func (x *Indexer) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-x.wake:
+			// Writes come in runs: one pass for the run's rows, not a
+			// pass (its reads of the event log and the rows) per write
+			// beside the writes still coming.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(settle):
+			}
 		case <-tick.C:
 		}
 	}
 }
+
+// settle is how long Run waits after a Notify before its pass, for the
+// writes that follow (a row's vector is embedded that much later; a write
+// that wants similar_rows embeds its row itself).
+const settle = 10 * time.Millisecond
 
 // ErrNotReady is what an Embedder still loading its model answers; ask ranks
 // by words meanwhile and the Indexer tries again.
@@ -102,17 +118,17 @@ var ErrNotReady = errors.New("vectors: the embedding model is still loading")
 func (x *Indexer) Pass(ctx context.Context) error {
 	x.mu.Lock()
 	x.init()
-	first, cursor := !x.started, x.cursor
+	first, cursor, force := !x.started, x.cursor, x.Force
 	x.mu.Unlock()
 	last, err := x.Store.LastEvent(ctx)
 	if err != nil {
 		return err
 	}
-	if !first && last <= cursor && !x.Force {
+	if !first && last <= cursor && !force {
 		return nil
 	}
 	var rows []rowcall.Row
-	if first || x.Force {
+	if first || force {
 		if rows, err = x.Store.AllRows(ctx, nil, true); err != nil {
 			return err
 		}
@@ -139,7 +155,7 @@ func (x *Indexer) Pass(ctx context.Context) error {
 			}
 		}
 	}
-	todo, err := x.stale(ctx, rows)
+	todo, err := x.stale(ctx, rows, force)
 	if err != nil {
 		return err
 	}
@@ -153,9 +169,9 @@ func (x *Indexer) Pass(ctx context.Context) error {
 }
 
 // stale returns the rows whose vector is missing or embeds other text.
-func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row) ([]rowcall.Row, error) {
+func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row, force bool) ([]rowcall.Row, error) {
 	h, ok := x.Index.(Hasher)
-	if !ok || x.Force {
+	if !ok || force {
 		return rows, nil
 	}
 	m := x.Embedder.Model()
@@ -195,30 +211,11 @@ func (x *Indexer) embed(ctx context.Context, rows []rowcall.Row) error {
 }
 
 // embedRows embeds rows (none in flight elsewhere: those are waited for
-// instead) and stores their vectors, which it returns by key.
+// instead, then embedded here if they are still not current) and stores
+// their vectors, which it returns by key.
 func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string][]float32, error) {
-	x.mu.Lock()
-	x.init()
-	var mine []rowcall.Row
-	var waits []chan struct{}
-	done := make(chan struct{})
-	for _, r := range rows {
-		if ch, busy := x.inflight[r.Key]; busy {
-			waits = append(waits, ch)
-			continue
-		}
-		x.inflight[r.Key] = done
-		mine = append(mine, r)
-	}
-	x.mu.Unlock()
-	defer func() {
-		x.mu.Lock()
-		for _, r := range mine {
-			delete(x.inflight, r.Key)
-		}
-		x.mu.Unlock()
-		close(done)
-	}()
+	mine, waits, waited, release := x.claim(rows)
+	defer release()
 	out := map[string][]float32{}
 	if len(mine) > 0 {
 		m := x.Embedder.Model()
@@ -226,19 +223,14 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 		for i := range mine {
 			texts[i] = rowcall.EmbedText(&mine[i])
 		}
-		vecs, err := x.Embedder.Embed(ctx, texts)
+		vecs, err := x.embedTexts(ctx, texts)
 		if err != nil {
 			return nil, err
 		}
-		if len(vecs) != len(mine) {
-			return nil, errors.New("vectors: the embedder returned a different number of vectors than texts")
-		}
 		vs := make([]rowcall.Vector, len(mine))
 		for i := range mine {
-			r := &mine[i]
-			vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Values: vecs[i], Category: r.Category,
-				Enabled: r.Enabled != 0, Visible: r.PlannerVisible != 0}
-			out[r.Key] = vecs[i]
+			vs[i] = vectorOf(&mine[i], rowcall.EmbedHash(m, texts[i]), vecs[i])
+			out[mine[i].Key] = vecs[i]
 		}
 		if err := x.Index.Upsert(ctx, m, vs); err != nil {
 			return nil, err
@@ -251,28 +243,206 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 			return out, ctx.Err()
 		}
 	}
+	// A write whose embedding was in flight may have failed, or its caller
+	// gone before storing it: what is still not current is embedded here.
+	var again []rowcall.Row
+	for i := range waited {
+		if _, ok := stored(ctx, x.Index, x.Embedder.Model(), &waited[i]); !ok {
+			again = append(again, waited[i])
+		}
+	}
+	if len(again) > 0 {
+		more, err := x.embedRows(ctx, again)
+		for k, v := range more {
+			out[k] = v
+		}
+		if err != nil {
+			return out, err
+		}
+	}
 	return out, nil
+}
+
+// claim marks the keys of rows as in flight here (mine) and returns the
+// rows already in flight elsewhere (waited) with what to wait on; release
+// lets the other queues and writes have mine again.
+func (x *Indexer) claim(rows []rowcall.Row) (mine []rowcall.Row, waits []chan struct{}, waited []rowcall.Row, release func()) {
+	x.mu.Lock()
+	x.init()
+	done := make(chan struct{})
+	for _, r := range rows {
+		if ch, busy := x.inflight[r.Key]; busy {
+			waits, waited = append(waits, ch), append(waited, r)
+			continue
+		}
+		x.inflight[r.Key] = done
+		mine = append(mine, r)
+	}
+	x.mu.Unlock()
+	var once sync.Once
+	return mine, waits, waited, func() {
+		once.Do(func() {
+			x.mu.Lock()
+			for _, r := range mine {
+				delete(x.inflight, r.Key)
+			}
+			x.mu.Unlock()
+			close(done)
+		})
+	}
+}
+
+// embedTexts embeds texts: a background call (the queue's, from Run) on the
+// background thread.
+func (x *Indexer) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	var vecs [][]float32
+	var err error
+	embed := func() { vecs, err = x.Embedder.Embed(ctx, texts) }
+	if rowcall.Background(ctx) {
+		background(embed)
+	} else {
+		embed()
+	}
+	if err == nil && len(vecs) != len(texts) {
+		err = errors.New("vectors: the embedder returned a different number of vectors than texts")
+	}
+	return vecs, err
+}
+
+func vectorOf(r *rowcall.Row, hash [32]byte, v []float32) rowcall.Vector {
+	return rowcall.Vector{Key: r.Key, TextHash: hash, Values: v, Category: r.Category,
+		Enabled: r.Enabled != 0, Visible: r.PlannerVisible != 0}
+}
+
+// Begin starts making r's vector beside r's write, for the write's
+// similar_rows: the stored vector when it embeds r's text (a write that
+// leaves the text as it was embeds nothing), else r's text embedded now, in
+// the foreground (the caller waits for it), with r's key in flight so the
+// queue waits for this embedding rather than making its own. Pending.Keep
+// stores the vector once the write committed; a write that failed stores
+// nothing, and the queue embeds what its next pass finds not current.
+func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
+	m := x.Embedder.Model()
+	text := rowcall.EmbedText(r)
+	p := &Pending{model: m, hash: rowcall.EmbedHash(m, text), done: make(chan struct{})}
+	row := *r
+	go func() {
+		defer close(p.done)
+		if pk, ok := x.Index.(interface {
+			Peek(rowcall.EmbedModel, string) ([]float32, [32]byte, bool)
+		}); ok {
+			if v, h, ok := pk.Peek(m, row.Key); ok && h == p.hash { // unchanged text: no look at the database
+				p.vec, p.reused = v, true
+				return
+			}
+		}
+		for {
+			if v, ok := stored(ctx, x.Index, m, &row); ok {
+				p.vec, p.reused = v, true
+				return
+			}
+			mine, waits, _, release := x.claim([]rowcall.Row{row})
+			if len(mine) == 0 { // a pass or another write is embedding it: wait, then look again
+				release()
+				select {
+				case <-waits[0]:
+					continue
+				case <-ctx.Done():
+					p.err = ctx.Err()
+					return
+				}
+			}
+			vecs, err := x.embedTexts(ctx, []string{text})
+			if err != nil {
+				release()
+				p.err = err
+				return
+			}
+			p.vec = vecs[0]
+			p.keep = func(c *rowcall.Row) {
+				defer release()
+				if c == nil {
+					return
+				}
+				if err := x.Index.Upsert(context.WithoutCancel(ctx), m, []rowcall.Vector{vectorOf(c, p.hash, p.vec)}); err != nil {
+					slog.Warn("vectors: storing a written row's vector failed; the queue embeds it again", "key", c.Key, "err", err)
+				}
+			}
+			return
+		}
+	}()
+	return p
 }
 
 // Current returns r's vector as it is now: the stored one when it embeds r's
 // text, else embedded at once (or, when a pass is embedding it, that one) and
 // stored.
 func (x *Indexer) Current(ctx context.Context, r *rowcall.Row) ([]float32, error) {
-	m := x.Embedder.Model()
-	if v, ok := stored(ctx, x.Index, m, r); ok {
-		return v, nil
+	p := x.Begin(ctx, r)
+	v, err := p.Vector(ctx)
+	if err == nil {
+		<-p.Keep(r)
+	} else {
+		p.Keep(r)
 	}
-	out, err := x.embedRows(ctx, []rowcall.Row{*r})
-	if err != nil {
-		return nil, err
+	return v, err
+}
+
+// Pending is a row's vector on its way (Indexer.Begin, or Begin where the
+// platform keeps its vectors itself). Vector waits for it; Keep, which its
+// caller must call once the write ended, stores it.
+type Pending struct {
+	model  rowcall.EmbedModel
+	hash   [32]byte // EmbedHash of the text embedded
+	done   chan struct{}
+	vec    []float32
+	err    error
+	reused bool                         // vec is the stored vector: the row's text is the one it was embedded from
+	keep   func(committed *rowcall.Row) // stores vec for the committed row (nil: the write failed) and releases its key; nil when there is nothing to store
+	once   sync.Once
+	kept   chan struct{} // Keep's
+}
+
+// Vector returns the vector once it is made, or ctx's error when ctx ends
+// first.
+func (p *Pending) Vector(ctx context.Context) ([]float32, error) {
+	select {
+	case <-p.done:
+		return p.vec, p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	if v, ok := out[r.Key]; ok {
-		return v, nil
+}
+
+// Keep ends the pending vector: once it is made, it is stored for
+// committed, the row as its write left it (nothing is stored when committed
+// is nil, the write having failed, or when committed embeds other text than
+// the one begun: the queue embeds it then). Keep returns at once, with a
+// channel closed once that is done; later calls only return the channel.
+func (p *Pending) Keep(committed *rowcall.Row) <-chan struct{} {
+	if committed != nil && rowcall.EmbedHash(p.model, rowcall.EmbedText(committed)) != p.hash {
+		committed = nil
 	}
-	if v, ok := stored(ctx, x.Index, m, r); ok { // another pass embedded it
-		return v, nil
-	}
-	return nil, errors.New("vectors: no current vector for " + r.Key)
+	p.once.Do(func() {
+		p.kept = make(chan struct{})
+		go func() {
+			defer close(p.kept)
+			<-p.done
+			if p.keep != nil {
+				p.keep(committed)
+			}
+		}()
+	})
+	return p.kept
+}
+
+// Reused reports, once Vector returned, whether the vector is the one
+// stored for the row's key: the write leaves the embedded text as it was.
+func (p *Pending) Reused() bool { return p.reused }
+
+// Embeds reports whether the row r embeds the text this vector is of.
+func (p *Pending) Embeds(r *rowcall.Row) bool {
+	return rowcall.EmbedHash(p.model, rowcall.EmbedText(r)) == p.hash
 }
 
 // stored returns r's vector in idx when idx is a Hasher and the vector
@@ -286,23 +456,32 @@ func stored(ctx context.Context, idx rowcall.VectorIndex, m rowcall.EmbedModel, 
 	return v, ok && cur == rowcall.EmbedHash(m, rowcall.EmbedText(r))
 }
 
-// Current is Indexer.Current for an index the platform keeps current itself
+// Begin is Indexer.Begin for an index the platform keeps current itself
 // (app.Platform.KeepsVectors: no Indexer): a row's stored vector when it
 // embeds the row's text, else the text embedded now and not stored — the
 // platform stores it after the write.
-func Current(emb rowcall.Embedder, idx rowcall.VectorIndex) func(context.Context, *rowcall.Row) ([]float32, error) {
-	return func(ctx context.Context, r *rowcall.Row) ([]float32, error) {
+func Begin(emb rowcall.Embedder, idx rowcall.VectorIndex) func(context.Context, *rowcall.Row) *Pending {
+	return func(ctx context.Context, r *rowcall.Row) *Pending {
 		m := emb.Model()
-		if v, ok := stored(ctx, idx, m, r); ok {
-			return v, nil
-		}
-		vs, err := emb.Embed(ctx, []string{rowcall.EmbedText(r)})
-		if err != nil {
-			return nil, err
-		}
-		if len(vs) != 1 {
-			return nil, errors.New("vectors: the embedder returned no vector for " + r.Key)
-		}
-		return vs[0], nil
+		text := rowcall.EmbedText(r)
+		p := &Pending{model: m, hash: rowcall.EmbedHash(m, text), done: make(chan struct{})}
+		row := *r
+		go func() {
+			defer close(p.done)
+			if v, ok := stored(ctx, idx, m, &row); ok {
+				p.vec, p.reused = v, true
+				return
+			}
+			vs, err := emb.Embed(ctx, []string{text})
+			switch {
+			case err != nil:
+				p.err = err
+			case len(vs) != 1:
+				p.err = errors.New("vectors: the embedder returned no vector for " + row.Key)
+			default:
+				p.vec = vs[0]
+			}
+		}()
+		return p
 	}
 }

@@ -194,6 +194,15 @@ func (t *Table) Vector(ctx context.Context, m rowcall.EmbedModel, key string) ([
 	return v, h, ok
 }
 
+// Peek is Vector as this process last saw it, without a look at the event
+// log: a write's own row, whose vector this process stored, is current
+// here (Indexer.Begin tells an unchanged text by it).
+func (t *Table) Peek(m rowcall.EmbedModel, key string) ([]float32, [32]byte, bool) {
+	v, ok := t.mem.Vector(m, key)
+	h, _ := t.mem.Hash(m, key)
+	return v, h, ok
+}
+
 // Hasher is a vector index that knows which text each stored vector embeds:
 // the embedding queue skips rows whose vector is current, and a write's
 // similar_rows reuses a current vector.

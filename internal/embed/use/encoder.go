@@ -254,8 +254,14 @@ func (e *Encoder) Embed(text string) []float32 {
 const batchTexts = 32
 
 // EmbedBatch embeds several texts; the results are those of Embed on each,
-// computed up to 32 texts at a time with larger matrix products.
-func (e *Encoder) EmbedBatch(texts []string) [][]float32 {
+// computed up to 32 texts at a time with larger matrix products, whose
+// large ones are split across GOMAXPROCS goroutines.
+func (e *Encoder) EmbedBatch(texts []string) [][]float32 { return e.EmbedBatchOn(texts, 0) }
+
+// EmbedBatchOn is EmbedBatch on at most cores goroutines at a time (0:
+// GOMAXPROCS): 1 leaves a host's other cores to its callers while it embeds
+// in the background. The vectors are the same whatever cores is.
+func (e *Encoder) EmbedBatchOn(texts []string, cores int) [][]float32 {
 	out := make([][]float32, 0, len(texts))
 	for i := 0; i < len(texts); i += batchTexts {
 		chunk := texts[i:min(i+batchTexts, len(texts))]
@@ -263,7 +269,7 @@ func (e *Encoder) EmbedBatch(texts []string) [][]float32 {
 		for j, t := range chunk {
 			seqs[j] = e.Tokens(t)
 		}
-		out = append(out, e.forward(seqs)...)
+		out = append(out, e.forward(seqs, cores)...)
 	}
 	return out
 }
@@ -293,7 +299,7 @@ func layerNorm(out, x []float32, rows, dim int, scale, bias []float32, eps float
 // forward runs the graph on each token sequence. The sequences are packed
 // one after another (rows of every [tokens, features] matrix), so the dense
 // layers run as one product; attention and pooling stay within a sequence.
-func (e *Encoder) forward(seqs [][]int) [][]float32 {
+func (e *Encoder) forward(seqs [][]int, cores int) [][]float32 {
 	T := 0
 	for _, s := range seqs {
 		T += len(s)
@@ -322,7 +328,7 @@ func (e *Encoder) forward(seqs [][]int) [][]float32 {
 		}
 	}
 	for i := range e.layers {
-		h = e.layerForward(&e.layers[i], ws, slotH0+i%2, h, seqs, T)
+		h = e.layerForward(&e.layers[i], ws, slotH0+i%2, h, seqs, T, cores)
 	}
 	out := make([][]float32, len(seqs))
 	pooled := make([]float32, len(seqs)*Dim)
@@ -341,7 +347,7 @@ func (e *Encoder) forward(seqs [][]int) [][]float32 {
 		row += len(s)
 	}
 	th := make([]float32, len(seqs)*Dim)
-	e.tanhW.mul(th, pooled, len(seqs), e.tanhB, false)
+	e.tanhW.mul(th, pooled, len(seqs), e.tanhB, false, cores)
 	for si := range seqs {
 		v := th[si*Dim : (si+1)*Dim]
 		var sq float32
@@ -360,19 +366,19 @@ func (e *Encoder) forward(seqs [][]int) [][]float32 {
 
 // layerForward runs one transformer layer on x (T rows) and returns its
 // output, in workspace buffer out.
-func (e *Encoder) layerForward(ly *layer, ws *workspace, out int, x []float32, seqs [][]int, T int) []float32 {
+func (e *Encoder) layerForward(ly *layer, ws *workspace, out int, x []float32, seqs [][]int, T int, cores int) []float32 {
 	in, dq := ly.in, ly.dq
 	// Residual: the input itself, or (layer 0) its projection to Dim.
 	h := ws.buf(out, T*Dim)
 	if ly.resW != nil {
-		ly.resW.mul(h, x, T, ly.resB, false)
+		ly.resW.mul(h, x, T, ly.resB, false, cores)
 	} else {
 		copy(h, x)
 	}
 	ln := ws.buf(slotLN, T*in)
 	layerNorm(ln, x, T, in, ly.lnS, ly.lnB, e.lnEps)
 	qkv := ws.buf(slotQKV, T*3*dq)
-	ly.qkvW.mul(qkv, ln, T, ly.qkvB, false)
+	ly.qkvW.mul(qkv, ln, T, ly.qkvB, false, cores)
 	ctx := ws.buf(slotCtx, T*dq)
 	clear(ctx) // gemm adds to it
 	row := 0
@@ -393,7 +399,7 @@ func (e *Encoder) layerForward(ly *layer, ws *workspace, out int, x []float32, s
 			// logits = (q k^T) * scale, over Lp columns (those past L are zero).
 			pack(kt, qkv[base+dq+off:], ly.depth, L, 1, ld)
 			clear(logits)
-			gemm(logits, Lp, q, ld, L, ly.depth, kt, Lp/panelWidth)
+			gemm(logits, Lp, q, ld, L, ly.depth, kt, Lp/panelWidth, cores)
 			for i := 0; i < L; i++ {
 				li := logits[i*Lp : i*Lp+L]
 				for j := range li {
@@ -403,23 +409,23 @@ func (e *Encoder) layerForward(ly *layer, ws *workspace, out int, x []float32, s
 			}
 			// ctx[:, off:off+depth] = softmax @ v
 			pack(vp, qkv[base+2*dq+off:], L, ly.depth, ld, 1)
-			gemm(ctx[row*dq+off:], dq, logits, Lp, L, L, vp, ly.depth/panelWidth)
+			gemm(ctx[row*dq+off:], dq, logits, Lp, L, L, vp, ly.depth/panelWidth, cores)
 		}
 		row += L
 	}
 	// h += ctx @ outW + outB
-	ly.outW.mul(h, ctx, T, ly.outB, true)
+	ly.outW.mul(h, ctx, T, ly.outB, true, cores)
 	// FFN: h += relu(LN(h) @ w1 + b1) @ w2 + b2
 	ln2 := ws.buf(slotLN2, T*Dim)
 	layerNorm(ln2, h, T, Dim, ly.ffnS, ly.ffnB, e.lnEps)
 	f := ws.buf(slotFFN, T*ly.ffn)
-	ly.w1.mul(f, ln2, T, ly.b1, false)
+	ly.w1.mul(f, ln2, T, ly.b1, false, cores)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
-	ly.w2.mul(h, f, T, ly.b2, true)
+	ly.w2.mul(h, f, T, ly.b2, true, cores)
 	return h
 }
 

@@ -14,7 +14,8 @@ import (
 // micro-kernel (AVX2/FMA/F16C assembly on amd64, plain Go elsewhere) keeps its
 // tile of C in registers, widening the weights as it loads them. Attention's
 // products (keys and values packed per text) use the same loops over float32
-// panels. Large products split their panels across GOMAXPROCS goroutines.
+// panels. Large products split their panels across up to cores goroutines
+// (GOMAXPROCS when cores is 0).
 
 const (
 	panelWidth = 16
@@ -48,8 +49,8 @@ func newMatrix(w []float32, k, n int) (matrix, error) {
 }
 
 // mul sets c[rows, n] = a[rows, k] @ m + bias (bias nil for none) or, with
-// accumulate, adds a @ m + bias to c.
-func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {
+// accumulate, adds a @ m + bias to c, on up to cores goroutines (0: GOMAXPROCS).
+func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool, cores int) {
 	k, n := m.k, m.n
 	c, a = c[:rows*n], a[:rows*k]
 	switch {
@@ -67,7 +68,7 @@ func (m matrix) mul(c, a []float32, rows int, bias []float32, accumulate bool) {
 			}
 		}
 	}
-	gemmOf(c, n, a, k, rows, k, m.packed, n/panelWidth, tileHalf)
+	gemmOf(c, n, a, k, rows, k, m.packed, n/panelWidth, tileHalf, cores)
 }
 
 // pack writes the k x (16*panels) matrix whose element (l, j) is
@@ -92,15 +93,15 @@ func pack(dst, src []float32, k, n, ls, js int) {
 
 // gemm adds a @ B to c, where a is rows x k (row stride lda), B is k x
 // (16*panels) packed by pack or newMatrix, and c has row stride ldc and at
-// least 16*panels columns.
-func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32, panels int) {
-	gemmOf(c, ldc, a, lda, rows, k, packed, panels, tile)
+// least 16*panels columns, on up to cores goroutines (0: GOMAXPROCS).
+func gemm(c []float32, ldc int, a []float32, lda, rows, k int, packed []float32, panels int, cores int) {
+	gemmOf(c, ldc, a, lda, rows, k, packed, panels, tile, cores)
 }
 
 // gemmOf is gemm over panels of float32 or of float16 (uint16 bits), with
 // the micro-kernel for them (tile or tileHalf).
 func gemmOf[E float32 | uint16](c []float32, ldc int, a []float32, lda, rows, k int, packed []E, panels int,
-	tile func(tr, k int, a []float32, lda int, panel []E, c []float32, ldc int)) {
+	tile func(tr, k int, a []float32, lda int, panel []E, c []float32, ldc int), cores int) {
 	if rows == 0 || k == 0 || panels == 0 {
 		return
 	}
@@ -152,7 +153,10 @@ func gemmOf[E float32 | uint16](c []float32, ldc int, a []float32, lda, rows, k 
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), panels)
+	if cores <= 0 {
+		cores = runtime.GOMAXPROCS(0)
+	}
+	workers := min(cores, panels)
 	if workers < 2 || rows*k*panels*panelWidth < parallelAt {
 		work(0, panels)
 		return

@@ -37,7 +37,7 @@ func TestGemmMatchesNaive(t *testing.T) {
 		for i := range c {
 			c[i] = 1
 		}
-		mat.mul(c, a, m, bias, true)
+		mat.mul(c, a, m, bias, true, 0)
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
 				want := float64(1 + bias[j])
@@ -69,7 +69,7 @@ func TestGemmFloat32Panels(t *testing.T) {
 		packed := make([]float32, panels*panelWidth*k)
 		pack(packed, w, k, n, n, 1)
 		c := make([]float32, m*panels*panelWidth)
-		gemm(c, panels*panelWidth, a, k, m, k, packed, panels)
+		gemm(c, panels*panelWidth, a, k, m, k, packed, panels, 0)
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
 				var want float64
@@ -137,6 +137,6 @@ func BenchmarkGemm(b *testing.B) {
 	defer func() { b.ReportMetric(float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s") }()
 	defer cpuTime(b)()
 	for b.Loop() {
-		mat.mul(c, a, m, nil, false)
+		mat.mul(c, a, m, nil, false, 0)
 	}
 }

@@ -15,14 +15,19 @@ type Embedder struct{ Enc *Encoder }
 // Model implements rowcall.Embedder.
 func (e Embedder) Model() rowcall.EmbedModel { return Model }
 
-// Embed implements rowcall.Embedder: EmbedBatch, 16 texts at a time.
+// Embed implements rowcall.Embedder: EmbedBatch, 16 texts at a time; a
+// background call (rowcall.InBackground) on one goroutine (EmbedBatchOn).
 func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	cores := 0
+	if rowcall.Background(ctx) {
+		cores = 1
+	}
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += 16 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out = append(out, e.Enc.EmbedBatch(texts[start:min(start+16, len(texts))])...)
+		out = append(out, e.Enc.EmbedBatchOn(texts[start:min(start+16, len(texts))], cores)...)
 	}
 	return out, nil
 }
