@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
+	"github.com/rowcall/rowcall/internal/testenv"
 	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/sqlstore/s3objects"
 )
@@ -28,31 +24,10 @@ func objectBackends() map[string]func(t *testing.T) sqlstore.ObjectStore {
 	}
 }
 
-// S3Server is a real S3 server in memory on loopback that refuses requests
-// not signed (SigV4) with the access key id akid.
-func s3Server(t *testing.T, bucket string) *httptest.Server {
-	t.Helper()
-	mem := s3mem.New()
-	if err := mem.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
-	}
-	s3 := gofakes3.New(mem).Server()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// gofakes3 does not check signatures: the test checks the credential is the one given.
-		if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=test-akid/") {
-			http.Error(w, "unsigned", http.StatusForbidden)
-			return
-		}
-		s3.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 func newS3(t *testing.T, bucket, prefix string) *s3objects.Store {
 	t.Helper()
-	srv := s3Server(t, bucket)
-	store, err := s3objects.Open("s3://"+bucket+"/"+prefix+"?endpoint="+srv.URL+"&region=us-east-1", "test-akid", "test-secret")
+	srv := testenv.S3(t, bucket)
+	store, err := s3objects.Open("s3://"+bucket+"/"+prefix+"?endpoint="+srv.URL+"&region=us-east-1", testenv.S3AccessKeyID, testenv.S3Secret)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,18 +12,43 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rowcall/rowcall/internal/testenv"
+	"github.com/rowcall/rowcall/sqlstore"
+	"github.com/rowcall/rowcall/sqlstore/s3objects"
 )
 
 // Receipts past one database: with --receipt-archive the host seals the chain
-// into segments of ROWCALL_RECEIPT_SEGMENT receipts in a directory and prunes
-// sealed receipts older than ROWCALL_RECEIPT_RETAIN from the table; confirm,
-// the receipt page and export + verify read across segments as one chain; a
-// segment altered on disk is refused with an error naming it.
+// into segments of ROWCALL_RECEIPT_SEGMENT receipts in object storage — a
+// directory, or an S3 bucket (a real S3 server on loopback, its credentials
+// in the variables ROWCALL_RECEIPT_ARCHIVE_AUTH names) — and prunes sealed
+// receipts older than ROWCALL_RECEIPT_RETAIN from the table; confirm, the
+// receipt page and export + verify read across segments as one chain; a
+// segment altered in storage is refused with an error naming it.
 func TestReceiptSegments(t *testing.T) {
+	t.Run("dir", func(t *testing.T) {
+		dir := t.TempDir()
+		testReceiptSegments(t, dir, sqlstore.DirObjects{Dir: dir}, nil)
+	})
+	t.Run("s3", func(t *testing.T) {
+		archive := "s3://rowcall/chain/receipts?endpoint=" + testenv.S3(t, "rowcall").URL + "&region=auto"
+		objects, err := s3objects.Open(archive, testenv.S3AccessKeyID, testenv.S3Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// serve's --receipt-archive-auth, receipt archive's --archive-auth
+		testReceiptSegments(t, archive, objects, []string{"ROWCALL_RECEIPT_ARCHIVE_AUTH=SEG_KEY_ID:SEG_SECRET", "ROWCALL_ARCHIVE_AUTH=SEG_KEY_ID:SEG_SECRET",
+			"SEG_KEY_ID=" + testenv.S3AccessKeyID, "SEG_SECRET=" + testenv.S3Secret})
+	})
+}
+
+// testReceiptSegments runs a host whose --receipt-archive is archive (read
+// and written by the test through objects), env added to its environment.
+func testReceiptSegments(t *testing.T, archive string, objects sqlstore.ObjectStore, env []string) {
+	ctx := context.Background()
 	up := newUpstream(t, openMeteo)
-	archive := t.TempDir()
-	h := startHost(t, allowLoopback, "ROWCALL_RECEIPT_ARCHIVE="+archive, "ROWCALL_RECEIPT_SEGMENT=5",
-		"ROWCALL_RECEIPT_RETAIN=0s", "ROWCALL_RECEIPT_SEAL_EVERY=20ms")
+	h := startHost(t, allowLoopback, append(env, "ROWCALL_RECEIPT_ARCHIVE="+archive, "ROWCALL_RECEIPT_SEGMENT=5",
+		"ROWCALL_RECEIPT_RETAIN=0s", "ROWCALL_RECEIPT_SEAL_EVERY=20ms")...)
 	createRow(t, h, temperatureRow(up.URL))
 	var ids []string
 	for range 23 {
@@ -40,9 +67,11 @@ func TestReceiptSegments(t *testing.T) {
 			t.Fatalf("the table holds %d receipts and %d segments are sealed, want 3 and 4", hot, segments)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(archive, "receipts", "*.jsonl.gz"))
-	if len(files) != 4 {
-		t.Fatalf("segment files: %v", files)
+	for first := 1; first <= 16; first += 5 {
+		key := fmt.Sprintf("receipts/%020d-%020d.jsonl.gz", first, first+4)
+		if data, err := objects.Get(ctx, key); err != nil || len(data) == 0 {
+			t.Fatalf("segment %s in %s: %d bytes, %v", key, archive, len(data), err)
+		}
 	}
 
 	got := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + ids[0], NoAuth: true})
@@ -59,7 +88,9 @@ func TestReceiptSegments(t *testing.T) {
 	}
 
 	archiveCLI := func() (string, error) {
-		out, err := exec.Command(binary, "receipt", "archive", "--data", h.Data, "--archive", archive, "--keys", keys).CombinedOutput()
+		cmd := exec.Command(binary, "receipt", "archive", "--data", h.Data, "--archive", archive, "--keys", keys)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
 	if out, err := archiveCLI(); err != nil || !strings.Contains(out, "OK: 23 receipts") {
@@ -67,8 +98,8 @@ func TestReceiptSegments(t *testing.T) {
 	}
 
 	// Alter the second segment (seq 6..10): one receipt's outcome.
-	seg := filepath.Join(archive, "receipts", "00000000000000000006-00000000000000000010.jsonl.gz")
-	data, err := os.ReadFile(seg)
+	const seg = "receipts/00000000000000000006-00000000000000000010.jsonl.gz"
+	data, err := objects.Get(ctx, seg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +109,9 @@ func TestReceiptSegments(t *testing.T) {
 	zw := gzip.NewWriter(&buf)
 	zw.Write(bytes.Replace(text, []byte(`"outcome":"ok"`), []byte(`"outcome":"ERR:http:500"`), 1))
 	zw.Close()
-	os.WriteFile(seg, buf.Bytes(), 0o644)
+	if err := objects.Put(ctx, seg, buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
 
 	const named = "receipt segment receipts/00000000000000000006-00000000000000000010.jsonl.gz (seq 6 to 10): its sha256 "
 	got = h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + ids[7], NoAuth: true})
