@@ -1,0 +1,88 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/sqlstore"
+)
+
+// Sealing on the worker: with an R2 bucket bound as RECEIPTS, the chain is
+// sealed into segments there (sqlstore.Archive, as on the host), every
+// ROWCALL_RECEIPT_SEGMENT receipts (default sqlstore.DefaultSegmentSize), and
+// sealed receipts older than ROWCALL_RECEIPT_RETAIN (default 720h) are pruned
+// from D1. A Worker has no background: the request whose receipt ends a
+// segment seals it once its response is sent (the shim holds its context
+// open with waitUntil), and prunes; a seal that fails, or an instance that
+// dies first, is caught up by the next request that ends a segment (Seal
+// writes every full segment not yet sealed). ?confirm=, /receipt/… and
+// /api/receipts read across D1 and R2 as on the host.
+
+// sealing is one handler's archive and whether a segment is due.
+type sealing struct {
+	archive *sqlstore.Archive
+	due     atomic.Bool // a stored receipt ended a segment: seal after this response
+}
+
+// sealLimit bounds one request's sealing and pruning.
+const sealLimit = 25 * time.Second
+
+// archiveSettings reads ROWCALL_RECEIPT_SEGMENT and ROWCALL_RECEIPT_RETAIN.
+func archiveSettings(segment, retain string) (int, time.Duration, error) {
+	size, keep := sqlstore.DefaultSegmentSize, 30*24*time.Hour
+	var err error
+	if segment != "" {
+		if size, err = strconv.Atoi(segment); err != nil || size < 1 {
+			return 0, 0, &rowcall.Error{Code: rowcall.EInternal, Message: fmt.Sprintf("ROWCALL_RECEIPT_SEGMENT %q is not a whole number of receipts of at least 1", segment),
+				HowToFix: "set ROWCALL_RECEIPT_SEGMENT in wrangler.toml's [vars] to the receipts per sealed segment, e.g. \"10000\""}
+		}
+	}
+	if retain != "" {
+		if keep, err = time.ParseDuration(retain); err != nil || keep < 0 {
+			return 0, 0, &rowcall.Error{Code: rowcall.EInternal, Message: fmt.Sprintf("ROWCALL_RECEIPT_RETAIN %q is not a duration of 0 or more", retain),
+				HowToFix: "set ROWCALL_RECEIPT_RETAIN in wrangler.toml's [vars] to how long sealed receipts stay in D1 too, e.g. \"720h\""}
+		}
+	}
+	return size, keep, nil
+}
+
+// newSealing gives built's store an archive in the RECEIPTS bucket and
+// watches its receipt writer for receipts that end a segment.
+func newSealing(built *app.App, signer *ledger.Signer, size int, retain time.Duration) *sealing {
+	s := &sealing{archive: &sqlstore.Archive{Store: built.Store, Objects: receiptObjects{}, Signer: signer,
+		Origin: built.API.Origin(), Size: size, Retain: retain}}
+	built.Store.Archive = s.archive
+	built.Receipts.Observe(func(g sqlstore.Group) {
+		for i := range g.Receipts {
+			if g.Errs[i] == nil && g.Receipts[i].Seq%int64(size) == 0 {
+				s.due.Store(true)
+			}
+		}
+	})
+	return s
+}
+
+// after seals and prunes, once the request is answered, if a segment is due.
+func (s *sealing) after(ctx context.Context) {
+	if !s.due.Swap(false) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, sealLimit)
+	defer cancel()
+	_, err := s.archive.Seal(ctx)
+	if err == nil {
+		_, err = s.archive.Prune(ctx)
+	}
+	if err != nil {
+		s.due.Store(true) // the next request tries again
+		fmt.Printf("rowcall: receipt segments: %v\n", err)
+	}
+}
