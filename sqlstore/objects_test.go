@@ -17,14 +17,14 @@ import (
 // memory, on loopback) reached through s3objects with SigV4 — the worker's
 // R2 runs the same calls in workerd (test/segments_test.go). Every test that
 // takes a backend runs against each one.
-func objectBackends() map[string]func(t *testing.T) sqlstore.ObjectStore {
-	return map[string]func(t *testing.T) sqlstore.ObjectStore{
-		"dir": func(t *testing.T) sqlstore.ObjectStore { return sqlstore.DirObjects{Dir: t.TempDir()} },
-		"s3":  func(t *testing.T) sqlstore.ObjectStore { return newS3(t, "rowcall", "archive/receipts") },
+func objectBackends() map[string]func(tb testing.TB) sqlstore.ObjectStore {
+	return map[string]func(tb testing.TB) sqlstore.ObjectStore{
+		"dir": func(tb testing.TB) sqlstore.ObjectStore { return sqlstore.DirObjects{Dir: tb.TempDir()} },
+		"s3":  func(tb testing.TB) sqlstore.ObjectStore { return newS3(tb, "rowcall", "archive/receipts") },
 	}
 }
 
-func newS3(t *testing.T, bucket, prefix string) *s3objects.Store {
+func newS3(t testing.TB, bucket, prefix string) *s3objects.Store {
 	t.Helper()
 	srv := testenv.S3(t, bucket)
 	store, err := s3objects.Open("s3://"+bucket+"/"+prefix+"?endpoint="+srv.URL+"&region=us-east-1", testenv.S3AccessKeyID, testenv.S3Secret)
