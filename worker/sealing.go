@@ -21,19 +21,25 @@ import (
 // sealed receipts older than ROWCALL_RECEIPT_RETAIN (default 720h) are pruned
 // from D1. A Worker has no background: the request whose receipt ends a
 // segment seals it once its response is sent (the shim holds its context
-// open with waitUntil), and prunes; a seal that fails, or an instance that
-// dies first, is caught up by the next request that ends a segment (Seal
-// writes every full segment not yet sealed). ?confirm=, /receipt/… and
+// open with waitUntil), and prunes; a seal that fails is tried again by the
+// first request a minute later, and one an instance dies before is caught up
+// by the next request that ends a segment (Seal writes every full segment
+// not yet sealed). ?confirm=, /receipt/… and
 // /api/receipts read across D1 and R2 as on the host.
 
 // sealing is one handler's archive and whether a segment is due.
 type sealing struct {
 	archive *sqlstore.Archive
-	due     atomic.Bool // a stored receipt ended a segment: seal after this response
+	due     atomic.Bool  // a stored receipt ended a segment: seal after this response
+	retry   atomic.Int64 // a seal failed: try again after this (Unix ns; 0: none)
 }
 
-// sealLimit bounds one request's sealing and pruning.
-const sealLimit = 25 * time.Second
+// sealLimit bounds one request's sealing and pruning; sealRetry is how long
+// after a failed seal the next is tried.
+const (
+	sealLimit = 25 * time.Second
+	sealRetry = time.Minute
+)
 
 // archiveSettings reads ROWCALL_RECEIPT_SEGMENT and ROWCALL_RECEIPT_RETAIN.
 func archiveSettings(segment, retain string) (int, time.Duration, error) {
@@ -72,7 +78,7 @@ func newSealing(built *app.App, signer *ledger.Signer, size int, retain time.Dur
 
 // after seals and prunes, once the request is answered, if a segment is due.
 func (s *sealing) after(ctx context.Context) {
-	if !s.due.Swap(false) {
+	if !s.due.Swap(false) && !s.retryDue() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, sealLimit)
@@ -82,7 +88,13 @@ func (s *sealing) after(ctx context.Context) {
 		_, err = s.archive.Prune(ctx)
 	}
 	if err != nil {
-		s.due.Store(true) // the next request tries again
+		s.retry.Store(time.Now().Add(sealRetry).UnixNano())
 		fmt.Printf("rowcall: receipt segments: %v\n", err)
 	}
+}
+
+// retryDue reports whether a failed seal's wait is over, and takes the retry.
+func (s *sealing) retryDue() bool {
+	at := s.retry.Load()
+	return at != 0 && time.Now().UnixNano() >= at && s.retry.CompareAndSwap(at, 0)
 }
