@@ -110,9 +110,12 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 			a.sync = newVectorSync(inst.db, a.embedder, a.vectors)
 		}
 	}
-	size, retain, err := archiveSettings(s.receiptSegment, s.retain)
-	if err != nil {
-		return nil, err
+	var size int
+	var retain time.Duration
+	if s.hasReceipts {
+		if size, retain, err = archiveSettings(s.receiptSegment, s.retain); err != nil {
+			return nil, err
+		}
 	}
 	built, err := app.New(s.Settings, app.Platform{
 		// With Vectorize, the sync after each write (vectorsync.go) is what
