@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,13 +26,21 @@ import (
 )
 
 // ObjectStore holds sealed receipt segments, one object per segment, under
-// keys like receipts/00000000000000000001-00000000000000010000.jsonl.gz:
-// DirObjects on the host; R2 on the worker and S3-compatible stores fit the
-// same two calls. Put must be atomic (a reader sees the whole object or none).
+// keys like receipts/00000000000000000001-00000000000000010000.jsonl.gz. Its
+// implementations: DirObjects (a directory, the host), s3objects.Store (any
+// S3-compatible bucket, the host) and the worker's R2 bucket (worker/r2objects.go);
+// TestObjectStores runs one suite against each Go one. Put must be atomic (a
+// reader sees the whole object or none) and replace an object of the same
+// key; Get of a key never put returns an error wrapping ErrObjectNotFound. A
+// store need not be trusted: Archive checks every object it reads against
+// the SHA-256 the database recorded when it was sealed.
 type ObjectStore interface {
 	Put(ctx context.Context, key string, data []byte) error
 	Get(ctx context.Context, key string) ([]byte, error)
 }
+
+// ErrObjectNotFound is an ObjectStore's answer for a key it does not hold.
+var ErrObjectNotFound = errors.New("no such object")
 
 // DirObjects is an ObjectStore in a directory of the local file system.
 type DirObjects struct{ Dir string }
@@ -64,7 +73,11 @@ func (d DirObjects) Put(_ context.Context, key string, data []byte) error {
 
 // Get reads one object.
 func (d DirObjects) Get(_ context.Context, key string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(d.Dir, filepath.FromSlash(key)))
+	data, err := os.ReadFile(filepath.Join(d.Dir, filepath.FromSlash(key)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(d.Dir, filepath.FromSlash(key)), ErrObjectNotFound)
+	}
+	return data, err
 }
 
 // Archive moves the receipt chain past one database: Seal writes every full

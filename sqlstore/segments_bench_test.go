@@ -1,13 +1,13 @@
 package sqlstore_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -21,8 +21,9 @@ import (
 
 // BenchmarkReceiptArchive writes ROWCALL_BENCH_RECEIPTS receipts (default
 // 100,000) straight into the store through the receipt writer, seals them in
-// segments of ROWCALL_BENCH_SEGMENT (default 10,000) to a directory, prunes
-// the table to its newest receipt, then confirms an archived receipt and
+// segments of ROWCALL_BENCH_SEGMENT (default 10,000) to object storage
+// (ROWCALL_BENCH_OBJECTS: dir, the default, or s3, as objectBackends opens
+// them), prunes the table to its newest receipt, then confirms an archived receipt and
 // verifies the whole chain (Archive.Verify: one segment at a time) and pages
 // it out as the export does. It reports bytes per receipt in the database
 // before and after, the segments' bytes, and the peak live heap of verify and
@@ -32,6 +33,10 @@ import (
 func BenchmarkReceiptArchive(b *testing.B) {
 	total := envInt("ROWCALL_BENCH_RECEIPTS", 100000)
 	size := envInt("ROWCALL_BENCH_SEGMENT", 10000)
+	open := objectBackends()[cmp.Or(os.Getenv("ROWCALL_BENCH_OBJECTS"), "dir")]
+	if open == nil {
+		b.Fatalf("ROWCALL_BENCH_OBJECTS=%s: want dir or s3", os.Getenv("ROWCALL_BENCH_OBJECTS"))
+	}
 	ctx := context.Background()
 	for range b.N {
 		store, log, keys := newLog(b)
@@ -40,8 +45,8 @@ func BenchmarkReceiptArchive(b *testing.B) {
 		b.ReportMetric(float64(total)/time.Since(start).Seconds(), "appends/s")
 		before := dbBytes(b, store)
 		signer, _ := testenv.Signer(b)
-		dir := b.TempDir()
-		store.Archive = &sqlstore.Archive{Store: store, Objects: sqlstore.DirObjects{Dir: dir}, Signer: signer,
+		objects := open(b)
+		store.Archive = &sqlstore.Archive{Store: store, Objects: objects, Signer: signer,
 			Origin: "bench/receipts", Size: size}
 		start = time.Now()
 		if _, err := store.Archive.Seal(ctx); err != nil {
@@ -59,20 +64,17 @@ func BenchmarkReceiptArchive(b *testing.B) {
 		}
 		after := dbBytes(b, store)
 		var segBytes int64
-		filepath.Walk(dir, func(_ string, fi os.FileInfo, _ error) error {
-			if fi != nil && !fi.IsDir() {
-				segBytes += fi.Size()
-			}
-			return nil
-		})
+		if err := store.DB.QueryRow(`SELECT SUM(bytes) FROM receipt_segments`).Scan(&segBytes); err != nil {
+			b.Fatal(err)
+		}
 		// One archived receipt, found by id through the filters (a fresh
 		// archive: nothing cached).
-		store.Archive = &sqlstore.Archive{Store: store, Objects: sqlstore.DirObjects{Dir: dir}, Signer: signer, Origin: "bench/receipts", Size: size}
+		store.Archive = &sqlstore.Archive{Store: store, Objects: objects, Signer: signer, Origin: "bench/receipts", Size: size}
 		first, err := store.Receipts(ctx, int64(total/2), 1)
 		if err != nil || len(first) != 1 {
 			b.Fatal(err)
 		}
-		store.Archive = &sqlstore.Archive{Store: store, Objects: sqlstore.DirObjects{Dir: dir}, Signer: signer, Origin: "bench/receipts", Size: size}
+		store.Archive = &sqlstore.Archive{Store: store, Objects: objects, Signer: signer, Origin: "bench/receipts", Size: size}
 		start = time.Now()
 		got, err := store.Receipt(ctx, first[0].ID)
 		if err != nil || keys.Check(&got) != nil {
@@ -179,30 +181,34 @@ func peakHeap(f func()) uint64 {
 }
 
 // BenchmarkArchivedConfirm is Store.Receipt of a receipt pruned from the
-// table: its segment (10,000 receipts) found by the id filters, fetched,
-// hash-checked and scanned for its line.
+// table: its segment (10,000 receipts) found by the id filters, fetched from
+// each object store backend, hash-checked and scanned for its line.
 //
 //	go test ./sqlstore -run '^$' -bench ArchivedConfirm -benchtime 20x
 func BenchmarkArchivedConfirm(b *testing.B) {
-	ctx := context.Background()
-	store, log, keys := newLog(b)
-	appendMany(b, log, 20001)
-	signer, _ := testenv.Signer(b)
-	store.Archive = &sqlstore.Archive{Store: store, Objects: sqlstore.DirObjects{Dir: b.TempDir()}, Signer: signer, Origin: "bench/receipts", Size: 10000}
-	one, err := store.Receipts(ctx, 4321, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := store.Archive.Seal(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := store.Archive.Prune(ctx); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		got, err := store.Receipt(ctx, one[0].ID)
-		if err != nil || keys.Check(&got) != nil {
-			b.Fatal(err)
-		}
+	for name, open := range objectBackends() {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			store, log, keys := newLog(b)
+			appendMany(b, log, 20001)
+			signer, _ := testenv.Signer(b)
+			store.Archive = &sqlstore.Archive{Store: store, Objects: open(b), Signer: signer, Origin: "bench/receipts", Size: 10000}
+			one, err := store.Receipts(ctx, 4321, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := store.Archive.Seal(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := store.Archive.Prune(ctx); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				got, err := store.Receipt(ctx, one[0].ID)
+				if err != nil || keys.Check(&got) != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +15,11 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// archived writes total receipts with a segment size of size, seals and
-// prunes them (retention 30 minutes, the receipts an hour old), and returns
-// the store (its Archive set), the keys and the chain as written.
-func archived(t *testing.T, total, size int) (*sqlstore.Store, ledger.Keys, []rowcall.Receipt, string) {
+// archived writes total receipts with a segment size of size, seals them
+// into objects and prunes them (retention 30 minutes, the receipts an hour
+// old), and returns the store (its Archive set), the keys and the chain as
+// written.
+func archived(t *testing.T, objects sqlstore.ObjectStore, total, size int) (*sqlstore.Store, ledger.Keys, []rowcall.Receipt) {
 	t.Helper()
 	ctx := context.Background()
 	store, log, keys := newLog(t)
@@ -34,9 +33,8 @@ func archived(t *testing.T, total, size int) (*sqlstore.Store, ledger.Keys, []ro
 		t.Fatalf("%d receipts, %v", len(chain), err)
 	}
 	signer, _ := testenv.Signer(t)
-	dir := t.TempDir()
 	store.Now = func() time.Time { return time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC) } // the receipts started at 00:00
-	store.Archive = &sqlstore.Archive{Store: store, Objects: sqlstore.DirObjects{Dir: dir}, Signer: signer,
+	store.Archive = &sqlstore.Archive{Store: store, Objects: objects, Signer: signer,
 		Origin: "rowcall.test/receipts", Size: size, Retain: 2 * time.Hour}
 	sealed, err := store.Archive.Seal(ctx)
 	if err != nil || sealed != total/size {
@@ -50,15 +48,24 @@ func archived(t *testing.T, total, size int) (*sqlstore.Store, ledger.Keys, []ro
 	if n, err := store.Archive.Prune(ctx); err != nil || n != want {
 		t.Fatalf("pruned %d, want every sealed receipt but the newest (%d): %v", n, want, err)
 	}
-	return store, keys, chain, dir
+	return store, keys, chain
+}
+
+// eachBackend runs test against a fresh store of each ObjectStore backend.
+func eachBackend(t *testing.T, test func(t *testing.T, objects sqlstore.ObjectStore)) {
+	for name, open := range objectBackends() {
+		t.Run(name, func(t *testing.T) { test(t, open(t)) })
+	}
 }
 
 // A chain sealed into segments and pruned to its hot window still reads as
 // one: an archived receipt is found by id and verifies, the whole chain pages
 // out in order and verifies, and the table holds only what was not sealed.
-func TestReceiptSegmentsReadAcross(t *testing.T) {
+func TestReceiptSegmentsReadAcross(t *testing.T) { eachBackend(t, testReadAcross) }
+
+func testReadAcross(t *testing.T, objects sqlstore.ObjectStore) {
 	ctx := context.Background()
-	store, keys, chain, _ := archived(t, 95, 10)
+	store, keys, chain := archived(t, objects, 95, 10)
 	var hot int
 	if err := store.DB.QueryRow(`SELECT COUNT(*) FROM receipts`).Scan(&hot); err != nil || hot != 5 {
 		t.Fatalf("the table holds %d receipts after pruning, want the 5 unsealed: %v", hot, err)
@@ -109,14 +116,13 @@ func TestReceiptSegmentsReadAcross(t *testing.T) {
 
 // A segment altered in object storage is refused wherever it is read, with
 // an error naming it and saying what is wrong.
-func TestReceiptSegmentTampered(t *testing.T) {
+func TestReceiptSegmentTampered(t *testing.T) { eachBackend(t, testTampered) }
+
+func testTampered(t *testing.T, objects sqlstore.ObjectStore) {
 	ctx := context.Background()
-	store, keys, chain, dir := archived(t, 40, 10)
-	files, _ := filepath.Glob(filepath.Join(dir, "receipts", "*-00000000000000000020.jsonl.gz"))
-	if len(files) != 1 {
-		t.Fatalf("segment files: %v", files)
-	}
-	data, err := os.ReadFile(files[0])
+	store, keys, chain := archived(t, objects, 40, 10)
+	const key = "receipts/00000000000000000011-00000000000000000020.jsonl.gz"
+	data, err := objects.Get(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +133,7 @@ func TestReceiptSegmentTampered(t *testing.T) {
 	zw := gzip.NewWriter(&buf)
 	zw.Write(altered)
 	zw.Close()
-	if err := os.WriteFile(files[0], buf.Bytes(), 0o644); err != nil {
+	if err := objects.Put(ctx, key, buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	const want = "receipt segment receipts/00000000000000000011-00000000000000000020.jsonl.gz (seq 11 to 20): its sha256 "
@@ -146,11 +152,27 @@ func TestReceiptSegmentTampered(t *testing.T) {
 	}
 }
 
+// A segment missing from object storage (the archive pointed at an empty
+// bucket or directory) is refused with an error naming it.
+func TestReceiptSegmentMissing(t *testing.T) {
+	for name, open := range objectBackends() {
+		t.Run(name, func(t *testing.T) {
+			store, _, chain := archived(t, open(t), 30, 10)
+			store.Archive.Objects = open(t)
+			_, err := store.Receipt(context.Background(), chain[25].ID)
+			if err == nil || !strings.Contains(err.Error(), "receipt segment receipts/00000000000000000021-00000000000000000030.jsonl.gz (seq 21 to 30): cannot be read from object storage: ") ||
+				!strings.Contains(err.Error(), sqlstore.ErrObjectNotFound.Error()) {
+				t.Fatalf("confirm of a receipt whose segment is gone: %v", err)
+			}
+		})
+	}
+}
+
 // A segment's record edited in the database no longer matches the checkpoint
 // signed when it was sealed: the archive's Verify says so.
 func TestReceiptSegmentRecordAltered(t *testing.T) {
 	ctx := context.Background()
-	store, keys, _, _ := archived(t, 30, 10)
+	store, keys, _ := archived(t, sqlstore.DirObjects{Dir: t.TempDir()}, 30, 10)
 	if _, err := store.DB.Exec(`UPDATE receipt_segments SET head = ? WHERE first_seq = 11`, strings.Repeat("0", 64)); err != nil {
 		t.Fatal(err)
 	}

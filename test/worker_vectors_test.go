@@ -68,20 +68,7 @@ func embedService(t testing.TB) string {
 // stand-ins' own.
 func standinConfigs(t testing.TB, embedURL string) []string {
 	t.Helper()
-	prod, err := os.ReadFile(filepath.Join(repoRoot, "wrangler.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := string(prod)
-	for _, p := range []struct{ old, new string }{
-		{`main = "build/out/worker/worker.mjs"`, fmt.Sprintf("main = %q", filepath.Join(repoRoot, "build/out/worker/worker.mjs"))},
-		{`migrations_dir = "migrations"`, fmt.Sprintf("migrations_dir = %q", filepath.Join(repoRoot, "migrations"))},
-	} {
-		if !strings.Contains(cfg, p.old) {
-			t.Fatalf("wrangler.toml has no line %s", p.old)
-		}
-		cfg = strings.Replace(cfg, p.old, p.new, 1)
-	}
+	cfg := prodConfig(t)
 	date := regexp.MustCompile(`(?m)^compatibility_date = ".*"$`).FindString(cfg)
 	cfg += `
 # The test's stand-ins for Workers AI and Vectorize (test/standins/worker.mjs).
@@ -112,6 +99,27 @@ METADATA_INDEXES = "model,enabled,visible,category"
 		}
 	}
 	return paths
+}
+
+// prodConfig is the production wrangler.toml with its paths made absolute,
+// to be written elsewhere.
+func prodConfig(t testing.TB) string {
+	t.Helper()
+	prod, err := os.ReadFile(filepath.Join(repoRoot, "wrangler.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(prod)
+	for _, p := range []struct{ old, new string }{
+		{`main = "build/out/worker/worker.mjs"`, fmt.Sprintf("main = %q", filepath.Join(repoRoot, "build/out/worker/worker.mjs"))},
+		{`migrations_dir = "migrations"`, fmt.Sprintf("migrations_dir = %q", filepath.Join(repoRoot, "migrations"))},
+	} {
+		if !strings.Contains(cfg, p.old) {
+			t.Fatalf("wrangler.toml has no line %s", p.old)
+		}
+		cfg = strings.Replace(cfg, p.old, p.new, 1)
+	}
+	return cfg
 }
 
 // startWorkerStandins starts the worker with AI and VECTORIZE bound to the

@@ -75,6 +75,15 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if a.sealing != nil {
+		then := h.after
+		h.after = func() {
+			if then != nil {
+				then()
+			}
+			a.sealing.after(r.Context())
+		}
+	}
 	if err := h.startFrom(r); err != nil {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
@@ -94,6 +103,11 @@ type settings struct {
 	debug      bool
 	hasDB      bool
 
+	// Sealed receipt segments (sealing.go): the RECEIPTS binding,
+	// ROWCALL_RECEIPT_SEGMENT and ROWCALL_RECEIPT_RETAIN.
+	hasReceipts            bool
+	receiptSegment, retain string
+
 	// Finding rows by meaning (vectors.go): the AI and VECTORIZE bindings,
 	// ROWCALL_EMBED_MODEL and ROWCALL_EMBED_DIM.
 	hasAI, hasVectorize  bool
@@ -106,6 +120,10 @@ func readSettings(h *reqHandle) settings {
 		receiptKey: strings.TrimSpace(h.setting("ROWCALL_RECEIPT_KEY")),
 		debug:      h.setting("ROWCALL_WORKER_DEBUG") == "1",
 		hasDB:      h.hasBinding("DB"),
+
+		hasReceipts:    h.hasBinding(receiptsBinding),
+		receiptSegment: h.setting("ROWCALL_RECEIPT_SEGMENT"),
+		retain:         h.setting("ROWCALL_RECEIPT_RETAIN"),
 
 		hasAI:        h.hasBinding(aiBinding),
 		hasVectorize: h.hasBinding(vectorizeBinding),
@@ -123,6 +141,7 @@ func readSettings(h *reqHandle) settings {
 func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
 		s.Settings == o.Settings && s.debug == o.debug && s.hasDB == o.hasDB &&
+		s.hasReceipts == o.hasReceipts && s.receiptSegment == o.receiptSegment && s.retain == o.retain &&
 		s.hasAI == o.hasAI && s.hasVectorize == o.hasVectorize && s.embedModel == o.embedModel && s.embedDim == o.embedDim
 }
 
@@ -138,6 +157,7 @@ type served struct {
 	vectors  rowcall.VectorIndex
 	sync     *vectorSync      // the AI and VECTORIZE bindings both: Vectorize kept current after writes
 	indexer  *vectors.Indexer // AI alone: the core's vectors in D1, one pass after each write
+	sealing  *sealing         // the RECEIPTS binding: the chain sealed into segments in R2
 }
 
 // appFor returns the handler for the settings in h's env: the current one, or

@@ -25,6 +25,10 @@
 //	                         `wrangler d1 migrations apply DB` from migrations/.
 //	MODULES                  R2 binding: fn module bytes, addressed by SHA-256 (optional:
 //	                         without it the bytes go to D1's module_blobs table).
+//	RECEIPTS                 R2 binding: the receipt chain sealed into segments (optional:
+//	                         without it every receipt stays in D1; sealing.go), every
+//	                         ROWCALL_RECEIPT_SEGMENT receipts (var, default 10000), sealed
+//	                         receipts kept in D1 for ROWCALL_RECEIPT_RETAIN (var, default 720h).
 //	ROWCALL_OWNER_KEY        secret: the owner key (wrangler secret put ROWCALL_OWNER_KEY);
 //	ROWCALL_OWNER_KEY_PREVIOUS  optional second key accepted during a rotation.
 //	ROWCALL_RECEIPT_KEY      secret: the receipt signing key, a base64 32-byte Ed25519 seed
@@ -106,7 +110,14 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 			a.sync = newVectorSync(inst.db, a.embedder, a.vectors)
 		}
 	}
-	return app.New(s.Settings, app.Platform{
+	var size int
+	var retain time.Duration
+	if s.hasReceipts {
+		if size, retain, err = archiveSettings(s.receiptSegment, s.retain); err != nil {
+			return nil, err
+		}
+	}
+	built, err := app.New(s.Settings, app.Platform{
 		// With Vectorize, the sync after each write (vectorsync.go) is what
 		// embeds rows: the core builds no Indexer of its own.
 		Embedder: a.embedder, Vectors: a.vectors, KeepsVectors: a.sync != nil,
@@ -133,4 +144,8 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		},
 		Handler: inst.fn.registering,
 	})
+	if err == nil && s.hasReceipts {
+		a.sealing = newSealing(built, signer, size, retain)
+	}
+	return built, err
 }

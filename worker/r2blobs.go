@@ -78,23 +78,21 @@ func (b r2Blobs) Put(ctx context.Context, digest string, data []byte) error {
 	if ok, err := b.Has(ctx, digest); err != nil || ok {
 		return err
 	}
-	body := uint8Array.New(len(data))
-	js.CopyBytesToJS(body, data)
-	if _, err := shimOp(ctx, shimR2, b.bucket, "put", r2Key(digest), body); err != nil {
+	if err := r2Put(ctx, b.bucket, r2Key(digest), data); err != nil {
 		return fmt.Errorf("r2: put %s: %w", digest, err)
 	}
 	return nil
 }
 
 func (b r2Blobs) Get(ctx context.Context, digest string) ([]byte, error) {
-	r, err := shimOp(ctx, shimR2, b.bucket, "get", r2Key(digest), js.Null())
+	data, found, err := r2Get(ctx, b.bucket, r2Key(digest))
 	if err != nil {
 		return nil, fmt.Errorf("r2: get %s: %w", digest, err)
 	}
-	if r.text != "found" {
+	if !found {
 		return nil, fmt.Errorf("r2: %s: %w", digest, modules.ErrBlobNotFound)
 	}
-	return r.body, nil
+	return data, nil
 }
 
 func (b r2Blobs) Has(ctx context.Context, digest string) (bool, error) {
@@ -103,6 +101,24 @@ func (b r2Blobs) Has(ctx context.Context, digest string) (bool, error) {
 		return false, fmt.Errorf("r2: head %s: %w", digest, err)
 	}
 	return r.text == "found", nil
+}
+
+// r2Put writes one object to bucket: R2 stores it whole or not at all, and
+// replaces an object of the same key.
+func r2Put(ctx context.Context, bucket js.Value, key string, data []byte) error {
+	body := uint8Array.New(len(data))
+	js.CopyBytesToJS(body, data)
+	_, err := shimOp(ctx, shimR2, bucket, "put", key, body)
+	return err
+}
+
+// r2Get reads one object of bucket; found is false when there is none.
+func r2Get(ctx context.Context, bucket js.Value, key string) (data []byte, found bool, err error) {
+	r, err := shimOp(ctx, shimR2, bucket, "get", key, js.Null())
+	if err != nil || r.text != "found" {
+		return nil, false, err
+	}
+	return r.body, true, nil
 }
 
 func (b r2Blobs) Delete(ctx context.Context, digest string) error {

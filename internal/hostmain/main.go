@@ -75,7 +75,7 @@ type Main struct {
 	served  chan error     // Serve's end
 	closers []func() error // run by Close, last first
 	archive struct {
-		dir           string
+		dir, auth     string
 		size          int
 		retain, every time.Duration
 	}
@@ -113,7 +113,8 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
 	fs.IntVar(&m.fnConfig.MaxConcurrent, "fn-concurrency", fn.DefaultMaxConcurrent(), "fn module calls running at once; one more waits up to 1s, then ERR:fn:busy")
 	m.limits = limitFlags(fs)
-	fs.StringVar(&m.archive.dir, "receipt-archive", "", "seal the receipt chain into segments in this directory (object storage), keeping only the retention window in the database (\"\": keep every receipt in the database)")
+	fs.StringVar(&m.archive.dir, "receipt-archive", "", "seal the receipt chain into segments in object storage, keeping only the retention window in the database (\"\": keep every receipt in the database); "+ArchiveHelp)
+	fs.StringVar(&m.archive.auth, "receipt-archive-auth", DefaultArchiveAuth, ArchiveAuthHelp)
 	fs.IntVar(&m.archive.size, "receipt-segment", sqlstore.DefaultSegmentSize, "receipts per sealed segment (with --receipt-archive)")
 	fs.DurationVar(&m.archive.retain, "receipt-retain", 30*24*time.Hour, "how long sealed receipts stay in the database too (with --receipt-archive; 0: only the newest)")
 	fs.DurationVar(&m.archive.every, "receipt-seal-every", time.Minute, "how often full segments are sealed and old receipts pruned (with --receipt-archive)")
@@ -232,7 +233,11 @@ func (m *Main) Run(ctx context.Context) error {
 		if m.archive.size < 1 || m.archive.every <= 0 || m.archive.retain < 0 {
 			return fmt.Errorf("--receipt-segment must be at least 1, --receipt-seal-every positive and --receipt-retain not negative")
 		}
-		a.Store.Archive = &sqlstore.Archive{Store: a.Store, Objects: sqlstore.DirObjects{Dir: m.archive.dir}, Signer: signer,
+		objects, err := OpenArchive(m.archive.dir, m.archive.auth, m.lookup)
+		if err != nil {
+			return err
+		}
+		a.Store.Archive = &sqlstore.Archive{Store: a.Store, Objects: objects, Signer: signer,
 			Origin: a.API.Origin(), Size: m.archive.size, Retain: m.archive.retain}
 		sealing, sealed := context.WithCancel(context.Background())
 		done := make(chan struct{})
