@@ -374,20 +374,6 @@ func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 	return p
 }
 
-// Current returns r's vector as it is now: the stored one when it embeds r's
-// text, else embedded at once (or, when a pass is embedding it, that one) and
-// stored.
-func (x *Indexer) Current(ctx context.Context, r *rowcall.Row) ([]float32, error) {
-	p := x.Begin(ctx, r)
-	v, err := p.Vector(ctx)
-	if err == nil {
-		<-p.Keep(r)
-	} else {
-		p.Keep(r)
-	}
-	return v, err
-}
-
 // Pending is a row's vector on its way (Indexer.Begin, or Begin where the
 // platform keeps its vectors itself). Vector waits for it; Keep, which its
 // caller must call once the write ended, stores it.

@@ -267,7 +267,7 @@ func TestSimilar(t *testing.T) {
 	f := newFixture(t, store, "m1")
 	f.pass(t)
 	cp := row("PAY_GIVE_BACK", "payments", "return money to a buyer.")
-	v, err := f.idx.Current(ctx, &cp)
+	v, err := current(ctx, f.idx, &cp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestSimilar(t *testing.T) {
 		t.Errorf("similar to a copy of PAY_REFUND: %v", got)
 	}
 	other := row("PAY_REFUND", "payments", "return money to a buyer")
-	v, _ = f.idx.Current(ctx, &other)
+	v, _ = current(ctx, f.idx, &other)
 	got, _ = f.rank.Similar(ctx, v, other.Key, rowcall.SearchFilter{}, 5, 0.9)
 	if len(got) != 0 {
 		t.Errorf("PAY_REFUND is similar to %v (itself left out, no other copy)", got)
@@ -363,4 +363,16 @@ func BenchmarkNearest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// current returns r's vector the way a write does: begun, waited for, kept.
+func current(ctx context.Context, x *vectors.Indexer, r *rowcall.Row) ([]float32, error) {
+	p := x.Begin(ctx, r)
+	v, err := p.Vector(ctx)
+	if err == nil {
+		<-p.Keep(r)
+	} else {
+		p.Keep(r)
+	}
+	return v, err
 }
