@@ -88,30 +88,60 @@ func (r *Ranker) k() int {
 // With f.Near it leaves out hits scoring under Floor × the best (WordsFloor
 // when it ranked by words alone): a caller acts on the best few, and a row
 // far below them is noise in the answer.
+//
+// The word search runs beside the query's embedding and the vector search
+// (on another goroutine: at 100,000 rows each is several milliseconds), and
+// rows are read only for the hits the answer (and the rerank) keeps.
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 10
 	}
 	limit = min(limit, 100)
+	hybrid := r.Embedder != nil && r.Index != nil && strings.TrimSpace(query) != ""
 	wf := f
-	if r.Embedder != nil && r.Index != nil {
+	if hybrid {
 		wf.Limit = r.k() // the fusion's candidates; words alone need only the limit
 	}
-	words, err := r.Words.Search(ctx, query, wf)
+	var (
+		words []rowcall.Hit
+		werr  error
+		hits  []rowcall.Hit
+		verr  error
+	)
+	floor := WordsFloor
+	if hybrid {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			words, werr = r.Words.Search(ctx, query, wf)
+		}()
+		qv, near, err := r.nearest(ctx, query, f)
+		<-done
+		if werr != nil {
+			return nil, werr
+		}
+		hits, verr = r.fused(ctx, qv, near, err, words)
+		floor = Floor
+	} else if words, werr = r.Words.Search(ctx, query, wf); werr != nil {
+		return nil, werr
+	}
+	if verr != nil {
+		if !errors.Is(verr, ErrNotReady) {
+			slog.Warn("vectors: ranking by words only", "err", verr)
+		}
+		floor = WordsFloor
+	}
+	if !hybrid || verr != nil {
+		hits = Fuse(words, nil, 1)
+	}
+	need := limit
+	if r.Reranker != nil {
+		need = max(need, RerankDepth)
+	}
+	hits, err := r.rows(ctx, hits, f, need)
 	if err != nil {
 		return nil, err
-	}
-	floor := WordsFloor
-	if r.Embedder != nil && r.Index != nil && strings.TrimSpace(query) != "" {
-		floor = Floor
-	}
-	hits, err := r.fused(ctx, query, words, f)
-	if err != nil {
-		if !errors.Is(err, ErrNotReady) {
-			slog.Warn("vectors: ranking by words only", "err", err)
-		}
-		hits, floor = Fuse(words, nil, 1), WordsFloor
 	}
 	if r.Reranker != nil && len(hits) > 1 {
 		n := min(RerankDepth, len(hits))
@@ -129,21 +159,22 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	return hits, nil
 }
 
-// fused is words and vector hits for query, fused, with the rows of vector
-// hits read and filtered.
-func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
-	if r.Embedder == nil || r.Index == nil || strings.TrimSpace(query) == "" {
-		return Fuse(words, nil, 1), nil
-	}
-	m := r.Embedder.Model()
+// nearest is the query's vector and its nearest K rows' vector hits.
+func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilter) ([]float32, []rowcall.VectorHit, error) {
 	qv, err := r.Embedder.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(qv) != 1 {
-		return nil, errors.New("vectors: the embedder returned no vector for the query")
+		return nil, nil, errors.New("vectors: the embedder returned no vector for the query")
 	}
-	near, err := r.Index.Nearest(ctx, m, qv[0], r.k(), f.All)
+	near, err := r.Index.Nearest(ctx, r.Embedder.Model(), qv[0], r.k(), f.All)
+	return qv[0], near, err
+}
+
+// fused is the word hits and the vector hits near (of the query's vector
+// qv, or the error that kept nearest from them), fused.
+func (r *Ranker) fused(ctx context.Context, qv []float32, near []rowcall.VectorHit, err error, words []rowcall.Hit) ([]rowcall.Hit, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +191,7 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 		if len(keys) > 0 {
-			cos, err := s.Scores(ctx, m, qv[0], keys)
+			cos, err := s.Scores(ctx, r.Embedder.Model(), qv, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -171,36 +202,45 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 	}
-	hits := Fuse(words, near, r.Weight)
-	return r.rows(ctx, hits, f)
+	return Fuse(words, near, r.Weight), nil
 }
 
-// rows fills in the rows of hits that words did not find (vector hits) and
-// drops those the filter does not pass, or that are gone.
-func (r *Ranker) rows(ctx context.Context, hits []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
-	var keys []string
-	for _, h := range hits {
-		if h.Row.Type == "" {
-			keys = append(keys, h.Row.Key)
-		}
-	}
-	if len(keys) == 0 {
-		return hits, nil
-	}
-	byKey, err := r.Words.RowsByKey(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		if h.Row.Type == "" {
-			row, ok := byKey[h.Row.Key]
-			if !ok || !Visible(&row, f) {
-				continue
+// rows returns the best need of hits (best first) that the filter passes,
+// reading the rows of those that words did not find (vector hits) and
+// leaving out those the filter does not pass, or that are gone. It reads
+// rows only as far down hits as it must.
+func (r *Ranker) rows(ctx context.Context, hits []rowcall.Hit, f rowcall.SearchFilter, need int) ([]rowcall.Hit, error) {
+	out := make([]rowcall.Hit, 0, min(need, len(hits)))
+	for i := 0; i < len(hits) && len(out) < need; {
+		// Each hit gives at most one: read twice what is missing, in case
+		// some are filtered out.
+		batch := hits[i:min(len(hits), i+2*(need-len(out)))]
+		i += len(batch)
+		var keys []string
+		for _, h := range batch {
+			if h.Row.Type == "" {
+				keys = append(keys, h.Row.Key)
 			}
-			h.Row = row
 		}
-		out = append(out, h)
+		var byKey map[string]rowcall.Row
+		if len(keys) > 0 {
+			var err error
+			if byKey, err = r.Words.RowsByKey(ctx, keys); err != nil {
+				return nil, err
+			}
+		}
+		for _, h := range batch {
+			if h.Row.Type == "" {
+				row, ok := byKey[h.Row.Key]
+				if !ok || !Visible(&row, f) {
+					continue
+				}
+				h.Row = row
+			}
+			if len(out) < need {
+				out = append(out, h)
+			}
+		}
 	}
 	return out, nil
 }
