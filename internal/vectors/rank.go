@@ -89,9 +89,12 @@ func (r *Ranker) k() int {
 // when it ranked by words alone): a caller acts on the best few, and a row
 // far below them is noise in the answer.
 //
-// The word search runs beside the query's embedding and the vector search
-// (on another goroutine: at 100,000 rows each is several milliseconds), and
-// rows are read only for the hits the answer (and the rerank) keeps.
+// Rows are read only for the hits the answer (and the rerank) keeps. The
+// word search runs before the query's embedding and the vector scan, not
+// beside them: both of those already spread over the cores, and on a busy
+// 2-core machine running words on a goroutine of its own doubled an ask's
+// p50 (docs/benchmarks.md, "Ask at 100,000 rows (session 6, branch
+// ask100k)").
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -103,43 +106,23 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	if hybrid {
 		wf.Limit = r.k() // the fusion's candidates; words alone need only the limit
 	}
-	var (
-		words []rowcall.Hit
-		werr  error
-		hits  []rowcall.Hit
-		verr  error
-	)
-	floor := WordsFloor
+	words, err := r.Words.Search(ctx, query, wf)
+	if err != nil {
+		return nil, err
+	}
+	hits, floor := Fuse(words, nil, 1), WordsFloor
 	if hybrid {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			words, werr = r.Words.Search(ctx, query, wf)
-		}()
-		qv, near, err := r.nearest(ctx, query, f)
-		<-done
-		if werr != nil {
-			return nil, werr
+		if fused, err := r.fused(ctx, query, words, f); err == nil {
+			hits, floor = fused, Floor
+		} else if !errors.Is(err, ErrNotReady) {
+			slog.Warn("vectors: ranking by words only", "err", err)
 		}
-		hits, verr = r.fused(ctx, qv, near, err, words)
-		floor = Floor
-	} else if words, werr = r.Words.Search(ctx, query, wf); werr != nil {
-		return nil, werr
-	}
-	if verr != nil {
-		if !errors.Is(verr, ErrNotReady) {
-			slog.Warn("vectors: ranking by words only", "err", verr)
-		}
-		floor = WordsFloor
-	}
-	if !hybrid || verr != nil {
-		hits = Fuse(words, nil, 1)
 	}
 	need := limit
 	if r.Reranker != nil {
 		need = max(need, RerankDepth)
 	}
-	hits, err := r.rows(ctx, hits, f, need)
+	hits, err = r.rows(ctx, hits, f, need)
 	if err != nil {
 		return nil, err
 	}
@@ -159,22 +142,18 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	return hits, nil
 }
 
-// nearest is the query's vector and its nearest K rows' vector hits.
-func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilter) ([]float32, []rowcall.VectorHit, error) {
-	qv, err := r.Embedder.Embed(ctx, []string{query})
+// fused is words and the vector hits for query, fused.
+func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	m := r.Embedder.Model()
+	qvs, err := r.Embedder.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if len(qv) != 1 {
-		return nil, nil, errors.New("vectors: the embedder returned no vector for the query")
+	if len(qvs) != 1 {
+		return nil, errors.New("vectors: the embedder returned no vector for the query")
 	}
-	near, err := r.Index.Nearest(ctx, r.Embedder.Model(), qv[0], r.k(), f.All)
-	return qv[0], near, err
-}
-
-// fused is the word hits and the vector hits near (of the query's vector
-// qv, or the error that kept nearest from them), fused.
-func (r *Ranker) fused(ctx context.Context, qv []float32, near []rowcall.VectorHit, err error, words []rowcall.Hit) ([]rowcall.Hit, error) {
+	qv := qvs[0]
+	near, err := r.Index.Nearest(ctx, m, qv, r.k(), f.All)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +170,7 @@ func (r *Ranker) fused(ctx context.Context, qv []float32, near []rowcall.VectorH
 			}
 		}
 		if len(keys) > 0 {
-			cos, err := s.Scores(ctx, r.Embedder.Model(), qv, keys)
+			cos, err := s.Scores(ctx, m, qv, keys)
 			if err != nil {
 				return nil, err
 			}
