@@ -97,7 +97,7 @@ func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
 	for i := range n {
 		dest[i] = &n[i]
 	}
-	if err := s.DB.QueryRowContext(ctx, `SELECT `+strings.Join(counts, ", "), args...).Scan(dest...); err != nil {
+	if err := s.queryRow(ctx, `SELECT `+strings.Join(counts, ", "), args...).Scan(dest...); err != nil { // one statement per number of terms
 		return nil, err
 	}
 	total := 0
