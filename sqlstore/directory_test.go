@@ -160,3 +160,40 @@ func TestSearchBudgetDropsCommonestWord(t *testing.T) {
 		t.Errorf("workspace alone: %d hits (%v), want 100", len(hits), err)
 	}
 }
+
+// Embedding a row changes no row: the vectors' own events (kind VECTOR) do
+// not move LastEvent, which the dispatcher's row cache, the registry's ETag
+// and the receipt writer's check compare; NewestEvent, which an in-memory
+// vector index follows, moves; a row's write moves both.
+func TestVectorEventsDoNotMoveLastEvent(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	r := rowcall.NewRow("WEATHER_NOW", rowcall.TypeHTTP)
+	r.Target, r.Content = "GET http://127.0.0.1:1/", "# WHAT: the weather now"
+	if err := s.Upsert(ctx, []rowcall.Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	last, _ := s.LastEvent(ctx)
+	newest, _ := s.NewestEvent(ctx)
+	m := rowcall.EmbedModel{Provider: "test", Name: "m", Dim: 2}
+	for _, v := range [][]float32{{1, 0}, {0, 1}} { // an insert, then an update
+		if err := s.UpsertVectors(ctx, m, []rowcall.Vector{{Key: r.Key, Values: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := s.LastEvent(ctx); got != last {
+		t.Errorf("LastEvent moved from %d to %d on embedding a row", last, got)
+	}
+	if got, _ := s.NewestEvent(ctx); got != newest+2 {
+		t.Errorf("NewestEvent is %d after two vector writes, want %d", got, newest+2)
+	}
+	r.Content = "# WHAT: the weather now, in Celsius"
+	if err := s.Upsert(ctx, []rowcall.Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.LastEvent(ctx)
+	newest2, _ := s.NewestEvent(ctx)
+	if got <= last || got != newest2 {
+		t.Errorf("after a row's write LastEvent is %d (was %d), NewestEvent %d: want both the new event", got, last, newest2)
+	}
+}
