@@ -39,7 +39,7 @@ type DirectoryReader interface {
 	// History returns a row's versions from the event log, oldest first.
 	History(ctx context.Context, key string) ([]Event, error)
 	// LastEvent is the newest event id: every change to rows, modules or
-	// breakers moves it, whoever made it.
+	// breakers moves it, whoever made it (embedding a row does not).
 	LastEvent(ctx context.Context) (int64, error)
 	// ModuleUsers lists the keys of the fn rows that run module.
 	ModuleUsers(ctx context.Context, module string) ([]string, error)

@@ -70,14 +70,25 @@ func (s *Store) Breaker(ctx context.Context, key string) (failures int, opened t
 	return failures, opened, err
 }
 
-// lastEventSQL is the event log's newest id (0 when it is empty).
-const lastEventSQL = `(SELECT COALESCE(MAX(id), 0) FROM events)`
+// lastEventSQL is the newest id of an event that is not a vector's (0 when
+// there is none; the partial index events_directory makes it one seek).
+const lastEventSQL = `(SELECT COALESCE(MAX(id), 0) FROM events WHERE kind <> 'VECTOR')`
 
-// LastEvent is the newest event id: every change to a row, a module or a
-// breaker moves it (by trigger, whoever made the change), so anything read
-// from them stays valid while it does not.
+// LastEvent is the newest event id but the vectors': every change to a row,
+// a module or a breaker moves it (by trigger, whoever made the change), so
+// anything read from them stays valid while it does not. Embedding a row
+// (the vectors table's own VECTOR events) does not move it.
 func (s *Store) LastEvent(ctx context.Context) (int64, error) {
 	var id int64
 	err := s.queryRow(ctx, `SELECT `+lastEventSQL).Scan(&id)
+	return id, err
+}
+
+// NewestEvent is the newest event id of all, the vectors' included: what an
+// in-memory vector index follows (vectors.Table), to see another host's
+// vectors.
+func (s *Store) NewestEvent(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id)
 	return id, err
 }

@@ -122,3 +122,78 @@ func TestListWalksTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// A search whose words match more rows than matchBudget leaves out the
+// commonest word: the rows matching only it are not hits, the rows with the
+// rarer word still are, ranked as before; a query of the common word alone
+// still finds its rows.
+func TestSearchBudgetDropsCommonestWord(t *testing.T) {
+	s := newStore(t)
+	s.MaxParams = 32766
+	ctx := context.Background()
+	var rows []rowcall.Row
+	for i := range matchBudget + 100 {
+		r := rowcall.NewRow(fmt.Sprintf("HOUSEKEEPING_%05d", i), rowcall.TypeHTTP)
+		r.Target, r.Content = "GET http://127.0.0.1:1/", "# WHAT: archive the workspace logs"
+		rows = append(rows, r)
+	}
+	for _, k := range []string{"ZEBRA_ONE", "ZEBRA_TWO"} {
+		r := rowcall.NewRow(k, rowcall.TypeHTTP)
+		r.Target, r.Content = "GET http://127.0.0.1:1/", "# WHAT: count the zebras in the workspace"
+		rows = append(rows, r)
+	}
+	if err := s.Upsert(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(ctx, "workspace zebras", rowcall.SearchFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, h := range hits {
+		keys = append(keys, h.Row.Key)
+	}
+	if strings.Join(keys, " ") != "ZEBRA_ONE ZEBRA_TWO" {
+		t.Errorf("workspace zebras: hits %v, want only the two zebra rows (workspace matches %d rows, over the budget of %d)", keys, matchBudget+102, matchBudget)
+	}
+	if hits, err := s.Search(ctx, "workspace", rowcall.SearchFilter{Limit: 100}); err != nil || len(hits) != 100 {
+		t.Errorf("workspace alone: %d hits (%v), want 100", len(hits), err)
+	}
+}
+
+// Embedding a row changes no row: the vectors' own events (kind VECTOR) do
+// not move LastEvent, which the dispatcher's row cache, the registry's ETag
+// and the receipt writer's check compare; NewestEvent, which an in-memory
+// vector index follows, moves; a row's write moves both.
+func TestVectorEventsDoNotMoveLastEvent(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	r := rowcall.NewRow("WEATHER_NOW", rowcall.TypeHTTP)
+	r.Target, r.Content = "GET http://127.0.0.1:1/", "# WHAT: the weather now"
+	if err := s.Upsert(ctx, []rowcall.Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	last, _ := s.LastEvent(ctx)
+	newest, _ := s.NewestEvent(ctx)
+	m := rowcall.EmbedModel{Provider: "test", Name: "m", Dim: 2}
+	for _, v := range [][]float32{{1, 0}, {0, 1}} { // an insert, then an update
+		if err := s.UpsertVectors(ctx, m, []rowcall.Vector{{Key: r.Key, Values: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := s.LastEvent(ctx); got != last {
+		t.Errorf("LastEvent moved from %d to %d on embedding a row", last, got)
+	}
+	if got, _ := s.NewestEvent(ctx); got != newest+2 {
+		t.Errorf("NewestEvent is %d after two vector writes, want %d", got, newest+2)
+	}
+	r.Content = "# WHAT: the weather now, in Celsius"
+	if err := s.Upsert(ctx, []rowcall.Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.LastEvent(ctx)
+	newest2, _ := s.NewestEvent(ctx)
+	if got <= last || got != newest2 {
+		t.Errorf("after a row's write LastEvent is %d (was %d), NewestEvent %d: want both the new event", got, last, newest2)
+	}
+}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -21,10 +22,14 @@ const bm25 = `bm25(directory_fts, 3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0.4)`
 // synonyms, so more matching words rank higher and nothing needs to match
 // exactly; ties go to the lower planner_rank.
 func (s *Store) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
-	match := MatchExpr(query)
-	if match == "" {
+	terms, err := s.budget(ctx, matchTerms(query))
+	if err != nil {
+		return nil, err
+	}
+	if len(terms) == 0 {
 		return []rowcall.Hit{}, nil
 	}
+	match := strings.Join(terms, " OR ")
 	if f.Limit <= 0 {
 		f.Limit = 10
 	}
@@ -40,10 +45,15 @@ func (s *Store) Search(ctx context.Context, query string, f rowcall.SearchFilter
 	if c, a := scopeClause(f.Scope, "d."); c != "" {
 		where, args = append(where, c), append(args, a...)
 	}
-	q := `SELECT ` + prefixed("d.", columns) + `, c.score
+	// The filter and the order need only a few columns; the whole row is
+	// read for the hits alone (sorting the candidates with their content
+	// cost more than the join).
+	q := `SELECT ` + prefixed("d.", columns) + `, b.score FROM (
+		SELECT d.key, c.score, d.planner_rank
 		FROM (SELECT rowid, ` + bm25 + ` AS score FROM directory_fts WHERE directory_fts MATCH ? ORDER BY score LIMIT ?) c
 		JOIN search_keys k ON k.id = c.rowid JOIN directory d ON d.key = k.key
-		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?`
+		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?) b
+		JOIN directory d ON d.key = b.key ORDER BY b.score, b.planner_rank, b.key`
 	return queryAll(ctx, s, func(sc scanner) (h rowcall.Hit, err error) {
 		h.Row, err = scanRow(sc, &h.Score)
 		return h, err
@@ -59,11 +69,73 @@ func prefixed(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
+// matchBudget is how many matches (summed over the query's terms) FTS5
+// scores with bm25 for one search. FTS5 computes bm25 for every row that
+// matches before it can sort them, microseconds a row, so in a large
+// directory a query with common words would cost tens of milliseconds; past
+// the budget, Search leaves out the commonest terms (those matching the most
+// rows, which weigh least in bm25) until the rest fit, keeping at least the
+// rarest. Chosen on test/askeval's tune split: at 10,000 rows it changes no
+// ranking there, at 100,000 it halves an ask's CPU (docs/benchmarks.md, "Ask
+// at 100,000 rows (session 6, branch ask100k)").
+const matchBudget = 2000
+
+// budget is terms, or the rarest of them within matchBudget matches: one
+// statement counts each term's matches.
+func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
+	if len(terms) < 2 {
+		return terms, nil
+	}
+	counts := make([]string, len(terms))
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		counts[i] = `(SELECT count(*) FROM directory_fts WHERE directory_fts MATCH ?)`
+		args[i] = t
+	}
+	n := make([]int, len(terms))
+	dest := make([]any, len(terms))
+	for i := range n {
+		dest[i] = &n[i]
+	}
+	if err := s.queryRow(ctx, `SELECT `+strings.Join(counts, ", "), args...).Scan(dest...); err != nil { // one statement per number of terms
+		return nil, err
+	}
+	total := 0
+	for _, c := range n {
+		total += c
+	}
+	if total <= matchBudget {
+		return terms, nil
+	}
+	order := make([]int, len(terms)) // commonest first
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return n[b] - n[a] })
+	drop := map[int]bool{}
+	for _, i := range order[:len(order)-1] {
+		if total <= matchBudget {
+			break
+		}
+		drop[i], total = true, total-n[i]
+	}
+	kept := terms[:0:0]
+	for i, t := range terms {
+		if !drop[i] {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
+
 // MatchExpr turns plain words into an FTS5 query: each word (letters and
 // digits; stop words dropped) becomes a quoted term — a prefix term from four
 // letters on — widened with its synonyms (exact terms), all joined by OR.
 // Nothing the caller types can be FTS5 syntax.
-func MatchExpr(query string) string {
+func MatchExpr(query string) string { return strings.Join(matchTerms(query), " OR ") }
+
+// matchTerms is MatchExpr's terms.
+func matchTerms(query string) []string {
 	var terms []string
 	seen := map[string]bool{}
 	add := func(w string, prefix bool) {
@@ -88,7 +160,7 @@ func MatchExpr(query string) string {
 			}
 		}
 	}
-	return strings.Join(terms, " OR ")
+	return terms
 }
 
 var stop = func() map[string]bool {

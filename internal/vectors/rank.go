@@ -88,30 +88,43 @@ func (r *Ranker) k() int {
 // With f.Near it leaves out hits scoring under Floor × the best (WordsFloor
 // when it ranked by words alone): a caller acts on the best few, and a row
 // far below them is noise in the answer.
+//
+// Rows are read only for the hits the answer (and the rerank) keeps. The
+// word search runs before the query's embedding and the vector scan, not
+// beside them: both of those already spread over the cores, and on a busy
+// 2-core machine running words on a goroutine of its own doubled an ask's
+// p50 (docs/benchmarks.md, "Ask at 100,000 rows (session 6, branch
+// ask100k)").
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 10
 	}
 	limit = min(limit, 100)
+	hybrid := r.Embedder != nil && r.Index != nil && strings.TrimSpace(query) != ""
 	wf := f
-	if r.Embedder != nil && r.Index != nil {
+	if hybrid {
 		wf.Limit = r.k() // the fusion's candidates; words alone need only the limit
 	}
 	words, err := r.Words.Search(ctx, query, wf)
 	if err != nil {
 		return nil, err
 	}
-	floor := WordsFloor
-	if r.Embedder != nil && r.Index != nil && strings.TrimSpace(query) != "" {
-		floor = Floor
-	}
-	hits, err := r.fused(ctx, query, words, f)
-	if err != nil {
-		if !errors.Is(err, ErrNotReady) {
+	hits, floor := Fuse(words, nil, 1), WordsFloor
+	if hybrid {
+		if fused, err := r.fused(ctx, query, words, f); err == nil {
+			hits, floor = fused, Floor
+		} else if !errors.Is(err, ErrNotReady) {
 			slog.Warn("vectors: ranking by words only", "err", err)
 		}
-		hits, floor = Fuse(words, nil, 1), WordsFloor
+	}
+	need := limit
+	if r.Reranker != nil {
+		need = max(need, RerankDepth)
+	}
+	hits, err = r.rows(ctx, hits, f, need)
+	if err != nil {
+		return nil, err
 	}
 	if r.Reranker != nil && len(hits) > 1 {
 		n := min(RerankDepth, len(hits))
@@ -129,21 +142,18 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	return hits, nil
 }
 
-// fused is words and vector hits for query, fused, with the rows of vector
-// hits read and filtered.
+// fused is words and the vector hits for query, fused.
 func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
-	if r.Embedder == nil || r.Index == nil || strings.TrimSpace(query) == "" {
-		return Fuse(words, nil, 1), nil
-	}
 	m := r.Embedder.Model()
-	qv, err := r.Embedder.Embed(ctx, []string{query})
+	qvs, err := r.Embedder.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, err
 	}
-	if len(qv) != 1 {
+	if len(qvs) != 1 {
 		return nil, errors.New("vectors: the embedder returned no vector for the query")
 	}
-	near, err := r.Index.Nearest(ctx, m, qv[0], r.k(), f.All)
+	qv := qvs[0]
+	near, err := r.Index.Nearest(ctx, m, qv, r.k(), f.All)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +170,7 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 		if len(keys) > 0 {
-			cos, err := s.Scores(ctx, m, qv[0], keys)
+			cos, err := s.Scores(ctx, m, qv, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -171,36 +181,45 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 	}
-	hits := Fuse(words, near, r.Weight)
-	return r.rows(ctx, hits, f)
+	return Fuse(words, near, r.Weight), nil
 }
 
-// rows fills in the rows of hits that words did not find (vector hits) and
-// drops those the filter does not pass, or that are gone.
-func (r *Ranker) rows(ctx context.Context, hits []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
-	var keys []string
-	for _, h := range hits {
-		if h.Row.Type == "" {
-			keys = append(keys, h.Row.Key)
-		}
-	}
-	if len(keys) == 0 {
-		return hits, nil
-	}
-	byKey, err := r.Words.RowsByKey(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		if h.Row.Type == "" {
-			row, ok := byKey[h.Row.Key]
-			if !ok || !Visible(&row, f) {
-				continue
+// rows returns the best need of hits (best first) that the filter passes,
+// reading the rows of those that words did not find (vector hits) and
+// leaving out those the filter does not pass, or that are gone. It reads
+// rows only as far down hits as it must.
+func (r *Ranker) rows(ctx context.Context, hits []rowcall.Hit, f rowcall.SearchFilter, need int) ([]rowcall.Hit, error) {
+	out := make([]rowcall.Hit, 0, min(need, len(hits)))
+	for i := 0; i < len(hits) && len(out) < need; {
+		// Each hit gives at most one: read twice what is missing, in case
+		// some are filtered out.
+		batch := hits[i:min(len(hits), i+2*(need-len(out)))]
+		i += len(batch)
+		var keys []string
+		for _, h := range batch {
+			if h.Row.Type == "" {
+				keys = append(keys, h.Row.Key)
 			}
-			h.Row = row
 		}
-		out = append(out, h)
+		var byKey map[string]rowcall.Row
+		if len(keys) > 0 {
+			var err error
+			if byKey, err = r.Words.RowsByKey(ctx, keys); err != nil {
+				return nil, err
+			}
+		}
+		for _, h := range batch {
+			if h.Row.Type == "" {
+				row, ok := byKey[h.Row.Key]
+				if !ok || !Visible(&row, f) {
+					continue
+				}
+				h.Row = row
+			}
+			if len(out) < need {
+				out = append(out, h)
+			}
+		}
 	}
 	return out, nil
 }

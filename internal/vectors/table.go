@@ -13,7 +13,8 @@ import (
 type Store interface {
 	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
 	AllRows(ctx context.Context, scope *rowcall.Scope, all bool) ([]rowcall.Row, error)
-	LastEvent(ctx context.Context) (int64, error)
+	LastEvent(ctx context.Context) (int64, error)   // the newest event but the vectors' (Indexer)
+	NewestEvent(ctx context.Context) (int64, error) // the newest event, the vectors' too (Table)
 	ChangedKeys(ctx context.Context, after, upto int64) ([]string, error)
 	UpsertVectors(ctx context.Context, m rowcall.EmbedModel, vs []rowcall.Vector) error
 	DeleteVectors(ctx context.Context, m rowcall.EmbedModel, keys []string) error
@@ -68,7 +69,7 @@ func (t *Table) Sync(ctx context.Context, m rowcall.EmbedModel) error {
 	if t.model == m.ID() && !t.touched && t.Fresh > 0 && now.Sub(t.checked) < t.Fresh {
 		return nil
 	}
-	last, err := t.Store.LastEvent(ctx)
+	last, err := t.Store.NewestEvent(ctx)
 	if err != nil {
 		return err
 	}
