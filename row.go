@@ -3,7 +3,6 @@ package rowcall
 import (
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // Row is one capability: the directory table's eighteen columns plus version.
@@ -42,12 +41,10 @@ func NewRow(key string, typ Type) Row {
 // [KEY]…[/KEY] tags, so nothing else is allowed. Uppercase is the convention.
 const KeyRule = "1-128 characters: letters, digits, '_', '-' or '.', starting with a letter or digit (uppercase by convention, e.g. GROK_MODELS)"
 
-// keyPattern is compiled on first use, not at init: the worker runs package
-// init on its first request (docs/benchmarks.md, the edge).
-var keyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`) })
+var keyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // ValidKey reports whether key follows KeyRule.
-func ValidKey(key string) bool { return keyPattern().MatchString(key) }
+func ValidKey(key string) bool { return keyPattern.MatchString(key) }
 
 // Payload is content with its documentation stripped: every line whose first
 // non-blank character is '#' is documentation and is never executed.

@@ -21,7 +21,6 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 //go:embed static
@@ -30,38 +29,25 @@ var files embed.FS
 // static is the console's files (index.html, *.js, *.css).
 var static, _ = fs.Sub(files, "static")
 
-// names are the console's files; etag names each file's content (hashed on
-// its first request, not at init: the worker runs package init on its first
-// request), so a browser that has it gets a 304.
-var names = func() map[string]bool {
-	m := map[string]bool{}
+// etags name each file's content, so a browser that has it gets a 304.
+var etags = func() map[string]string {
+	m := map[string]string{}
 	fs.WalkDir(static, ".", func(name string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			m[name] = true
+			b, _ := fs.ReadFile(static, name)
+			sum := sha256.Sum256(b)
+			m[name] = `"` + hex.EncodeToString(sum[:12]) + `"`
 		}
 		return nil
 	})
 	return m
 }()
 
-var etags sync.Map // name → quoted ETag
-
-func etag(name string) string {
-	if e, ok := etags.Load(name); ok {
-		return e.(string)
-	}
-	b, _ := fs.ReadFile(static, name)
-	sum := sha256.Sum256(b)
-	e := `"` + hex.EncodeToString(sum[:12]) + `"`
-	etags.Store(name, e)
-	return e
-}
-
 // headers are sent with every console file: nothing but this origin may run
 // or load anything, and no page may frame it.
 func headers(w http.ResponseWriter, name string) {
 	h := w.Header()
-	h.Set("ETag", etag(name)) // http.ServeContent answers If-None-Match with it
+	h.Set("ETag", etags[name]) // http.ServeContent answers If-None-Match with it
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -79,7 +65,7 @@ var assets = http.StripPrefix("/console/", http.FileServerFS(static))
 // Assets serves the console's scripts and styles under /console/.
 func Assets(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/console/")
-	if !names[name] { // no directory listings, nothing but the files
+	if _, ok := etags[name]; !ok { // no directory listings, nothing but the files
 		http.NotFound(w, r)
 		return
 	}

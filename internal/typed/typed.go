@@ -399,20 +399,16 @@ func describe(err error) (where, what string) {
 	return where, failure(leaf.Error())
 }
 
-// patterns read the validator's messages; compiled on first use (a failure),
-// not at init.
-var patterns = sync.OnceValue(func() (p struct{ validating, anyOf, bound *regexp.Regexp }) {
-	p.validating = regexp.MustCompile(`(validating \S+: )+`)
-	p.anyOf = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
-	p.bound = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
-	return p
-})
+var (
+	validating = regexp.MustCompile(`(validating \S+: )+`)
+	anyOf      = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
+	bound      = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
+)
 
 // failure is the validator's message for one keyword, made one line and
 // plain: anyOf's alternatives joined by "; ", numbers in decimal (the
 // validator prints the value as a fraction and the bound with six places).
 func failure(msg string) string {
-	validating, anyOf, bound := patterns().validating, patterns().anyOf, patterns().bound
 	if anyOf.MatchString(msg) {
 		alts := strings.Split(strings.TrimSpace(anyOf.ReplaceAllString(msg, "")), "\n")
 		for i := range alts {
