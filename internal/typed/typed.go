@@ -10,8 +10,15 @@
 // so "required" catches it. When there are more arguments than properties and
 // the last property is a string, it takes the rest with the pipes put back (the
 // seed's $N+ rule); otherwise extras are discarded. The object is then validated
-// with JSON Schema draft 2020-12 (github.com/santhosh-tekuri/jsonschema/v6), and
-// a failing call is refused with the validator's message.
+// with JSON Schema (github.com/google/jsonschema-go: draft 2020-12, or draft-07
+// when the schema's "$schema" names it; the library the MCP SDK already uses),
+// and a failing call is refused with the first failure, one line: where in the
+// arguments ("at /latitude"), and what ("type: north has type "string", want
+// "number"").
+//
+// A schema is checked against its draft's meta-schema when it is compiled
+// (embedded in metaschema/, from the same library's repository), so a row
+// cannot store a schema the validator would misread.
 //
 // Compile a row's input_schema once and Check each call's arguments against
 // it. Schema.Join goes the other way, from named arguments (a JSON object) to
@@ -20,18 +27,25 @@ package typed
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/big"
+	"net/url"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Schema is a compiled input_schema with its properties in declared order.
 type Schema struct {
-	compiled *jsonschema.Schema
+	compiled *jsonschema.Resolved
 	props    []property
 	object   bool // "type" is absent or "object": the schema can take named arguments
 }
@@ -62,18 +76,20 @@ func Compile(text string) (*Schema, error) {
 	if s, ok := cache.Get(text); ok {
 		return s, nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
+	var doc any
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
 		return nil, fmt.Errorf("input_schema is not JSON: %v", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("input_schema.json", doc); err != nil {
-		return nil, err
+	if err := checkMeta(doc); err != nil {
+		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %s", err)
 	}
-	compiled, err := c.Compile("input_schema.json")
-	if err != nil {
-		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %s", flatten(err))
+	var js jsonschema.Schema
+	if err := json.Unmarshal([]byte(text), &js); err != nil {
+		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %v", err)
+	}
+	compiled, err := js.Resolve(nil)
+	if err != nil { // what the meta-schema cannot say: a pattern Go's regexp cannot compile, a $ref to nowhere
+		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %s", strings.TrimPrefix(err.Error(), "jsonschema.Schema: <anonymous schema>: "))
 	}
 	props, object, err := properties(text)
 	if err != nil {
@@ -85,7 +101,7 @@ func Compile(text string) (*Schema, error) {
 }
 
 // Check maps args onto the schema and validates them. The error is the
-// validator's message, made one line.
+// validator's first failure, made one line (see flatten).
 func (s *Schema) Check(args []string) error {
 	if len(args) == 1 && args[0] == "" {
 		args = nil
@@ -101,11 +117,13 @@ func (s *Schema) Check(args []string) error {
 		}
 		obj[p.name] = p.convert(v)
 	}
-	// Round-trip through the validator's own JSON reader so numbers are exact.
+	// Round-trip through JSON so the instance is what the validator reads:
+	// numbers as float64, objects as map[string]any.
 	b, _ := json.Marshal(obj)
-	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	var inst any
+	json.Unmarshal(b, &inst)
 	if err := s.compiled.Validate(inst); err != nil {
-		return fmt.Errorf("%s", flatten(err))
+		return errors.New(flatten(err))
 	}
 	return nil
 }
@@ -189,31 +207,247 @@ func properties(text string) ([]property, bool, error) {
 	return out, object, nil
 }
 
-// flatten makes a validator error one readable line.
-func flatten(err error) string {
-	if ve, ok := err.(*jsonschema.ValidationError); ok {
-		var parts []string
-		collect(ve.DetailedOutput(), &parts)
-		if len(parts) > 0 {
-			return strings.Join(parts, "; ")
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[i]), "- "))
-	}
-	return strings.Join(lines, "; ")
+// The meta-schemas the validator reads (draft 2020-12 and draft-07), by URL.
+//
+//go:embed metaschema
+var metaFS embed.FS
+
+const (
+	draft2020 = "https://json-schema.org/draft/2020-12/schema"
+	draft7    = "http://json-schema.org/draft-07/schema#"
+)
+
+var metaFiles = map[string]string{ // URL prefix → directory in metaFS
+	"https://json-schema.org/draft/2020-12/": "metaschema/draft2020-12/",
+	"http://json-schema.org/draft-07/":       "metaschema/draft7/",
+	"https://json-schema.org/draft-07/":      "metaschema/draft7/",
 }
 
-func collect(u *jsonschema.OutputUnit, parts *[]string) {
-	if u.Error != nil && len(u.Errors) == 0 {
-		at := u.InstanceLocation
-		if at == "" {
-			at = "/"
+// metaSchemas are resolved on first use (not at init: the worker starts on
+// a request, and most requests compile no schema).
+var metaSchemas = sync.OnceValues(func() (map[string]*jsonschema.Resolved, error) {
+	out := map[string]*jsonschema.Resolved{}
+	for _, u := range []string{draft2020, draft7} {
+		s, err := loadMeta(mustURL(u))
+		if err != nil {
+			return nil, err
 		}
-		*parts = append(*parts, fmt.Sprintf("at %s: %s", at, u.Error.String()))
+		r, err := s.Resolve(&jsonschema.ResolveOptions{Loader: loadMeta})
+		if err != nil {
+			return nil, err
+		}
+		out[u] = r
 	}
-	for i := range u.Errors {
-		collect(&u.Errors[i], parts)
+	out["https://json-schema.org/draft-07/schema#"] = out[draft7]
+	out[""] = out[draft2020]
+	return out, nil
+})
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
 	}
+	return u
+}
+
+func loadMeta(u *url.URL) (*jsonschema.Schema, error) {
+	full := u.String()
+	for prefix, dir := range metaFiles {
+		if rest, ok := strings.CutPrefix(full, prefix); ok {
+			b, err := metaFS.ReadFile(dir + strings.TrimSuffix(rest, "#") + ".json")
+			if err != nil {
+				break
+			}
+			var s jsonschema.Schema
+			if err := json.Unmarshal(b, &s); err != nil {
+				return nil, err
+			}
+			return &s, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not a meta-schema rowcall knows", full)
+}
+
+// checkMeta validates a schema document against its draft's meta-schema. A
+// failure is reported at its place in the document: the meta-schema checks
+// every subschema against itself, so the innermost subschema that fails on
+// its own is where the mistake is ("at /properties/a/type: …").
+func checkMeta(doc any) error {
+	metas, err := metaSchemas()
+	if err != nil {
+		return err
+	}
+	var draft string
+	if m, ok := doc.(map[string]any); ok {
+		if d, ok := m["$schema"].(string); ok {
+			draft = d
+		}
+	}
+	meta, ok := metas[draft]
+	if !ok {
+		return fmt.Errorf("$schema %q is not a draft rowcall validates: use %s (the default when $schema is absent) or %s", draft, draft2020, draft7)
+	}
+	if meta.Validate(doc) == nil {
+		return nil
+	}
+	at, doc := innermost(meta, "", doc)
+	where, what := describe(meta.Validate(doc))
+	loc := instanceLocation(where)
+	if at != "" && loc == "/" {
+		loc = at
+	} else if at != "" {
+		loc = at + loc
+	}
+	return fmt.Errorf("at %s: %s", strings.Replace(loc, "(schema ", "(meta-schema ", 1), what)
+}
+
+// innermost descends from a subschema that fails the meta-schema into the
+// first of its own subschemas that fails it too, as far as that goes.
+func innermost(meta *jsonschema.Resolved, at string, doc any) (string, any) {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return at, doc
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, c := range subschemas(k, m[k]) {
+			if meta.Validate(c.doc) != nil {
+				return innermost(meta, at+"/"+escape(k)+c.at, c.doc)
+			}
+		}
+	}
+	return at, doc
+}
+
+type sub struct {
+	at  string
+	doc any
+}
+
+// subschemas are the schemas a keyword's value holds (draft 2020-12 and
+// draft-07 keywords).
+func subschemas(keyword string, v any) []sub {
+	var out []sub
+	switch keyword {
+	case "items", "additionalItems", "additionalProperties", "not", "if", "then", "else", "contains",
+		"propertyNames", "unevaluatedItems", "unevaluatedProperties":
+		if l, ok := v.([]any); ok && keyword == "items" { // draft-07's tuple form
+			for i, x := range l {
+				out = append(out, sub{"/" + strconv.Itoa(i), x})
+			}
+		} else {
+			out = append(out, sub{"", v})
+		}
+	case "allOf", "anyOf", "oneOf", "prefixItems":
+		l, _ := v.([]any)
+		for i, x := range l {
+			out = append(out, sub{"/" + strconv.Itoa(i), x})
+		}
+	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies":
+		m, _ := v.(map[string]any)
+		names := make([]string, 0, len(m))
+		for k := range m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if _, isList := m[k].([]any); !isList { // draft-07 dependencies may be a list of names
+				out = append(out, sub{"/" + escape(k), m[k]})
+			}
+		}
+	}
+	return out
+}
+
+// escape makes a name one JSON Pointer token (RFC 6901).
+func escape(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}
+
+// flatten makes a validation error one line: where the first failure is in
+// the instance ("at /latitude", "at /" for the whole object), then what failed
+// ("type: north has type "string", want "number""). The validator wraps its
+// failure in one "validating <schema location>" per schema it descended into;
+// the innermost location is read off that chain, and while it is a path of
+// "properties" it names the instance location too. Past anything else (items,
+// $ref, allOf, …) the schema location is added in parentheses.
+func flatten(err error) string {
+	where, what := describe(err)
+	return "at " + instanceLocation(where) + ": " + what
+}
+
+// describe splits a validation error into the innermost schema location the
+// validator names and the failure there.
+func describe(err error) (where, what string) {
+	where = "root"
+	leaf := err
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		inner := errors.Unwrap(e)
+		if inner == nil {
+			leaf = e
+			break
+		}
+		if loc, ok := strings.CutPrefix(strings.TrimSuffix(e.Error(), ": "+inner.Error()), "validating "); ok {
+			where = loc
+		}
+	}
+	return where, failure(leaf.Error())
+}
+
+var (
+	validating = regexp.MustCompile(`(validating \S+: )+`)
+	anyOf      = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
+	bound      = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
+)
+
+// failure is the validator's message for one keyword, made one line and
+// plain: anyOf's alternatives joined by "; ", numbers in decimal (the
+// validator prints the value as a fraction and the bound with six places).
+func failure(msg string) string {
+	if anyOf.MatchString(msg) {
+		alts := strings.Split(strings.TrimSpace(anyOf.ReplaceAllString(msg, "")), "\n")
+		for i := range alts {
+			alts[i] = validating.ReplaceAllString(strings.TrimSpace(alts[i]), "")
+		}
+		return fmt.Sprintf("anyOf: none of its %d schemas matched: %s", len(alts), strings.Join(alts, "; "))
+	}
+	if m := bound.FindStringSubmatch(msg); m != nil {
+		if r, ok := new(big.Rat).SetString(m[2]); ok {
+			f, _ := r.Float64()
+			b, _ := strconv.ParseFloat(m[4], 64)
+			return m[1] + ": " + strconv.FormatFloat(f, 'g', -1, 64) + " " + m[3] + " " + strconv.FormatFloat(b, 'g', -1, 64)
+		}
+	}
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// instanceLocation turns a schema location from the validator ("root",
+// "/properties/a/properties/b", "/properties/l/items", an $id) into the
+// instance location it checks ("/", "/a/b", "/l (schema /properties/l/items)").
+func instanceLocation(schema string) string {
+	if schema == "root" {
+		return "/"
+	}
+	if !strings.HasPrefix(schema, "/") {
+		return "/ (schema " + schema + ")"
+	}
+	segs := strings.Split(schema[1:], "/")
+	var at strings.Builder
+	i := 0
+	for ; i+1 < len(segs) && segs[i] == "properties"; i += 2 {
+		at.WriteString("/" + segs[i+1])
+	}
+	out := at.String()
+	if out == "" {
+		out = "/"
+	}
+	if i < len(segs) {
+		out += " (schema " + schema + ")"
+	}
+	return out
 }
