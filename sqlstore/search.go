@@ -128,13 +128,10 @@ func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
 	return kept, nil
 }
 
-// MatchExpr turns plain words into an FTS5 query: each word (letters and
-// digits; stop words dropped) becomes a quoted term — a prefix term from four
-// letters on — widened with its synonyms (exact terms), all joined by OR.
-// Nothing the caller types can be FTS5 syntax.
-func MatchExpr(query string) string { return strings.Join(matchTerms(query), " OR ") }
-
-// matchTerms is MatchExpr's terms.
+// matchTerms turns plain words into FTS5 query terms (the search joins them
+// by OR): each word (letters and digits; stop words dropped) becomes a quoted
+// term — a prefix term from four letters on — widened with its synonyms
+// (exact terms). Nothing the caller types can be FTS5 syntax.
 func matchTerms(query string) []string {
 	var terms []string
 	seen := map[string]bool{}
