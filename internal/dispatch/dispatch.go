@@ -261,16 +261,16 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 		rc.TokenID = c.token.ID
 		d.spend(c.token, rc.CostUSD, start) // the budget's running spend (limits.go)
 	}
-	if counted != nil { // a call is in its token's shared count before it is answered (limits.go)
-		select {
-		case <-counted:
-		case <-ctx.Done():
-		}
-	}
 	if c.snapshot != nil {
 		stored = d.Receipts.AppendIf(rc, *c.snapshot)
 	} else {
 		stored = d.Receipts.Append(rc)
+	}
+	if counted != nil { // in its token's shared count before it is answered (limits.go), while its receipt is stored
+		select {
+		case <-counted:
+		case <-ctx.Done():
+		}
 	}
 	if refused != nil {
 		refused.Extra["invocation_id"] = rc.ID
