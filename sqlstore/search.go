@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -89,7 +90,7 @@ func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
 	counts := make([]string, len(terms))
 	args := make([]any, len(terms))
 	for i, t := range terms {
-		counts[i] = `(SELECT count(*) FROM directory_fts WHERE directory_fts MATCH ?)`
+		counts[i] = fmt.Sprintf(`(SELECT count(*) FROM directory_fts WHERE directory_fts MATCH ?) AS n%d`, i) // named: D1 returns a row as an object, so columns of one name would be one
 		args[i] = t
 	}
 	n := make([]int, len(terms))

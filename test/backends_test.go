@@ -148,6 +148,13 @@ func startProc(t testing.TB, dir string, env []string, name string, args ...stri
 		t.Fatalf("start %s: %v", name, err)
 	}
 	t.Cleanup(p.stop)
+	t.Cleanup(func() { // a failed test shows the end of what the process said (a 500's cause is in its log)
+		if t.Failed() {
+			out := p.out.String()
+			out = out[max(0, len(out)-4000):]
+			t.Logf("%s's output, last %d bytes:\n%s", name, len(out), out)
+		}
+	})
 	return p
 }
 
