@@ -159,6 +159,13 @@ func TestSearchBudgetDropsCommonestWord(t *testing.T) {
 	if hits, err := s.Search(ctx, "workspace", rowcall.SearchFilter{Limit: 100}); err != nil || len(hits) != 100 {
 		t.Errorf("workspace alone: %d hits (%v), want 100", len(hits), err)
 	}
+	// Where reads are billed (D1) nothing is counted first: every term is
+	// scored, so the zebra rows come first and the workspace rows follow.
+	s.BilledReads = true
+	hits, err = s.Search(ctx, "workspace zebras", rowcall.SearchFilter{Limit: 100})
+	if err != nil || len(hits) != 100 || hits[0].Row.Key != "ZEBRA_ONE" && hits[0].Row.Key != "ZEBRA_TWO" {
+		t.Errorf("workspace zebras with BilledReads: %d hits (%v), want 100 with a zebra row first", len(hits), err)
+	}
 }
 
 // Embedding a row changes no row: the vectors' own events (kind VECTOR) do

@@ -82,9 +82,10 @@ func prefixed(alias, cols string) string {
 const matchBudget = 2000
 
 // budget is terms, or the rarest of them within matchBudget matches: one
-// statement counts each term's matches.
+// statement counts each term's matches (not where reads are billed:
+// Store.BilledReads).
 func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
-	if len(terms) < 2 {
+	if len(terms) < 2 || s.BilledReads {
 		return terms, nil
 	}
 	counts := make([]string, len(terms))

@@ -44,6 +44,12 @@ type Store struct {
 	// result set stays small.
 	ReadPage int
 
+	// BilledReads, when set, says the database bills every row a query reads
+	// (D1): Search then scores every match instead of counting each term's
+	// matches first to keep within matchBudget, since the count reads about
+	// as many rows as it would save.
+	BilledReads bool
+
 	stmts sync.Map // query text → *sql.Stmt, for the statements every call runs
 }
 

@@ -122,7 +122,8 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		// embeds rows: the core builds no Indexer of its own.
 		Embedder: a.embedder, Vectors: a.vectors, KeepsVectors: a.sync != nil,
 		DB: inst.db, Signer: signer, OwnerKeys: func() []string { return keys },
-		ReadPage: sqlstore.WholePage, // D1 answers a query's rows at once
+		ReadPage:    sqlstore.WholePage, // D1 answers a query's rows at once
+		BilledReads: true,               // and bills each row a query reads
 		// Each call reads its own request's env (requestEnv).
 		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },
 		Client:  func(policy outbound.Policy, _ time.Duration) *http.Client { return client(policy, inst.fetcher) },

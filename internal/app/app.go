@@ -90,8 +90,10 @@ type Platform struct {
 	DB        *sql.DB
 	MaxParams int // bound parameters a statement may carry (0: D1's 100)
 	ReadPage  int // rows per query of a long read, where result sets come whole (sqlstore.Store.ReadPage)
-	Signer    *ledger.Signer
-	OwnerKeys func() []string // the owner keys valid now
+	// BilledReads: the database bills rows read (D1; sqlstore.Store.BilledReads).
+	BilledReads bool
+	Signer      *ledger.Signer
+	OwnerKeys   func() []string // the owner keys valid now
 
 	// Env is where rows' credentials come from (wrapped in
 	// rowcall.SecretsEnv); nil when each call sets its own (PerCall).
@@ -167,7 +169,7 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.MaxParams > 0 {
 		a.Store.MaxParams = p.MaxParams
 	}
-	a.Store.ReadPage = p.ReadPage
+	a.Store.ReadPage, a.Store.BilledReads = p.ReadPage, p.BilledReads
 	// Every ranking for plain words (ask, did_you_mean, MCP's
 	// search_capabilities) is the Ranker's: the directory's and the
 	// dispatcher's Search is it.
