@@ -2,11 +2,14 @@ package test
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -179,7 +182,10 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	answer, err := io.ReadAll(bufio.NewReader(c))
-	if err != nil {
+	// The host closes the connection with the dribbled bytes unread, which the
+	// kernel may follow with a reset once the answer is out: that too is the
+	// cut-off, when the answer was read whole.
+	if err != nil && !(errors.Is(err, syscall.ECONNRESET) && bytes.HasSuffix(answer, []byte("}\n"))) {
 		t.Fatalf("the slow body was not cut off: %v (read %q)", err, answer)
 	}
 	if !strings.HasPrefix(string(answer), "HTTP/1.1 400") || !strings.Contains(string(answer), "could not read the request body") {
