@@ -92,22 +92,7 @@ func BenchmarkReceiptArchive(b *testing.B) {
 		verify := time.Since(start)
 		start = time.Now()
 		exportPeak := peakHeap(func() {
-			c := keys.NewChain()
-			for after := int64(0); ; {
-				page, err := store.Receipts(ctx, after, 1000)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for i := range page {
-					if err := c.Add(&page[i]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if len(page) < 1000 {
-					break
-				}
-				after = page[len(page)-1].Seq
-			}
+			c := exported(b, store, keys, 1000)
 			if c.Count() != int64(total) {
 				b.Fatalf("exported %d", c.Count())
 			}

@@ -86,22 +86,7 @@ func testReadAcross(t *testing.T, objects sqlstore.ObjectStore) {
 		t.Fatalf("an unknown id: %v, want %s", err, rowcall.ENotFound)
 	}
 	// Page as the export does, with pages that straddle segment ends.
-	c := keys.NewChain()
-	for after := int64(0); ; {
-		page, err := store.Receipts(ctx, after, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range page {
-			if err := c.Add(&page[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if len(page) < 7 {
-			break
-		}
-		after = page[len(page)-1].Seq
-	}
+	c := exported(t, store, keys, 7)
 	if c.Count() != 95 || c.Last() != chain[94].Seq {
 		t.Fatalf("the export read %d receipts to seq %d, want 95 to %d", c.Count(), c.Last(), chain[94].Seq)
 	}
@@ -178,5 +163,27 @@ func TestReceiptSegmentRecordAltered(t *testing.T) {
 	}
 	if _, err := store.Archive.Verify(ctx, keys); err == nil || !strings.Contains(err.Error(), "receipt segment receipts/00000000000000000011-00000000000000000020.jsonl.gz: its record in the database is not what its signed checkpoint names") {
 		t.Fatalf("Verify of an altered record: %v", err)
+	}
+}
+
+// exported reads store's chain the way an export pages it, page receipts at
+// a time, into a chain of keys (which checks each receipt as it is added).
+func exported(tb testing.TB, store *sqlstore.Store, keys ledger.Keys, page int) *ledger.Chain {
+	tb.Helper()
+	c := keys.NewChain()
+	for after := int64(0); ; {
+		got, err := store.Receipts(context.Background(), after, page)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for i := range got {
+			if err := c.Add(&got[i]); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if len(got) < page {
+			return c
+		}
+		after = got[len(got)-1].Seq
 	}
 }
