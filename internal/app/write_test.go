@@ -11,6 +11,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/vectors"
 )
 
 // watched is an embedder whose every call is seen: the texts, whether the
@@ -219,4 +220,58 @@ func TestWriteSimilarPending(t *testing.T) {
 	}
 	close(w.gate)
 	waitVector(t, a, w.Model(), "ROW_A", textA)
+}
+
+// heldLook is the host's vector index (vectors.Table) whose first look at
+// one key's stored vector (Hasher.Vector) waits until let is closed: the
+// write's own look at its row, held back as a busy machine may hold back
+// the goroutine that makes it.
+type heldLook struct {
+	*vectors.Table
+	key  string
+	once sync.Once
+	held chan struct{} // closed when that look waits
+	let  chan struct{}
+}
+
+func (l *heldLook) Vector(ctx context.Context, m rowcall.EmbedModel, key string) ([]float32, [32]byte, bool) {
+	if key == l.key {
+		l.once.Do(func() { close(l.held); <-l.let })
+	}
+	return l.Table.Vector(ctx, m, key)
+}
+
+// A POSTed copy is flagged even when the queue embeds the committed row
+// before the write's own look at its vector (CI's flake of
+// TestHosts/embedded/meaning): that vector is of the row's new text, no sign
+// that the text was there before, so the near rows are still looked up.
+func TestWriteFlaggedWhenTheQueueEmbedsFirst(t *testing.T) {
+	w := &watched{}
+	l := &heldLook{Table: vectors.NewTable(nil, 0), key: "ROW_A", held: make(chan struct{}), let: make(chan struct{})}
+	a := newApp(t, nil, app.Platform{Embedder: w, Vectors: l})
+	l.Table.Store = a.Store
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { a.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	m := w.Model()
+
+	if code, _ := write(t, a, "POST", "/api/directory?similar=0", `{"key":"ROW_OLD","type":"fn","target":"echo","content":"# WHAT: Pay a customer back."}`); code != 201 {
+		t.Fatal(code)
+	}
+	waitVector(t, a, m, "ROW_OLD", "Pay a customer back.")
+	answered := make(chan map[string]any)
+	go func() { _, got := write(t, a, "POST", "/api/directory", rowA); answered <- got }()
+	select {
+	case <-l.held:
+	case got := <-answered:
+		t.Fatalf("the write never looked for its row's vector: %v", got)
+	}
+	waitVector(t, a, m, "ROW_A", textA) // the queue's pass after the commit embedded it
+	close(l.let)
+	got := <-answered
+	if sim, _ := got["similar_rows"].([]any); len(sim) != 1 || sim[0].(map[string]any)["key"] != "ROW_OLD" {
+		t.Fatalf("a copy whose vector the queue made first is not flagged: %v", got)
+	}
 }

@@ -315,30 +315,40 @@ func vectorOf(r *rowcall.Row, hash [32]byte, v []float32) rowcall.Vector {
 }
 
 // Begin starts making r's vector beside r's write, for the write's
-// similar_rows: the stored vector when it embeds r's text (a write that
-// leaves the text as it was embeds nothing), else r's text embedded now, in
-// the foreground (the caller waits for it), with r's key in flight so the
-// queue waits for this embedding rather than making its own. Pending.Keep
-// stores the vector once the write committed; a write that failed stores
-// nothing, and the queue embeds what its next pass finds not current.
+// similar_rows: the vector this process's index held for r's key before the
+// write when it embeds r's text (Reused: a write that leaves the text as it
+// was embeds nothing and is not checked), else the vector stored meanwhile
+// for r's text (by the queue, once the write committed, or by another write),
+// else r's text embedded now, in the foreground (the caller waits for it),
+// with r's key in flight so the queue waits for this embedding rather than
+// making its own. Pending.Keep stores the vector once the write committed; a
+// write that failed stores nothing, and the queue embeds what its next pass
+// finds not current.
+//
+// Whether the text is unchanged is told before Begin returns, so before the
+// write: a look once the write is under way may find the vector the queue
+// made of the new text after the commit, which is no sign that the text was
+// there before (a busy machine's goroutine can start that late; the write's
+// near copies were then never looked up).
 func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 	m := x.Embedder.Model()
 	text := rowcall.EmbedText(r)
 	p := &Pending{model: m, hash: rowcall.EmbedHash(m, text), done: make(chan struct{})}
+	if pk, ok := x.Index.(interface {
+		Peek(rowcall.EmbedModel, string) ([]float32, [32]byte, bool)
+	}); ok {
+		if v, h, ok := pk.Peek(m, r.Key); ok && h == p.hash { // unchanged text: no look at the database
+			p.vec, p.reused = v, true
+			close(p.done)
+			return p
+		}
+	}
 	row := *r
 	go func() {
 		defer close(p.done)
-		if pk, ok := x.Index.(interface {
-			Peek(rowcall.EmbedModel, string) ([]float32, [32]byte, bool)
-		}); ok {
-			if v, h, ok := pk.Peek(m, row.Key); ok && h == p.hash { // unchanged text: no look at the database
-				p.vec, p.reused = v, true
-				return
-			}
-		}
 		for {
 			if v, ok := stored(ctx, x.Index, m, &row); ok {
-				p.vec, p.reused = v, true
+				p.vec = v // made meanwhile: not a sign the text is unchanged, so the check runs
 				return
 			}
 			mine, waits, _, release := x.claim([]rowcall.Row{row})
@@ -383,7 +393,7 @@ type Pending struct {
 	done   chan struct{}
 	vec    []float32
 	err    error
-	reused bool                         // vec is the stored vector: the row's text is the one it was embedded from
+	reused bool                         // vec was stored for the row's key before the write: its text is unchanged
 	keep   func(committed *rowcall.Row) // stores vec for the committed row (nil: the write failed) and releases its key; nil when there is nothing to store
 	once   sync.Once
 	kept   chan struct{} // Keep's
@@ -422,8 +432,10 @@ func (p *Pending) Keep(committed *rowcall.Row) <-chan struct{} {
 	return p.kept
 }
 
-// Reused reports, once Vector returned, whether the vector is the one
-// stored for the row's key: the write leaves the embedded text as it was.
+// Reused reports, once Vector returned, whether the vector is the one the
+// index held for the row's key before the write: the write leaves the
+// embedded text as it was, so its near copies were reported to the text's
+// first write and are not looked up again.
 func (p *Pending) Reused() bool { return p.reused }
 
 // Embeds reports whether the row r embeds the text this vector is of.
