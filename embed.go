@@ -59,6 +59,28 @@ type VectorIndex interface {
 	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, all bool) ([]VectorHit, error)
 }
 
+// PendingVector is a written row's vector on its way, for the write's
+// near-duplicate check (the API's similar_rows and a row's neighbour list;
+// internal/vectors.Pending is the one every host makes). Vector waits for
+// it, or for ctx's end. Keep, which the caller must call once the write
+// ended, stores it for committed, the row as the write left it (nil: the
+// write failed, nothing is stored), and returns a channel closed once that
+// is done. Reused reports, once Vector returned, that the vector is the one
+// stored for the row's key before the write (its text is unchanged: its
+// near rows were reported to the text's first write). Embeds reports
+// whether r embeds the text the vector is of.
+type PendingVector interface {
+	Vector(ctx context.Context) ([]float32, error)
+	Keep(committed *Row) <-chan struct{}
+	Reused() bool
+	Embeds(r *Row) bool
+}
+
+// NearDuplicate is the cosine at or above which a row written is reported
+// as near another (the API's similar_rows), chosen on the dev set's rows
+// (docs/benchmarks.md, "Near-duplicate warnings").
+const NearDuplicate = 0.88
+
 // Reranker reorders a ranking's best candidates by a model (the agent row
 // an operator names in ROWCALL_ASK_RERANK); off unless configured.
 type Reranker interface {

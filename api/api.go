@@ -21,7 +21,6 @@ import (
 	"github.com/rowcall/rowcall/api/mcp"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/ledger"
-	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 )
 
@@ -53,7 +52,7 @@ type Config struct {
 	// answers carry no similar_rows); Near then finds up to n rows near the
 	// vector of row self that f lets the caller see, with cosine at least
 	// atLeast.
-	SimilarRows func(ctx context.Context, row *rowcall.Row) *vectors.Pending
+	SimilarRows func(ctx context.Context, row *rowcall.Row) rowcall.PendingVector
 	Near        func(ctx context.Context, v []float32, self string, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error)
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/internal/vectors"
 )
 
 // similarWait bounds how long a POST or PUT answer waits for the written
@@ -22,7 +21,7 @@ const similarWait = 2 * time.Second
 // last, not for both one after the other.
 type similarCheck struct {
 	row    rowcall.Row
-	p      *vectors.Pending
+	p      rowcall.PendingVector
 	cancel context.CancelFunc
 	done   chan struct{} // closed when hits and err are set
 	hits   []rowcall.VectorHit
@@ -46,7 +45,7 @@ func (h *Handler) beginSimilar(r *http.Request, row *rowcall.Row) *similarCheck 
 		defer close(c.done)
 		v, err := c.p.Vector(ctx)
 		if err == nil && !c.p.Reused() {
-			c.hits, err = h.cfg.Near(ctx, v, row.Key, rowcall.SearchFilter{}, 5, vectors.Duplicate)
+			c.hits, err = h.cfg.Near(ctx, v, row.Key, rowcall.SearchFilter{}, 5, rowcall.NearDuplicate)
 		}
 		c.err = err
 	}()
@@ -55,7 +54,7 @@ func (h *Handler) beginSimilar(r *http.Request, row *rowcall.Row) *similarCheck 
 
 // answer is what the write's answer adds once the write ended (err): the
 // rows the owner may see that mean nearly the same as out (cosine ≥
-// vectors.Duplicate), as similar_rows [{key, similarity}] (nothing when
+// rowcall.NearDuplicate), as similar_rows [{key, similarity}] (nothing when
 // there are none); or, when the check did not end within similarWait,
 // similar_pending, the address that lists the row's neighbours once its
 // vector is made. Every check begun ends here (Pending.Keep stores the

@@ -279,14 +279,15 @@ func (s rankedStore) Search(ctx context.Context, query string, f rowcall.SearchF
 // and stores rows (the queue waits for a write's embedding rather than
 // making its own), or, where the platform keeps its vectors, embedded and
 // left for the platform to store.
-func (a *App) begin() func(ctx context.Context, row *rowcall.Row) *vectors.Pending {
-	switch {
-	case a.Ranker.Embedder == nil:
+func (a *App) begin() func(ctx context.Context, row *rowcall.Row) rowcall.PendingVector {
+	if a.Ranker.Embedder == nil {
 		return nil
-	case a.Indexer != nil:
-		return a.Indexer.Begin
 	}
-	return vectors.Begin(a.Ranker.Embedder, a.Ranker.Index)
+	begin := vectors.Begin(a.Ranker.Embedder, a.Ranker.Index)
+	if a.Indexer != nil {
+		begin = a.Indexer.Begin
+	}
+	return func(ctx context.Context, row *rowcall.Row) rowcall.PendingVector { return begin(ctx, row) }
 }
 
 // near is the API's near-duplicate finder: the Ranker's (nil without an

@@ -293,11 +293,6 @@ func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowca
 	return out
 }
 
-// Duplicate is the cosine at or above which a row written is reported as
-// near another (the API's similar_rows), chosen on the dev set's rows
-// (docs/benchmarks.md, "Near-duplicate warnings").
-const Duplicate = 0.88
-
 // Similar returns up to n rows nearest the vector v (a row's, whose own key
 // self is left out) with cosine at least atLeast, that f lets the caller see,
 // best first.

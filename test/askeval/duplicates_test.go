@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/internal/vectors"
 )
 
 // paraphrases are hand-written rewordings of twelve targets' WHAT and
 // WHEN_TO_USE (target i*10): what a second author writing "the same row"
-// would send. They choose vectors.Duplicate with the targets themselves,
+// would send. They choose rowcall.NearDuplicate with the targets themselves,
 // 120 distinct capabilities written by hand.
 var paraphrases = map[int]string{
 	0:  "Give back all or part of a card payment via Stripe. a client was charged in error or returned what they bought.",
@@ -28,7 +27,7 @@ var paraphrases = map[int]string{
 	11: "Text a phone number with an SMS message via Twilio. a person has to be alerted on their phone.",
 }
 
-// TestDuplicateThreshold holds vectors.Duplicate to what it was chosen on: no
+// TestDuplicateThreshold holds rowcall.NearDuplicate to what it was chosen on: no
 // two distinct targets are that near, and at least 11 of the 12 paraphrases
 // are at least that near their original (and nearest it).
 //
@@ -57,8 +56,8 @@ func TestDuplicateThreshold(t *testing.T) {
 			}
 		}
 		nearest = append(nearest, m)
-		if m >= vectors.Duplicate {
-			t.Errorf("%s is %.3f near another target (threshold %.2f)", rows[i].Key, m, vectors.Duplicate)
+		if m >= rowcall.NearDuplicate {
+			t.Errorf("%s is %.3f near another target (threshold %.2f)", rows[i].Key, m, rowcall.NearDuplicate)
 		}
 	}
 	slices.Sort(nearest)
@@ -75,7 +74,7 @@ func TestDuplicateThreshold(t *testing.T) {
 				best = max(best, dot(v, vecs[j]))
 			}
 		}
-		if c >= vectors.Duplicate && c > best {
+		if c >= rowcall.NearDuplicate && c > best {
 			flagged++
 		}
 		got = append(got, fmt.Sprintf("%.3f", c))
