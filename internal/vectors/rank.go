@@ -91,10 +91,10 @@ func (r *Ranker) k() int {
 //
 // Rows are read only for the hits the answer (and the rerank) keeps. The
 // query's embedding and the vector scan run on a goroutine of their own
-// beside the word search, the embedding kept on one core
-// (rowcall.OnOneCore): a short query gains little from a parallel matrix
-// product, and the two sides spreading over the same cores made the
-// overlap slower than running them in turn (docs/benchmarks.md, "Ask at
+// beside the word search, kept on one core (rowcall.OnOneCore): a short
+// query gains little from a parallel matrix product, and the two sides
+// spreading over the same cores made the overlap slower than running them
+// in turn (docs/benchmarks.md, "Ask at
 // 10,000 rows (session 7, branch ask10k)").
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
