@@ -103,6 +103,23 @@ func Background(ctx context.Context) bool {
 
 type backgroundKey struct{}
 
+// OnOneCore marks ctx for a call that runs beside other work of the same
+// request (ask embeds the query while the word search runs): an Embedder
+// that can spread one call over several cores keeps it on one, so the two
+// overlap instead of taking turns at every core.
+func OnOneCore(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oneCoreKey{}, true)
+}
+
+// OneCore reports whether ctx is marked by OnOneCore or InBackground: an
+// Embedder that can spread one call over several cores keeps it on one.
+func OneCore(ctx context.Context) bool {
+	b, _ := ctx.Value(oneCoreKey{}).(bool)
+	return b || Background(ctx)
+}
+
+type oneCoreKey struct{}
+
 // EmbedText is the text a row is embedded from: its "# WHAT:" and
 // "# WHEN_TO_USE:" lines without their labels, joined by a space (chosen on
 // the dev set's tune split; docs/benchmarks.md). A row without them is

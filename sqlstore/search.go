@@ -55,10 +55,14 @@ func (s *Store) Search(ctx context.Context, query string, f rowcall.SearchFilter
 		JOIN search_keys k ON k.id = c.rowid JOIN directory d ON d.key = k.key
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?) b
 		JOIN directory d ON d.key = b.key ORDER BY b.score, b.planner_rank, b.key`
-	return queryAll(ctx, s, func(sc scanner) (h rowcall.Hit, err error) {
+	// Prepared once (four texts: f.All or not, a scope or not): compiling
+	// it cost about a tenth of the search (docs/benchmarks.md, "Ask at
+	// 10,000 rows (session 7, branch ask10k)").
+	rows, err := s.queryHot(ctx, q, append(args, f.Limit)...)
+	return collect(rows, err, func(sc scanner) (h rowcall.Hit, err error) {
 		h.Row, err = scanRow(sc, &h.Score)
 		return h, err
-	}, q, append(args, f.Limit)...)
+	})
 }
 
 // prefixed qualifies a comma-separated column list with a table alias.

@@ -53,21 +53,38 @@ type Store struct {
 	stmts sync.Map // query text → *sql.Stmt, for the statements every call runs
 }
 
-// queryRow runs a hot query through a statement prepared once (falling back to
-// an unprepared query where a driver cannot prepare).
-func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+// prepared is the statement for q, prepared once (nil where a driver cannot
+// prepare): for the hot statements, whose few texts every call runs.
+func (s *Store) prepared(ctx context.Context, q string) *sql.Stmt {
 	if st, ok := s.stmts.Load(q); ok {
-		return st.(*sql.Stmt).QueryRowContext(ctx, args...)
+		return st.(*sql.Stmt)
 	}
 	st, err := s.DB.PrepareContext(ctx, q)
 	if err != nil {
-		return s.DB.QueryRowContext(ctx, q, args...)
+		return nil
 	}
 	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
 		st.Close()
 		st = prev.(*sql.Stmt)
 	}
-	return st.QueryRowContext(ctx, args...)
+	return st
+}
+
+// queryRow runs a hot query through a statement prepared once (falling back to
+// an unprepared query where a driver cannot prepare).
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := s.prepared(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.DB.QueryRowContext(ctx, q, args...)
+}
+
+// queryHot is queryRow for a query of several result rows.
+func (s *Store) queryHot(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := s.prepared(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return s.DB.QueryContext(ctx, q, args...)
 }
 
 func (s *Store) maxParams() int {
@@ -102,10 +119,15 @@ const canonicalOrder = `seq IS NULL, seq, key`
 
 type scanner interface{ Scan(dest ...any) error }
 
-// queryAll runs q and reads every result row with scan: the one
-// query-and-collect loop. No rows is an empty slice, not nil.
+// queryAll runs q and reads every result row with scan (collect: the one
+// query-and-collect loop). No rows is an empty slice, not nil.
 func queryAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := s.DB.QueryContext(ctx, q, args...)
+	return collect(rows, err, scan)
+}
+
+// collect reads every result row of a query's rows (and closes them).
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -125,8 +125,9 @@ func (m *Memory) Vector(model rowcall.EmbedModel, key string) ([]float32, bool) 
 }
 
 // Nearest implements rowcall.VectorIndex: one pass of the int8 kernel over
-// every vector, then the best k (ties by key).
-func (m *Memory) Nearest(_ context.Context, model rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
+// every vector (on one core when ctx is marked rowcall.OnOneCore), then the
+// best k (ties by key).
+func (m *Memory) Nearest(ctx context.Context, model rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	s := m.set(model, false)
@@ -134,7 +135,11 @@ func (m *Memory) Nearest(_ context.Context, model rowcall.EmbedModel, q []float3
 		return nil, nil
 	}
 	scores := make([]float32, s.codes.Len())
-	s.codes.Scores(q, scores)
+	cores := 0
+	if rowcall.OneCore(ctx) {
+		cores = 1
+	}
+	s.codes.Scores(q, scores, cores)
 	best := Top(scores, k, func(i int) bool { return all || s.meta[i].live }, func(i, j int) bool { return s.keys[i] < s.keys[j] })
 	hits := make([]rowcall.VectorHit, len(best))
 	for n, i := range best {

@@ -90,11 +90,12 @@ func (r *Ranker) k() int {
 // far below them is noise in the answer.
 //
 // Rows are read only for the hits the answer (and the rerank) keeps. The
-// word search runs before the query's embedding and the vector scan, not
-// beside them: both of those already spread over the cores, and on a busy
-// 2-core machine running words on a goroutine of its own doubled an ask's
-// p50 (docs/benchmarks.md, "Ask at 100,000 rows (session 6, branch
-// ask100k)").
+// query's embedding and the vector scan run on a goroutine of their own
+// beside the word search, kept on one core (rowcall.OnOneCore): a short
+// query gains little from a parallel matrix product, and the two sides
+// spreading over the same cores made the overlap slower than running them
+// in turn (docs/benchmarks.md, "Ask at
+// 10,000 rows (session 7, branch ask10k)").
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -103,19 +104,29 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	limit = min(limit, 100)
 	hybrid := r.Embedder != nil && r.Index != nil && strings.TrimSpace(query) != ""
 	wf := f
+	var vecs chan nearest
 	if hybrid {
 		wf.Limit = r.k() // the fusion's candidates; words alone need only the limit
+		vecs = make(chan nearest, 1)
+		go func() { vecs <- r.nearest(rowcall.OnOneCore(ctx), query, f) }()
 	}
 	words, err := r.Words.Search(ctx, query, wf)
+	var vs nearest
+	if hybrid {
+		vs = <-vecs // the goroutine ends before Search returns
+	}
 	if err != nil {
 		return nil, err
 	}
 	hits, floor := Fuse(words, nil, 1), WordsFloor
 	if hybrid {
-		if fused, err := r.fused(ctx, query, words, f); err == nil {
-			hits, floor = fused, Floor
-		} else if !errors.Is(err, ErrNotReady) {
-			slog.Warn("vectors: ranking by words only", "err", err)
+		if vs.err == nil {
+			vs.err = r.fuse(ctx, &vs, words)
+		}
+		if vs.err == nil {
+			hits, floor = vs.fused, Floor
+		} else if !errors.Is(vs.err, ErrNotReady) {
+			slog.Warn("vectors: ranking by words only", "err", vs.err)
 		}
 	}
 	need := limit
@@ -142,21 +153,32 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	return hits, nil
 }
 
-// fused is words and the vector hits for query, fused.
-func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
-	m := r.Embedder.Model()
+// nearest is the vector side of a hybrid search: the query's vector and
+// the index's nearest rows to it, then (fuse) the fusion with the word hits.
+type nearest struct {
+	qv    []float32
+	hits  []rowcall.VectorHit
+	fused []rowcall.Hit
+	err   error
+}
+
+// nearest embeds query and finds the index's nearest K rows to it.
+func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilter) (n nearest) {
 	qvs, err := r.Embedder.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, err
+		return nearest{err: err}
 	}
 	if len(qvs) != 1 {
-		return nil, errors.New("vectors: the embedder returned no vector for the query")
+		return nearest{err: errors.New("vectors: the embedder returned no vector for the query")}
 	}
-	qv := qvs[0]
-	near, err := r.Index.Nearest(ctx, m, qv, r.k(), f.All)
-	if err != nil {
-		return nil, err
-	}
+	n.qv = qvs[0]
+	n.hits, n.err = r.Index.Nearest(ctx, r.Embedder.Model(), n.qv, r.k(), f.All)
+	return n
+}
+
+// fuse sets n.fused to words and n's vector hits, fused.
+func (r *Ranker) fuse(ctx context.Context, n *nearest, words []rowcall.Hit) error {
+	near := n.hits
 	// A word hit outside the vector side's best K still has a cosine.
 	if s, ok := r.Index.(Scorer); ok {
 		seen := map[string]bool{}
@@ -170,9 +192,9 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 		if len(keys) > 0 {
-			cos, err := s.Scores(ctx, m, qv, keys)
+			cos, err := s.Scores(ctx, r.Embedder.Model(), n.qv, keys)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for _, k := range keys {
 				if c, ok := cos[k]; ok {
@@ -181,7 +203,8 @@ func (r *Ranker) fused(ctx context.Context, query string, words []rowcall.Hit, f
 			}
 		}
 	}
-	return Fuse(words, near, r.Weight), nil
+	n.fused = Fuse(words, near, r.Weight)
+	return nil
 }
 
 // rows returns the best need of hits (best first) that the filter passes,

@@ -376,3 +376,37 @@ func current(ctx context.Context, x *vectors.Indexer, r *rowcall.Row) ([]float32
 	}
 	return v, err
 }
+
+// oneCore records whether each Embed call was marked rowcall.OnOneCore.
+type oneCore struct {
+	*words
+	marked []bool
+}
+
+func (o *oneCore) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	o.marked = append(o.marked, rowcall.OneCore(ctx))
+	return o.words.Embed(ctx, texts)
+}
+
+// TestQueryEmbeddedOnOneCore: ask embeds the query beside the word search,
+// so it asks the embedder to keep the query on one core (the embedded
+// encoder would otherwise spread it over the cores the word search runs on),
+// and ranks as the two sides did one after the other: the row found by both
+// first, the row found by meaning alone next.
+func TestQueryEmbeddedOnOneCore(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, seed(t), "m1")
+	f.pass(t)
+	emb := &oneCore{words: f.emb}
+	rank := &vectors.Ranker{Words: f.store, Embedder: emb, Index: f.table, Weight: vectors.Weight}
+	hits, err := rank.Search(ctx, "return money buyer", rowcall.SearchFilter{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(emb.marked, []bool{true}) {
+		t.Errorf("the query's Embed calls were marked one-core: %v, want [true]", emb.marked)
+	}
+	if got := keys(hits); len(got) == 0 || got[0] != "PAY_REFUND" {
+		t.Errorf("hits %v, want PAY_REFUND first", got)
+	}
+}

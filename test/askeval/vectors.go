@@ -78,7 +78,10 @@ type asModel struct{ Embedder }
 
 func (asModel) Model() rowcall.EmbedModel { return use.Model }
 
-func (e asModel) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (e asModel) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if enc, ok := e.Embedder.(*use.Encoder); ok {
+		return use.Embedder{Enc: enc}.Embed(ctx, texts) // as the hosts embed (rowcall.OneCore)
+	}
 	return e.EmbedBatch(texts), nil
 }
 

@@ -16,7 +16,7 @@ import (
 //	x.Dim = 512
 //	for _, v := range vecs { x.Append(v) }
 //	out := make([]float32, x.Len())
-//	x.Scores(q, out)
+//	x.Scores(q, out, 0)
 type Int8 struct {
 	Dim    int
 	Codes  []int8
@@ -57,12 +57,16 @@ func quantise(dst []int8, v []float32) float32 {
 }
 
 // Scores sets out[i] to q · (vector i) for i < len(out) (at most x.Len()),
-// split across goroutines as Scores is.
-func (x *Int8) Scores(q []float32, out []float32) {
+// split across goroutines as Scores is, on up to cores of them (0:
+// GOMAXPROCS; 1 keeps the scan on the caller's goroutine).
+func (x *Int8) Scores(q []float32, out []float32, cores int) {
 	dim, n := x.Dim, len(out)
 	q = q[:dim:dim]
 	codes, scales := x.Codes[:n*dim:n*dim], x.Scales[:n:n]
-	workers := min(runtime.GOMAXPROCS(0), n*dim/parallelAt)
+	if cores <= 0 {
+		cores = runtime.GOMAXPROCS(0)
+	}
+	workers := min(cores, n*dim/parallelAt)
 	if workers < 2 {
 		scoresInt8(q, codes, scales, dim, out)
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -34,9 +35,14 @@ func checkInt8(t *testing.T, rng *rand.Rand, dim, n int) {
 	}
 	out := make([]float32, n+1)
 	out[n] = 42
-	x.Scores(q, out[:n])
+	x.Scores(q, out[:n], 0)
 	if out[n] != 42 {
 		t.Fatalf("dim %d, %d vectors: Int8.Scores wrote past out", dim, n)
+	}
+	one := make([]float32, n) // on one goroutine: the same scores
+	x.Scores(q, one, 1)
+	if !slices.Equal(one, out[:n]) {
+		t.Fatalf("dim %d, %d vectors: Int8.Scores on one core differs from the split scan", dim, n)
 	}
 	exact := make([]float64, n)
 	naive(q, vecs, dim, exact)
@@ -81,8 +87,8 @@ func TestInt8Set(t *testing.T) {
 	y.Dim = dim
 	y.Append(b)
 	out, want := make([]float32, 3), make([]float32, 1)
-	x.Scores(a, out)
-	y.Scores(a, want)
+	x.Scores(a, out, 0)
+	y.Scores(a, want, 0)
 	if out[1] != want[0] || out[2] != 0 {
 		t.Fatalf("after Set: scores %v, want [_ %g 0]", out, want[0])
 	}
@@ -111,7 +117,7 @@ func BenchmarkInt8Scores(b *testing.B) {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
 			b.SetBytes(int64(n * dim * 4))
 			for b.Loop() {
-				x.Scores(q, out)
+				x.Scores(q, out, 0)
 			}
 		})
 	}

@@ -16,10 +16,11 @@ type Embedder struct{ Enc *Encoder }
 func (e Embedder) Model() rowcall.EmbedModel { return Model }
 
 // Embed implements rowcall.Embedder: EmbedBatch, 16 texts at a time; a
-// background call (rowcall.InBackground) on one goroutine (EmbedBatchOn).
+// call marked by rowcall.OnOneCore or rowcall.InBackground on one goroutine
+// (EmbedBatchOn).
 func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	cores := 0
-	if rowcall.Background(ctx) {
+	if rowcall.OneCore(ctx) {
 		cores = 1
 	}
 	out := make([][]float32, 0, len(texts))
