@@ -105,74 +105,84 @@ func VectorCacheDir() (string, error) {
 	return filepath.Join(c, "rowcall", "askeval-vectors"), nil
 }
 
-// EmbedRows returns the index of rows' EmbedText embeddings. Vectors already in
-// the cache file under cacheDir (one file per model, each record
-// rowcall.EmbedHash of the model and text, then the vector) are reused; the rest are embedded
-// across GOMAXPROCS goroutines and the file rewritten with them. progress,
-// if not nil, is told how many rows are embedded so far.
+// EmbedRows returns the index of rows' EmbedText embeddings, made by
+// EmbedTexts (so cached under cacheDir between runs).
 func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string, progress func(done, todo int)) (*vectors.Memory, error) {
+	texts := make([]string, len(rows))
+	for i, r := range rows {
+		texts[i] = EmbedText(r, keyWords)
+	}
+	vecs, err := EmbedTexts(enc, texts, cacheDir, progress)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]rowcall.Vector, len(rows))
+	for i, r := range rows {
+		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(use.Model, texts[i]), Values: vecs[i], Category: r.Category, Enabled: true, Visible: true}
+	}
+	ix := vectors.NewMemory()
+	return ix, ix.Upsert(context.Background(), use.Model, vs)
+}
+
+// EmbedTexts returns the embeddings of texts, in order. Vectors already in
+// the cache file under cacheDir (one file per model, each record
+// rowcall.EmbedHash of the model and text, then the vector) are reused; the
+// rest are embedded across GOMAXPROCS goroutines and the file rewritten with
+// them. progress, if not nil, is told how many texts are embedded so far.
+func EmbedTexts(enc Embedder, texts []string, cacheDir string, progress func(done, todo int)) ([][]float32, error) {
 	file := filepath.Join(cacheDir, use.Model.Name+".vec")
 	cache, err := readCache(file)
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, len(rows))
-	vecs := make([][]float32, len(rows))
-	hashes := make([][32]byte, len(rows))
+	vecs := make([][]float32, len(texts))
+	hashes := make([][32]byte, len(texts))
 	var missing []int
-	for i, r := range rows {
-		keys[i] = r.Key
-		hashes[i] = rowcall.EmbedHash(use.Model, EmbedText(r, keyWords))
+	for i, t := range texts {
+		hashes[i] = rowcall.EmbedHash(use.Model, t)
 		if v, ok := cache[hashes[i]]; ok {
 			vecs[i] = v
 		} else {
 			missing = append(missing, i)
 		}
 	}
-	if len(missing) > 0 {
-		const batch = 16
-		var mu sync.Mutex
-		done := 0
-		next := make(chan []int)
-		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for part := range next {
-					texts := make([]string, len(part))
-					for j, i := range part {
-						texts[j] = EmbedText(rows[i], keyWords)
-					}
-					out := enc.EmbedBatch(texts)
-					mu.Lock()
-					for j, i := range part {
-						vecs[i] = out[j]
-						cache[hashes[i]] = out[j]
-					}
-					done += len(part)
-					if progress != nil {
-						progress(done, len(missing))
-					}
-					mu.Unlock()
+	if len(missing) == 0 {
+		return vecs, nil
+	}
+	const batch = 16
+	var mu sync.Mutex
+	done := 0
+	next := make(chan []int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for part := range next {
+				in := make([]string, len(part))
+				for j, i := range part {
+					in[j] = texts[i]
 				}
-			}()
-		}
-		for i := 0; i < len(missing); i += batch {
-			next <- missing[i:min(i+batch, len(missing))]
-		}
-		close(next)
-		wg.Wait()
-		if err := writeCache(file, cache); err != nil {
-			return nil, err
-		}
+				out := enc.EmbedBatch(in)
+				mu.Lock()
+				for j, i := range part {
+					vecs[i] = out[j]
+					cache[hashes[i]] = out[j]
+				}
+				done += len(part)
+				if progress != nil {
+					progress(done, len(missing))
+				}
+				mu.Unlock()
+			}
+		}()
 	}
-	vs := make([]rowcall.Vector, len(rows))
-	for i, r := range rows {
-		vs[i] = rowcall.Vector{Key: keys[i], TextHash: hashes[i], Values: vecs[i], Category: r.Category, Enabled: true, Visible: true}
+	for i := 0; i < len(missing); i += batch {
+		next <- missing[i:min(i+batch, len(missing))]
 	}
-	ix := vectors.NewMemory()
-	return ix, ix.Upsert(context.Background(), use.Model, vs)
+	close(next)
+	wg.Wait()
+	return vecs, writeCache(file, cache)
 }
 
 // readCache reads a cache file; a missing file is an empty cache.
