@@ -5,7 +5,8 @@
 #   bench/load.sh [SECONDS] [CONNECTIONS...]     default: 10 s at 8, 16 and 32 connections
 #
 # ROWCALL_BIN=path runs that binary instead of building ./host (bench/ab.sh does);
-# FLOOR=0 leaves the floor out.
+# FLOOR=0 leaves the floor out; FLOOR_ARGS are the floor's flags (e.g.
+# "-work 150 -garbage 30000", a CPU-matched floor: bench/floor).
 #
 # Starts `rowcall serve` on a fresh data directory, registers the WAT echo
 # module as the row ECHO, and drives POST /api/dispatch {"key":"ECHO","body":"hello"}
@@ -38,7 +39,7 @@ trap 'kill $pid $fpid 2>/dev/null; rm -rf "$data"' EXIT
 "$bin" serve --addr 127.0.0.1:$port --data "$data" --no-examples >"$data/log" 2>&1 &
 pid=$!
 if [ "$floor" != 0 ]; then
-  bin/floor -addr 127.0.0.1:$fport >"$data/floor.log" 2>&1 &
+  bin/floor -addr 127.0.0.1:$fport ${FLOOR_ARGS:-} >"$data/floor.log" 2>&1 &
   fpid=$!
 fi
 for _ in $(seq 50); do grep -q "rowcall serving" "$data/log" 2>/dev/null && break; sleep 0.1; done
@@ -66,8 +67,8 @@ measure() {
   out=$(run "$4" "${secs}s" "$3")
   t1=$(cputicks "$2")
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
-  printf '== %s connections, %s s, %s: %s requests/s  p50 %s  p90 %s  p99 %s  CPU %s µs/request  errors %s\n' "$4" "$secs" "$1" "$rps" \
-    "$(awk '/ 50%/{print $2}' <<<"$out")" "$(awk '/ 90%/{print $2}' <<<"$out")" "$(awk '/ 99%/{print $2}' <<<"$out")" \
+  printf '== %s connections, %s s, %s: %s requests/s  mean %s  p50 %s  p90 %s  p99 %s  CPU %s µs/request  errors %s\n' "$4" "$secs" "$1" "$rps" \
+    "$(awk '$1 == "Latency"{print $2; exit}' <<<"$out")" "$(awk '/ 50%/{print $2}' <<<"$out")" "$(awk '/ 90%/{print $2}' <<<"$out")" "$(awk '/ 99%/{print $2}' <<<"$out")" \
     "$(awk -v t=$((t1 - t0)) -v r="$rps" -v s="$secs" 'BEGIN{printf "%.0f", t * 10000 / (r * s)}')" \
     "$({ grep -E 'Non-2xx|Socket errors' <<<"$out" || echo 0; } | tr -s ' ' | tr -d '\n')"
 }

@@ -9,12 +9,16 @@ import (
 )
 
 // Group is one group commit of the receipt writer, as an observer sees it:
-// its receipts, whether each was stored (Err nil) or not, and how long the
-// signing and INSERTs took.
+// its receipts, whether each was stored (Err nil) or not, how long the
+// signing and INSERTs took, and how long each receipt had waited for the
+// writer by the time it was stored (from Append: queued behind the group
+// before, gathered, signed and written) — what its caller waits before it is
+// answered, past the call itself.
 type Group struct {
 	Receipts []rowcall.Receipt
 	Errs     []error
 	Took     time.Duration
+	Waited   []time.Duration
 }
 
 // Observe has the writer call f after every group it writes (metrics,
@@ -32,9 +36,10 @@ func (l *ReceiptLog) observed(group []pending, took time.Duration) {
 	if f == nil {
 		return
 	}
-	g := Group{Receipts: make([]rowcall.Receipt, len(group)), Errs: make([]error, len(group)), Took: took}
+	now := time.Now()
+	g := Group{Receipts: make([]rowcall.Receipt, len(group)), Errs: make([]error, len(group)), Took: took, Waited: make([]time.Duration, len(group))}
 	for i := range group {
-		g.Receipts[i], g.Errs[i] = group[i].rc, group[i].err
+		g.Receipts[i], g.Errs[i], g.Waited[i] = group[i].rc, group[i].err, now.Sub(group[i].queued)
 	}
 	(*f)(g)
 }

@@ -43,10 +43,11 @@ type ReceiptLog struct {
 }
 
 type pending struct {
-	rc   rowcall.Receipt
-	done chan error
-	cond condition
-	err  error
+	rc     rowcall.Receipt
+	done   chan error
+	cond   condition
+	err    error
+	queued time.Time // when Append took it: the caller's wait runs from here
 }
 
 // condition is AppendIf's: store only while the event log's newest id is
@@ -86,7 +87,7 @@ func (l *ReceiptLog) AppendIf(rc rowcall.Receipt, event int64) <-chan error {
 }
 
 func (l *ReceiptLog) append(rc rowcall.Receipt, cond condition) <-chan error {
-	p := pending{rc: rc, done: make(chan error, 1), cond: cond}
+	p := pending{rc: rc, done: make(chan error, 1), cond: cond, queued: time.Now()}
 	l.queue <- p
 	return p.done
 }

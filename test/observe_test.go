@@ -209,6 +209,9 @@ func TestObserveMetricsAndTraces(t *testing.T) {
 		if stored != receipts || sample(fams, "rowcall_receipt_commit_seconds", nil) < 1 {
 			t.Errorf("receipt groups: %v receipts stored, want %d", stored, receipts)
 		}
+		if waits := sample(fams, "rowcall_receipt_wait_seconds", nil); waits != receipts {
+			t.Errorf("rowcall_receipt_wait_seconds counts %v receipts' waits, want one for each of the %d stored", waits, receipts)
+		}
 	}
 
 	// Spans: one per receipt; the flow's two steps are its children.

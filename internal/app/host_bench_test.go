@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,8 +28,9 @@ import (
 // checkpoints in the background every 100 ms) over a fresh SQLite file,
 // driven by 50 callers at once with POST /api/dispatch
 // {"key":"ECHO","body":"hello"}, each answer written once its receipt is
-// stored. It reports the process's CPU per request (user and system) beside
-// ns/op, B/op and allocs/op; the handler's part of a request's CPU under
+// stored. It reports the process's CPU per request (user and system) and each
+// request's time in the handler (p50-ms, p99-ms) beside ns/op, B/op and
+// allocs/op; the handler's part of a request's CPU under
 // load, net/http's reads and writes left out.
 //
 //	go test ./internal/app -run xxx -bench HostDispatch -benchtime 20000x -count 3 -benchmem
@@ -76,14 +79,27 @@ func BenchmarkHostDispatch(b *testing.B) {
 	b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0))) // 50 callers in all
 	b.ReportAllocs()
 	b.ResetTimer()
+	var mu sync.Mutex
+	var took []time.Duration
 	start := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
+		defer func() { mu.Lock(); took = append(took, mine...); mu.Unlock() }()
 		for pb.Next() {
+			t := time.Now()
 			if w := do("/api/dispatch", `{"key":"ECHO","body":"hello"}`, 200); !bytes.Contains(w.Body.Bytes(), []byte(`"ok":true`)) {
 				b.Error(w.Body)
 				return
 			}
+			mine = append(mine, time.Since(t))
 		}
 	})
 	b.ReportMetric(us(cpuTime()-start)/float64(b.N), "cpu-µs/op")
+	slices.Sort(took)
+	for _, q := range []struct {
+		p    float64
+		unit string
+	}{{.5, "p50-ms"}, {.99, "p99-ms"}} {
+		b.ReportMetric(float64(took[int(q.p*float64(len(took)-1))].Microseconds())/1000, q.unit)
+	}
 }

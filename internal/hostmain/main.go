@@ -289,6 +289,7 @@ func (m *Main) servePprof() error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout}
 	go srv.Serve(ln)
 	m.closers = append(m.closers, srv.Close)

@@ -42,6 +42,7 @@ type Metrics struct {
 	limitRefusals *prometheus.CounterVec
 	groupSize     prometheus.Histogram
 	commit        prometheus.Histogram
+	wait          prometheus.Histogram
 	unstored      prometheus.Counter
 }
 
@@ -61,10 +62,12 @@ func NewMetrics(src Sources) *Metrics {
 			Help: "Receipts the writer signed and stored in one group commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
 		commit: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rowcall_receipt_commit_seconds",
 			Help: "Time one group commit took (signing and INSERTs).", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+		wait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rowcall_receipt_wait_seconds",
+			Help: "Time from a receipt being queued to it being stored: what a call waits for the writer before it is answered.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14)}),
 		unstored: prometheus.NewCounter(prometheus.CounterOpts{Name: "rowcall_receipts_unstored_total",
 			Help: "Receipts the writer could not store (or dropped as stale speculation)."}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.limitRefusals, m.groupSize, m.commit, m.unstored,
+	m.reg.MustRegister(m.calls, m.latency, m.limitRefusals, m.groupSize, m.commit, m.wait, m.unstored,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Breakers != nil {
 		m.reg.MustRegister(breakers(src.Breakers))
@@ -88,6 +91,9 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Group(g sqlstore.Group) {
 	m.groupSize.Observe(float64(len(g.Receipts)))
 	m.commit.Observe(g.Took.Seconds())
+	for _, w := range g.Waited {
+		m.wait.Observe(w.Seconds())
+	}
 	for i := range g.Receipts {
 		if g.Errs[i] != nil {
 			m.unstored.Inc()
