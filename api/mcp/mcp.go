@@ -64,6 +64,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,6 +124,9 @@ type Config struct {
 	PageSize int
 	// Poll is how often the event log is read while sessions are open.
 	Poll time.Duration
+	// Idle closes a session that sent no request for this long: SessionIdle
+	// when 0.
+	Idle time.Duration
 	// Stateless keeps no sessions (so sends no list_changed). Always on for GOOS=js.
 	Stateless bool
 	// Version is reported as the server's version ("dev" when empty).
@@ -134,6 +138,9 @@ type Handler struct {
 	cfg  Config
 	sdk  *sdk.StreamableHTTPHandler
 	bare *sdk.Server // no tools: asked for protocol versions, and answers (then closes) a sessionless non-initialize POST
+
+	slow atomic.Bool  // every request to the SDK (the fast path off: tests compare)
+	fast atomic.Int64 // calls the fast path answered
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id
@@ -150,6 +157,9 @@ func New(cfg Config) *Handler {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = SessionIdle
+	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
@@ -163,7 +173,8 @@ func New(cfg Config) *Handler {
 		// (which has neither) gets 401 anyway; the SDK's check would instead
 		// refuse a host served on loopback behind a proxy or tunnel.
 		DisableLocalhostProtection: true,
-		SessionTimeout:             SessionIdle,
+		// No SessionTimeout: the SDK would count only the requests it sees,
+		// and the fast path answers most; the poller closes idle sessions.
 	})
 	return h
 }
@@ -196,6 +207,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			st.touch(c, r)
 			switch r.Method {
+			case http.MethodPost:
+				st.begin()
+				defer st.end()
+				if h.serveFast(w, r, st, id) {
+					return
+				}
 			case http.MethodGet: // the session's notification stream
 				sw := &streamWriter{ResponseWriter: w, st: st}
 				defer sw.ended()
@@ -340,8 +357,6 @@ func (h *Handler) Close() {
 	h.sessions = map[string]*session{}
 	h.mu.Unlock()
 	for _, st := range all {
-		for ss := range st.server.Sessions() {
-			ss.Close()
-		}
+		st.close()
 	}
 }
