@@ -213,6 +213,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 			call.id, jsonrpc.CodeInvalidRequest, strings.Trim(call.id, `"`))
 		return true
 	}
+	h.fast.Add(1)
 	res := tool(ctx, call.args)
 	st.finish(call.id)
 	if res.Content == nil {
@@ -223,7 +224,6 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 		h.cfg.Fail(w, r, err)
 		return true
 	}
-	h.fast.Add(1)
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Content-Type", "text/event-stream")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
 )
 
 // rawPost is one POST to srv as the owner, with the headers an MCP client
@@ -175,5 +177,48 @@ func TestFastPathSessionIdle(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "TEMP", Arguments: map[string]any{"args": "1|2"}}); err == nil {
 		t.Fatal("a session idle for Config.Idle still answers")
+	}
+}
+
+// A client that gives up on a call sends notifications/cancelled: a call the
+// fast path is running is cancelled as the SDK cancelled its handler (the
+// upstream request is abandoned).
+func TestFastPathCancel(t *testing.T) {
+	srv, store := newHandler(t, Config{})
+	arrived, gone := make(chan struct{}), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		select {
+		case <-r.Context().Done():
+			close(gone)
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	row := rowcall.NewRow("SLOW", rowcall.TypeHTTP)
+	row.Target = "GET " + slow.URL + "/wait"
+	row.Content = "# WHAT: An upstream that waits"
+	if _, err := store.Create(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_capability", Arguments: map[string]any{"key": "SLOW"}})
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call went on after the client cancelled it")
+	}
+	if n := srv.Config.Handler.(*Handler).fast.Load(); n != 1 {
+		t.Fatalf("the fast path took %d calls, not the one", n)
 	}
 }

@@ -140,7 +140,7 @@ type Handler struct {
 	bare *sdk.Server // no tools: asked for protocol versions, and answers (then closes) a sessionless non-initialize POST
 
 	slow atomic.Bool  // every request to the SDK (the fast path off: tests compare)
-	fast atomic.Int64 // calls the fast path answered
+	fast atomic.Int64 // calls the fast path took
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id
