@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -219,7 +220,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if res.Content == nil {
 		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
 	}
-	data, err := res.MarshalJSON()
+	data, err := encodeResult(res)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return true
@@ -234,9 +235,47 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	b = append(b, ",\"result\":"...)
 	b = append(b, data...)
 	b = append(b, "}\n\n"...)
-	w.Write(b)
-	http.NewResponseController(w).Flush()
+	w.Write(b) // the whole answer at once: no flush, one write (net/http adds a Content-Length where the SDK's flush made it chunked)
 	return true
+}
+
+// encodeResult is res as the SDK encodes it (CallToolResult.MarshalJSON),
+// for the results rowcall's tools build — text blocks, structuredContent,
+// isError — without its reflection over the wrapper types and the
+// re-compaction of each nested MarshalJSON; anything else is encoded by the
+// SDK itself.
+func encodeResult(res *sdk.CallToolResult) ([]byte, error) {
+	if res.Meta != nil || res.InputRequests != nil || res.RequestState != "" {
+		return res.MarshalJSON()
+	}
+	b := append(make([]byte, 0, 512), `{"content":[`...)
+	for i, c := range res.Content {
+		t, ok := c.(*sdk.TextContent)
+		if !ok || t.Meta != nil || t.Annotations != nil {
+			return res.MarshalJSON()
+		}
+		text, err := json.Marshal(t.Text)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"text","text":`...)
+		b = append(append(b, text...), '}')
+	}
+	b = append(b, ']')
+	if res.StructuredContent != nil {
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"structuredContent":`...), sc...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
 }
 
 // toolFunc is one of a session's tools: a call's arguments → its result.

@@ -37,7 +37,7 @@ func rawPost(t *testing.T, srv *httptest.Server, session, body string, extra map
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	var head []string
-	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id", "Content-Length", "Allow"} {
+	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id", "Allow"} { // not the framing (Content-Length or chunked)
 		head = append(head, k+": "+strings.Join(res.Header.Values(k), ","))
 	}
 	return res.StatusCode, strings.Join(head, "\n"), string(b)
