@@ -131,7 +131,7 @@ func plainID(id gjson.Result) bool {
 // cancelOf returns the request id (as JSON) a lone notifications/cancelled
 // in body names.
 func cancelOf(body []byte) (string, bool) {
-	if !gjson.ValidBytes(body) {
+	if !bytes.Contains(body, []byte("notifications/cancelled")) || !gjson.ValidBytes(body) {
 		return "", false
 	}
 	msg := gjson.ParseBytes(body)
