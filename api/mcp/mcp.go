@@ -45,7 +45,14 @@
 // credential (owner, or the token's id), and a request on it with another
 // credential is refused. Credentials are the API's own (x-terminal-key or
 // Authorization: Bearer with the owner key or a capability token); a request
-// without one is 401 {"error":"unauthorized"}.
+// without one is 401 {"error":"unauthorized"}. A session with no request for
+// Config.Idle (an hour) is closed.
+//
+// The fast path (fast.go): a plain tools/call on a session the SDK has
+// initialized is answered here, with the same tool handlers and the bytes the
+// SDK would write, without the SDK's JSON-RPC connection and streamable
+// transport (they cost more CPU than the call's dispatch); every other
+// request, and any tools/call out of the plain form, is the SDK's.
 //
 // On GOOS=js the handler is stateless: the worker keeps one Go instance per
 // isolate, but a session's next request may reach another isolate, or an
