@@ -29,7 +29,10 @@ import (
 // server, the SDK's content type and Accept rules. Everything else —
 // initialize, notifications, GET and DELETE, batches, other methods, an
 // unknown tool, an unknown or closed session, bad headers — goes to the SDK
-// untouched, so its answers (and its errors) stay its own.
+// untouched, so its answers (and its errors) stay its own. Stateless (the
+// worker), the fast path takes call_capability alone, answered as JSON as
+// the SDK's JSONResponse does: the SDK would first build the caller's
+// projection (a directory query) for a server that answers one message.
 //
 // What the SDK did around a call and the fast path does itself: the idle
 // timeout (the session's own, Config.Idle, counted over every POST, as the
@@ -175,10 +178,13 @@ func plainPOST(r *http.Request) bool {
 	return jsonOK && streamOK
 }
 
-// serveFast answers r (a POST on st's session id) when the fast path takes
-// it; otherwise it leaves r, its body whole, for the SDK and returns false.
+// serveFast answers r (a POST on st's session id; when stateless, any POST,
+// st a session built for it alone, without a server) when the fast path
+// takes it; otherwise it leaves r, its body whole, for the SDK and returns
+// false.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string) bool {
-	if h.slow.Load() || !plainPOST(r) || !st.initialized(id) {
+	stateless := h.cfg.Stateless
+	if h.slow.Load() || !plainPOST(r) || (!stateless && !st.initialized(id)) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
@@ -190,7 +196,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
 		return false
 	}
-	if reqID, ok := cancelOf(body); ok {
+	if reqID, ok := cancelOf(body); ok && !stateless {
 		if !st.cancel(reqID) {
 			return false // not a fast call: the SDK's to cancel
 		}
@@ -201,13 +207,15 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if !ok {
 		return false
 	}
+	// Stateless, only call_capability: search marks the listed rows, and
+	// which rows are listed takes the projection (a query) this path saves.
 	tool := st.tool(call.name)
-	if tool == nil {
-		return false // the SDK's unknown tool error
+	if tool == nil || (stateless && call.name != CallTool) {
+		return false // the SDK's unknown tool error, or a tool the SDK's server has
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	if !st.start(call.id, cancel) { // the SDK's refusal of an id in flight
+	if !stateless && !st.start(call.id, cancel) { // the SDK's refusal of an id in flight
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"duplicate in-flight request ID %s"}}`,
@@ -216,7 +224,9 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	}
 	h.fast.Add(1)
 	res := tool(ctx, call.args)
-	st.finish(call.id)
+	if !stateless {
+		st.finish(call.id)
+	}
 	if res.Content == nil {
 		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
 	}
@@ -227,14 +237,22 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	}
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Connection", "keep-alive")
 	b := make([]byte, 0, len(data)+len(call.id)+64)
-	b = append(b, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
+	if stateless { // JSONResponse: the message alone
+		hd.Set("Content-Type", "application/json")
+	} else { // one server-sent event
+		hd.Set("Content-Type", "text/event-stream")
+		hd.Set("Connection", "keep-alive")
+		b = append(b, "event: message\ndata: "...)
+	}
+	b = append(b, "{\"jsonrpc\":\"2.0\",\"id\":"...)
 	b = append(b, call.id...)
 	b = append(b, ",\"result\":"...)
 	b = append(b, data...)
-	b = append(b, "}\n\n"...)
+	b = append(b, '}')
+	if !stateless {
+		b = append(b, "\n\n"...)
+	}
 	w.Write(b) // the whole answer at once: no flush, one write (net/http adds a Content-Length where the SDK's flush made it chunked)
 	return true
 }

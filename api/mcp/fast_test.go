@@ -2,10 +2,11 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,26 +70,10 @@ func initSession(t *testing.T, srv *httptest.Server, version string) string {
 // anonymous replaces what differs from call to call (the receipt's id and
 // the trace id) in an answer's body with placeholders.
 func anonymous(body string) string {
-	data, ok := strings.CutPrefix(body, "event: message\ndata: ")
-	if !ok {
-		return body
-	}
-	var msg struct {
-		Result struct {
-			StructuredContent struct {
-				InvocationID string `json:"invocation_id"`
-				Trace        string `json:"trace"`
-			} `json:"structuredContent"`
-		} `json:"result"`
-	}
-	json.Unmarshal([]byte(data), &msg)
-	for v, with := range map[string]string{msg.Result.StructuredContent.InvocationID: "INVOCATION", msg.Result.StructuredContent.Trace: "TRACE"} {
-		if v != "" {
-			body = strings.ReplaceAll(body, v, with)
-		}
-	}
-	return body
+	return traceID.ReplaceAllString(receiptID.ReplaceAllString(body, "INVOCATION"), `"trace":"TRACE"`)
 }
+
+var receiptID, traceID = regexp.MustCompile(`inv_[0-9a-z]+`), regexp.MustCompile(`"trace":"t_[0-9a-z]+"`)
 
 // Every request the fast path might see is sent twice, once with the fast
 // path off (the SDK answers) and once with it on, and the answers must be
@@ -97,9 +82,20 @@ func anonymous(body string) string {
 // cases the fast path must take are counted, so a fast path that silently
 // handed everything to the SDK would fail too.
 func TestFastPathAnswersAsTheSDK(t *testing.T) {
-	srv, _ := newHandler(t, Config{})
+	t.Run("sessions", func(t *testing.T) { sameAnswers(t, false) })
+	t.Run("stateless", func(t *testing.T) { sameAnswers(t, true) })
+}
+
+// sameAnswers is TestFastPathAnswersAsTheSDK on a handler with sessions or
+// a stateless one (the worker's), where the fast path takes call_capability
+// alone and a session id means nothing.
+func sameAnswers(t *testing.T, stateless bool) {
+	srv, _ := newHandler(t, Config{Stateless: stateless})
 	h := srv.Config.Handler.(*Handler)
-	sid := initSession(t, srv, "2025-06-18")
+	sid := "ANY"
+	if !stateless {
+		sid = initSession(t, srv, "2025-06-18")
+	}
 	v := map[string]string{"MCP-Protocol-Version": "2025-06-18"}
 	call := func(id, params string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
@@ -144,6 +140,9 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 		{"cancel of nothing in flight", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, v, false},
 	}
 	for _, c := range cases {
+		if stateless {
+			c.fast = c.fast && strings.Contains(c.body, `"name":"call_capability"`)
+		}
 		h.slow.Store(true)
 		code0, head0, body0 := rawPost(t, srv, c.session, c.body, c.header)
 		h.slow.Store(false)
@@ -220,5 +219,22 @@ func TestFastPathCancel(t *testing.T) {
 	}
 	if n := srv.Config.Handler.(*Handler).fast.Load(); n != 1 {
 		t.Fatalf("the fast path took %d calls, not the one", n)
+	}
+}
+
+// Stateless (the worker), a call_capability is answered without building
+// the caller's projection: no directory page is read for it (on D1, rows
+// read are billed), as POST /api/dispatch reads none.
+func TestFastPathStatelessReadsNoPage(t *testing.T) {
+	srv, store := newHandler(t, Config{Stateless: true})
+	for i := range 3 {
+		code, _, body := rawPost(t, srv, "", `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}}`,
+			map[string]string{"MCP-Protocol-Version": "2025-06-18"})
+		if code != 200 || !strings.Contains(body, "latitude=1") {
+			t.Fatalf("call: %d %s", code, body)
+		}
+	}
+	if n := store.lists.Load(); n != 0 {
+		t.Fatalf("3 calls read %d directory pages", n)
 	}
 }

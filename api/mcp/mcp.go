@@ -229,6 +229,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if r.Method == http.MethodPost && h.cfg.Stateless &&
+		h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "") {
+		return
+	}
 	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
 		size, err := h.pageSize(r)
 		if err != nil {
