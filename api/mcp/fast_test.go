@@ -20,8 +20,13 @@ import (
 // sends (and extra on top); it returns the status, the headers a client
 // reads, and the body.
 func rawPost(t *testing.T, srv *httptest.Server, session, body string, extra map[string]string) (int, string, string) {
+	return rawPostTo(t, srv, "", session, body, extra)
+}
+
+// rawPostTo is rawPost to srv's address followed by query.
+func rawPostTo(t *testing.T, srv *httptest.Server, query, session, body string, extra map[string]string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+	req, _ := http.NewRequest("POST", srv.URL+query, strings.NewReader(body))
 	req.Header.Set("X-Terminal-Key", "owner")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -104,50 +109,53 @@ func sameAnswers(t *testing.T, stateless bool) {
 		name, session, body string
 		header              map[string]string
 		fast                bool
+		query               string
 	}{
-		{"row tool", sid, call("1", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, true},
-		{"no protocol header", sid, call("2", `{"name":"TEMP","arguments":{"args":"1|2"}}`), nil, true},
-		{"string id, keys reordered, spaces", sid, ` {"params": {"arguments": {"args" : "3|4"}, "name":"TEMP"}, "method":"tools/call", "id":"a-1", "jsonrpc":"2.0"} `, v, true},
-		{"row tool, bad arguments", sid, call("3", `{"name":"TEMP","arguments":{"nope":1}}`), v, true},
-		{"row tool, no arguments", sid, call("4", `{"name":"TEMP"}`), v, true},
-		{"call_capability", sid, call("5", `{"name":"call_capability","arguments":{"key":"TEMP","args":"5|6"}}`), v, true},
-		{"call_capability, unknown key", sid, call("6", `{"name":"call_capability","arguments":{"key":"TEMPP","args":"1"}}`), v, true},
-		{"call_capability, no key", sid, call("7", `{"name":"call_capability","arguments":{"args":"1"}}`), v, true},
-		{"search", sid, call("8", `{"name":"search_capabilities","arguments":{"query":"current temperature"}}`), v, true},
-		{"search, HTML in the answer", sid, call("9", `{"name":"search_capabilities","arguments":{"query":"<b>&amp;</b> \u00e9\u2028"}}`), v, true},
-		{"unknown tool", sid, call("10", `{"name":"NOPE","arguments":{}}`), v, false},
-		{"name not a string", sid, call("11", `{"name":7}`), v, false},
-		{"no params", sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call"}`, v, false},
-		{"_meta", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, false},
-		{"notification form", sid, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"TEMP"}}`, v, false},
-		{"float id", sid, call("14.5", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false},
-		{"escaped string id", sid, call(`"\u0041"`, `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false},
-		{"wrong case key", sid, `{"jsonrpc":"2.0","id":15,"Method":"tools/call","params":{"name":"TEMP"}}`, v, false},
-		{"duplicate key", sid, `{"jsonrpc":"2.0","id":16,"method":"tools/call","method":"tools/list","params":{"name":"TEMP"}}`, v, false},
-		{"batch", sid, `[` + call("17", `{"name":"TEMP","arguments":{"args":"1|2"}}`) + `]`, v, false},
-		{"batch, old protocol", sid, `[` + call("18", `{"name":"TEMP","arguments":{"args":"1|2"}}`) + `]`, map[string]string{"MCP-Protocol-Version": "2025-03-26"}, false},
-		{"tools/list", sid, `{"jsonrpc":"2.0","id":19,"method":"tools/list"}`, v, false},
-		{"not JSON", sid, `{"jsonrpc":"2.0",`, v, false},
-		{"unknown session", "NOSUCHSESSION", call("20", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false},
-		{"no session", "", call("21", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false},
-		{"unsupported protocol version", sid, call("22", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2099-01-01"}, false},
-		{"newest protocol on a stateful server", sid, call("23", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2026-07-28"}, false},
-		{"content type", sid, call("24", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Content-Type": "text/plain"}, false},
-		{"content type with charset", sid, call("25", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Content-Type": "application/json; charset=utf-8"}, true},
-		{"accept", sid, call("26", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Accept": "application/json"}, false},
-		{"accept */*", sid, call("27", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Accept": "*/*"}, true},
-		{"Last-Event-ID", sid, call("28", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Last-Event-ID": "x_1"}, false},
-		{"cancel of nothing in flight", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, v, false},
+		{"row tool", sid, call("1", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, true, ""},
+		{"no protocol header", sid, call("2", `{"name":"TEMP","arguments":{"args":"1|2"}}`), nil, true, ""},
+		{"string id, keys reordered, spaces", sid, ` {"params": {"arguments": {"args" : "3|4"}, "name":"TEMP"}, "method":"tools/call", "id":"a-1", "jsonrpc":"2.0"} `, v, true, ""},
+		{"row tool, bad arguments", sid, call("3", `{"name":"TEMP","arguments":{"nope":1}}`), v, true, ""},
+		{"row tool, no arguments", sid, call("4", `{"name":"TEMP"}`), v, true, ""},
+		{"call_capability", sid, call("5", `{"name":"call_capability","arguments":{"key":"TEMP","args":"5|6"}}`), v, true, ""},
+		{"call_capability, unknown key", sid, call("6", `{"name":"call_capability","arguments":{"key":"TEMPP","args":"1"}}`), v, true, ""},
+		{"call_capability, no key", sid, call("7", `{"name":"call_capability","arguments":{"args":"1"}}`), v, true, ""},
+		{"search", sid, call("8", `{"name":"search_capabilities","arguments":{"query":"current temperature"}}`), v, true, ""},
+		{"search, HTML in the answer", sid, call("9", `{"name":"search_capabilities","arguments":{"query":"<b>&amp;</b> \u00e9\u2028"}}`), v, true, ""},
+		{"unknown tool", sid, call("10", `{"name":"NOPE","arguments":{}}`), v, false, ""},
+		{"name not a string", sid, call("11", `{"name":7}`), v, false, ""},
+		{"no params", sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call"}`, v, false, ""},
+		{"_meta", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, false, ""},
+		{"notification form", sid, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"TEMP"}}`, v, false, ""},
+		{"float id", sid, call("14.5", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"escaped string id", sid, call(`"\u0041"`, `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"wrong case key", sid, `{"jsonrpc":"2.0","id":15,"Method":"tools/call","params":{"name":"TEMP"}}`, v, false, ""},
+		{"duplicate key", sid, `{"jsonrpc":"2.0","id":16,"method":"tools/call","method":"tools/list","params":{"name":"TEMP"}}`, v, false, ""},
+		{"batch", sid, `[` + call("17", `{"name":"TEMP","arguments":{"args":"1|2"}}`) + `]`, v, false, ""},
+		{"batch, old protocol", sid, `[` + call("18", `{"name":"TEMP","arguments":{"args":"1|2"}}`) + `]`, map[string]string{"MCP-Protocol-Version": "2025-03-26"}, false, ""},
+		{"tools/list", sid, `{"jsonrpc":"2.0","id":19,"method":"tools/list"}`, v, false, ""},
+		{"not JSON", sid, `{"jsonrpc":"2.0",`, v, false, ""},
+		{"unknown session", "NOSUCHSESSION", call("20", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"no session", "", call("21", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"unsupported protocol version", sid, call("22", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2099-01-01"}, false, ""},
+		{"newest protocol on a stateful server", sid, call("23", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2026-07-28"}, false, ""},
+		{"content type", sid, call("24", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Content-Type": "text/plain"}, false, ""},
+		{"content type with charset", sid, call("25", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Content-Type": "application/json; charset=utf-8"}, true, ""},
+		{"accept", sid, call("26", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Accept": "application/json"}, false, ""},
+		{"accept */*", sid, call("27", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Accept": "*/*"}, true, ""},
+		{"Last-Event-ID", sid, call("28", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Last-Event-ID": "x_1"}, false, ""},
+		{"cancel of nothing in flight", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, v, false, ""},
+		{"bad page_size", sid, call("29", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, !stateless, "?page_size=0"},
+		{"page_size", sid, call("30", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, "?page_size=5"},
 	}
 	for _, c := range cases {
 		if stateless {
 			c.fast = c.fast && strings.Contains(c.body, `"name":"call_capability"`)
 		}
 		h.slow.Store(true)
-		code0, head0, body0 := rawPost(t, srv, c.session, c.body, c.header)
+		code0, head0, body0 := rawPostTo(t, srv, c.query, c.session, c.body, c.header)
 		h.slow.Store(false)
 		before := h.fast.Load()
-		code1, head1, body1 := rawPost(t, srv, c.session, c.body, c.header)
+		code1, head1, body1 := rawPostTo(t, srv, c.query, c.session, c.body, c.header)
 		if took := h.fast.Load() > before; took != c.fast {
 			t.Errorf("%s: fast path taken %v, want %v", c.name, took, c.fast)
 		}

@@ -229,9 +229,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if r.Method == http.MethodPost && h.cfg.Stateless &&
-		h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "") {
-		return
+	if r.Method == http.MethodPost && h.cfg.Stateless {
+		if _, err := h.pageSize(r); err == nil && // a bad page_size is refused below, as for every stateless request
+			h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "") {
+			return
+		}
 	}
 	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
 		size, err := h.pageSize(r)
