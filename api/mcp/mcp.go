@@ -45,7 +45,14 @@
 // credential (owner, or the token's id), and a request on it with another
 // credential is refused. Credentials are the API's own (x-terminal-key or
 // Authorization: Bearer with the owner key or a capability token); a request
-// without one is 401 {"error":"unauthorized"}.
+// without one is 401 {"error":"unauthorized"}. A session with no request for
+// Config.Idle (an hour) is closed.
+//
+// The fast path (fast.go): a plain tools/call on a session the SDK has
+// initialized is answered here, with the same tool handlers and the bytes the
+// SDK would write, without the SDK's JSON-RPC connection and streamable
+// transport (they cost more CPU than the call's dispatch); every other
+// request, and any tools/call out of the plain form, is the SDK's.
 //
 // On GOOS=js the handler is stateless: the worker keeps one Go instance per
 // isolate, but a session's next request may reach another isolate, or an
@@ -64,6 +71,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,6 +131,9 @@ type Config struct {
 	PageSize int
 	// Poll is how often the event log is read while sessions are open.
 	Poll time.Duration
+	// Idle closes a session that sent no request for this long: SessionIdle
+	// when 0.
+	Idle time.Duration
 	// Stateless keeps no sessions (so sends no list_changed). Always on for GOOS=js.
 	Stateless bool
 	// Version is reported as the server's version ("dev" when empty).
@@ -134,6 +145,9 @@ type Handler struct {
 	cfg  Config
 	sdk  *sdk.StreamableHTTPHandler
 	bare *sdk.Server // no tools: asked for protocol versions, and answers (then closes) a sessionless non-initialize POST
+
+	slow atomic.Bool  // every request to the SDK (the fast path off: tests compare)
+	fast atomic.Int64 // calls the fast path took
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id
@@ -150,6 +164,9 @@ func New(cfg Config) *Handler {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = SessionIdle
+	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
@@ -163,7 +180,8 @@ func New(cfg Config) *Handler {
 		// (which has neither) gets 401 anyway; the SDK's check would instead
 		// refuse a host served on loopback behind a proxy or tunnel.
 		DisableLocalhostProtection: true,
-		SessionTimeout:             SessionIdle,
+		// No SessionTimeout: the SDK would count only the requests it sees,
+		// and the fast path answers most; the poller closes idle sessions.
 	})
 	return h
 }
@@ -196,6 +214,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			st.touch(c, r)
 			switch r.Method {
+			case http.MethodPost:
+				st.begin()
+				defer st.end()
+				if h.serveFast(w, r, st, id) {
+					return
+				}
 			case http.MethodGet: // the session's notification stream
 				sw := &streamWriter{ResponseWriter: w, st: st}
 				defer sw.ended()
@@ -203,6 +227,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case http.MethodDelete:
 				defer h.drop(id)
 			}
+		}
+	}
+	if r.Method == http.MethodPost && h.cfg.Stateless {
+		if _, err := h.pageSize(r); err == nil && // a bad page_size is refused below, as for every stateless request
+			h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "") {
+			return
 		}
 	}
 	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
@@ -340,8 +370,6 @@ func (h *Handler) Close() {
 	h.sessions = map[string]*session{}
 	h.mu.Unlock()
 	for _, st := range all {
-		for ss := range st.server.Sessions() {
-			ss.Close()
-		}
+		st.close()
 	}
 }

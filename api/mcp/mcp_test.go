@@ -18,10 +18,16 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// counted is the store, counting the rows it is asked for by key.
+// counted is the store, counting the rows it is asked for by key and the
+// directory pages it is asked for.
 type counted struct {
 	*sqlstore.Store
-	lookups atomic.Int64
+	lookups, lists atomic.Int64
+}
+
+func (c *counted) List(ctx context.Context, f rowcall.Filter) (rowcall.Page, error) {
+	c.lists.Add(1)
+	return c.Store.List(ctx, f)
 }
 
 func (c *counted) Lookup(ctx context.Context, key string) (rowcall.Row, error) {

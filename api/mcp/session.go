@@ -27,13 +27,18 @@ type session struct {
 	eventID int64             // the event log's head when tools was last projected
 	ready   bool              // a GET stream is attached: list_changed reaches the client
 	missed  bool              // the list changed while no stream was attached
+
+	busy     int                           // POSTs being served
+	last     time.Time                     // when the last POST ended (or the session was built)
+	inflight map[string]context.CancelFunc // fast calls running, by request id (JSON)
 }
 
 // newSession builds the server for caller: the meta-tools and the caller's
 // projection of the directory, answering tools/list in pages of pageSize
 // tools (0: all at once).
 func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int) (*session, error) {
-	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: time.Now(), tools: map[string]string{}}
+	now := time.Now()
+	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: now, last: now, tools: map[string]string{}}
 	var head int64
 	if !h.cfg.Stateless { // a stateless server is never re-projected
 		var err error
@@ -58,8 +63,8 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 		}
 	}
 	st.server = sdk.NewServer(h.implementation(), opts)
-	st.server.AddTool(searchTool, st.search)
-	st.server.AddTool(callTool, st.callCapability)
+	st.server.AddTool(searchTool, sdkTool(st.search))
+	st.server.AddTool(callTool, sdkTool(st.callCapability))
 	for _, t := range proj {
 		st.server.AddTool(t.tool, st.rowHandler(t.key))
 		st.tools[t.key] = t.fp
@@ -108,6 +113,35 @@ func (st *session) current() (Caller, func(id string) string) {
 	}
 }
 
+// begin and end bracket a POST on the session: the idle time counts from
+// the end of the last one (as the SDK's SessionTimeout did).
+func (st *session) begin() {
+	st.mu.Lock()
+	st.busy++
+	st.mu.Unlock()
+}
+
+func (st *session) end() {
+	st.mu.Lock()
+	st.busy--
+	st.last = time.Now()
+	st.mu.Unlock()
+}
+
+// idle reports whether the session has had no request for d.
+func (st *session) idle(d time.Duration) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.busy == 0 && time.Since(st.last) >= d
+}
+
+// close ends the session's SDK session (its streams too).
+func (st *session) close() {
+	for ss := range st.server.Sessions() {
+		ss.Close()
+	}
+}
+
 func (st *session) listed(key string) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -126,7 +160,7 @@ func (st *session) streamReady() {
 	st.missed = false
 	st.mu.Unlock()
 	if missed {
-		st.server.AddTool(searchTool, st.search)
+		st.server.AddTool(searchTool, sdkTool(st.search))
 	}
 }
 
@@ -206,19 +240,29 @@ func (h *Handler) poll() {
 func (h *Handler) tick() bool {
 	h.mu.Lock()
 	live := make([]*session, 0, len(h.sessions))
+	var idle []*session
 	for id, st := range h.sessions {
-		if !st.alive() {
+		switch {
+		case st.idle(h.cfg.Idle): // closed below, as the SDK's SessionTimeout did
+			idle = append(idle, st)
 			delete(h.sessions, id)
-			continue
+		case !st.alive():
+			delete(h.sessions, id)
+		default:
+			live = append(live, st)
 		}
-		live = append(live, st)
 	}
-	if len(live) == 0 {
+	stop := len(live) == 0
+	if stop {
 		h.polling = false
-		h.mu.Unlock()
-		return false
 	}
 	h.mu.Unlock()
+	for _, st := range idle {
+		st.close()
+	}
+	if stop {
+		return false
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

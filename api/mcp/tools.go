@@ -172,19 +172,22 @@ func body(row *rowcall.Row, arguments json.RawMessage) (string, error) {
 	return typed.Body(row.InputSchema, arguments)
 }
 
-// rowHandler calls the row listed as the tool key.
-func (st *session) rowHandler(key string) sdk.ToolHandler {
-	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		row := st.lookup(ctx, key)
-		if row == nil { // gone, or out of scope: the dispatcher says unknown_key
-			return st.dispatch(ctx, key, ""), nil
-		}
-		b, err := body(row, req.Params.Arguments)
-		if err != nil {
-			return refusal(key, err), nil
-		}
-		return st.dispatch(ctx, key, b), nil
+// callRow calls the row listed as the tool key with a call's arguments.
+func (st *session) callRow(ctx context.Context, key string, args []byte) *sdk.CallToolResult {
+	row := st.lookup(ctx, key)
+	if row == nil { // gone, or out of scope: the dispatcher says unknown_key
+		return st.dispatch(ctx, key, "")
 	}
+	b, err := body(row, args)
+	if err != nil {
+		return refusal(key, err)
+	}
+	return st.dispatch(ctx, key, b)
+}
+
+// rowHandler is callRow for the tool key, as the SDK's tool handler.
+func (st *session) rowHandler(key string) sdk.ToolHandler {
+	return sdkTool(func(ctx context.Context, args []byte) *sdk.CallToolResult { return st.callRow(ctx, key, args) })
 }
 
 // lookup returns the current row for key when the caller may see it (nil
@@ -200,16 +203,16 @@ func (st *session) lookup(ctx context.Context, key string) *rowcall.Row {
 }
 
 // callCapability is call_capability: key, and args or arguments.
-func (st *session) callCapability(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func (st *session) callCapability(ctx context.Context, args []byte) *sdk.CallToolResult {
 	var in struct {
 		Key       string          `json:"key"`
 		Args      json.RawMessage `json:"args"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(orEmpty(req.Params.Arguments)))
+	dec := json.NewDecoder(bytes.NewReader(orEmpty(args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil || in.Key == "" {
-		return refusal(CallTool, errors.New(`call_capability takes {"key":"KEY","args":"a|b"} or {"key":"KEY","arguments":{…}}`)), nil
+		return refusal(CallTool, errors.New(`call_capability takes {"key":"KEY","args":"a|b"} or {"key":"KEY","arguments":{…}}`))
 	}
 	hasArgs, hasNamed := present(in.Args), present(in.Arguments)
 	var b string
@@ -231,9 +234,9 @@ func (st *session) callCapability(ctx context.Context, req *sdk.CallToolRequest)
 		b, err = typed.ArgsText(in.Args)
 	}
 	if err != nil {
-		return refusal(in.Key, err), nil
+		return refusal(in.Key, err)
 	}
-	return st.dispatch(ctx, in.Key, b), nil
+	return st.dispatch(ctx, in.Key, b)
 }
 
 func present(raw json.RawMessage) bool {
@@ -241,7 +244,7 @@ func present(raw json.RawMessage) bool {
 	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 }
 
-func orEmpty(raw json.RawMessage) []byte {
+func orEmpty(raw []byte) []byte {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return []byte("{}")
 	}
@@ -330,13 +333,13 @@ func receiptText(id, url, outcome string) *sdk.TextContent {
 
 // search is search_capabilities: the ask index, narrowed to what the caller
 // may call, each match with how to call it.
-func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func (st *session) search(ctx context.Context, args []byte) *sdk.CallToolResult {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
 	}
-	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &in); err != nil || strings.TrimSpace(in.Query) == "" {
-		return refusal(SearchTool, errors.New(`search_capabilities takes {"query":"plain words"}`)), nil
+	if err := json.Unmarshal(orEmpty(args), &in); err != nil || strings.TrimSpace(in.Query) == "" {
+		return refusal(SearchTool, errors.New(`search_capabilities takes {"query":"plain words"}`))
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -347,7 +350,7 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true})
 	if err != nil {
 		slog.Error("mcp: search", "err", err)
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}, nil
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}
 	}
 	matches := []map[string]any{}
 	var text strings.Builder
@@ -371,7 +374,7 @@ func (st *session) search(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		text.WriteString("No capability matched \"" + in.Query + "\". Try other words: what you want done, or the kind of data.")
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.TrimRight(text.String(), "\n")}},
-		StructuredContent: map[string]any{"query": in.Query, "matches": matches}}, nil
+		StructuredContent: map[string]any{"query": in.Query, "matches": matches}}
 }
 
 // match is one search result: for structuredContent, the row's key and how

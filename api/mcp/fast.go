@@ -1,0 +1,361 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// The fast path: a tools/call on a session the SDK has initialized is
+// answered here, without the SDK's JSON-RPC connection and streamable
+// transport (which cost more CPU than the call's dispatch), with the bytes
+// the SDK would write: the same tool handlers build the result, the SDK's
+// CallToolResult.MarshalJSON encodes it, and the JSON-RPC envelope and the
+// SSE event are the SDK's (TestFastPathAnswersAsTheSDK sends every case both
+// ways and compares). Only the plain form is taken: one JSON object with
+// exactly the keys jsonrpc "2.0", a numeric or plain string id, method
+// "tools/call" and params with name and optional arguments (no _meta), a
+// tool the session lists, a protocol version the SDK accepts on a stateful
+// server, the SDK's content type and Accept rules. Everything else —
+// initialize, notifications, GET and DELETE, batches, other methods, an
+// unknown tool, an unknown or closed session, bad headers — goes to the SDK
+// untouched, so its answers (and its errors) stay its own. Stateless (the
+// worker), the fast path takes call_capability alone, answered as JSON as
+// the SDK's JSONResponse does: the SDK would first build the caller's
+// projection (a directory query) for a server that answers one message.
+//
+// What the SDK did around a call and the fast path does itself: the idle
+// timeout (the session's own, Config.Idle, counted over every POST, as the
+// SDK counted); notifications/cancelled for a call in flight here cancels
+// it (the SDK cancelled its handler's context); a call runs to its end when
+// the client goes away (the SDK detached a handler from the HTTP request).
+// A request id already in flight is refused as the SDK refuses it, among
+// the fast calls (an id in flight in the SDK is the SDK's to refuse).
+
+// fastCall is a tools/call the fast path answers.
+type fastCall struct {
+	id   string // the request id, as JSON (a number or a plain string)
+	name string
+	args []byte // params.arguments as sent (nil when absent)
+}
+
+// parseCall returns the call in body when body is a lone tools/call request
+// in the plain form the fast path answers exactly as the SDK would.
+func parseCall(body []byte) (fastCall, bool) {
+	var c fastCall
+	if !gjson.ValidBytes(body) {
+		return c, false
+	}
+	msg := gjson.ParseBytes(body)
+	if !msg.IsObject() {
+		return c, false
+	}
+	var seen [4]bool
+	var params gjson.Result
+	ok := true
+	msg.ForEach(func(k, v gjson.Result) bool {
+		i := slices.Index([]string{"jsonrpc", "id", "method", "params"}, k.Str)
+		if i < 0 || seen[i] {
+			ok = false
+			return false
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			ok = v.Type == gjson.String && v.Str == "2.0"
+		case 1:
+			c.id, ok = v.Raw, plainID(v)
+		case 2:
+			ok = v.Type == gjson.String && v.Str == "tools/call"
+		case 3:
+			params, ok = v, v.IsObject()
+		}
+		return ok
+	})
+	if !ok || !seen[0] || !seen[1] || !seen[2] || !seen[3] {
+		return c, false
+	}
+	var named bool
+	params.ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "name" && !named && v.Type == gjson.String:
+			c.name, named = v.Str, true
+		case k.Str == "arguments" && c.args == nil:
+			c.args = []byte(v.Raw)
+		default: // _meta (the newer protocol's, or a progress token), a repeated key, anything else
+			ok = false
+		}
+		return ok
+	})
+	return c, ok && named
+}
+
+// plainID reports whether id is one the SDK writes back as it came: an
+// integer a float64 holds exactly (the SDK decodes ids as float64), or a
+// string of characters JSON writes as themselves.
+func plainID(id gjson.Result) bool {
+	raw := id.Raw
+	switch id.Type {
+	case gjson.Number:
+		digits := strings.TrimPrefix(raw, "-")
+		if digits == "" || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+			return false
+		}
+		for _, b := range []byte(digits) {
+			if b < '0' || b > '9' {
+				return false
+			}
+		}
+		return raw != "-0"
+	case gjson.String:
+		if len(raw) < 3 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, b := range []byte(raw[1 : len(raw)-1]) {
+			if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("-_.:", b) >= 0) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// cancelOf returns the request id (as JSON) a lone notifications/cancelled
+// in body names.
+func cancelOf(body []byte) (string, bool) {
+	if !bytes.Contains(body, []byte("notifications/cancelled")) || !gjson.ValidBytes(body) {
+		return "", false
+	}
+	msg := gjson.ParseBytes(body)
+	if !msg.IsObject() || msg.Get("method").Str != "notifications/cancelled" || msg.Get("id").Exists() || msg.Get("jsonrpc").Str != "2.0" {
+		return "", false
+	}
+	id := msg.Get("params.requestId")
+	return id.Raw, plainID(id)
+}
+
+// statefulVersions are the MCP-Protocol-Version values the SDK accepts on
+// a stateful server (the newest protocol is for stateless servers only).
+var statefulVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+
+// plainPOST reports whether r's headers are ones the SDK lets through to a
+// session's messages as they are.
+func plainPOST(r *http.Request) bool {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(statefulVersions, v) {
+		return false
+	}
+	var jsonOK, streamOK bool // the SDK's Accept rule (streamableAccepts)
+	for _, value := range r.Header.Values("Accept") {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// serveFast answers r (a POST on st's session id; when stateless, any POST,
+// st a session built for it alone, without a server) when the fast path
+// takes it; otherwise it leaves r, its body whole, for the SDK and returns
+// false.
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string) bool {
+	stateless := h.cfg.Stateless
+	if h.slow.Load() || !plainPOST(r) || (!stateless && !st.initialized(id)) {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), rest), rest}
+	if err != nil || len(body) > sdk.DefaultMaxRequestBodyBytes {
+		return false
+	}
+	if reqID, ok := cancelOf(body); ok && !stateless {
+		if !st.cancel(reqID) {
+			return false // not a fast call: the SDK's to cancel
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+	call, ok := parseCall(body)
+	if !ok {
+		return false
+	}
+	// Stateless, only call_capability: search marks the listed rows, and
+	// which rows are listed takes the projection (a query) this path saves.
+	tool := st.tool(call.name)
+	if tool == nil || (stateless && call.name != CallTool) {
+		return false // the SDK's unknown tool error, or a tool the SDK's server has
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	if !stateless && !st.start(call.id, cancel) { // the SDK's refusal of an id in flight
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"duplicate in-flight request ID %s"}}`,
+			call.id, jsonrpc.CodeInvalidRequest, strings.Trim(call.id, `"`))
+		return true
+	}
+	h.fast.Add(1)
+	res := tool(ctx, call.args)
+	if !stateless {
+		st.finish(call.id)
+	}
+	if res.Content == nil {
+		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
+	}
+	data, err := encodeResult(res)
+	if err != nil {
+		h.cfg.Fail(w, r, err)
+		return true
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	b := make([]byte, 0, len(data)+len(call.id)+64)
+	if stateless { // JSONResponse: the message alone
+		hd.Set("Content-Type", "application/json")
+	} else { // one server-sent event
+		hd.Set("Content-Type", "text/event-stream")
+		hd.Set("Connection", "keep-alive")
+		b = append(b, "event: message\ndata: "...)
+	}
+	b = append(b, "{\"jsonrpc\":\"2.0\",\"id\":"...)
+	b = append(b, call.id...)
+	b = append(b, ",\"result\":"...)
+	b = append(b, data...)
+	b = append(b, '}')
+	if !stateless {
+		b = append(b, "\n\n"...)
+	}
+	w.Write(b) // the whole answer at once: no flush, one write (net/http adds a Content-Length where the SDK's flush made it chunked)
+	return true
+}
+
+// encodeResult is res as the SDK encodes it (CallToolResult.MarshalJSON),
+// for the results rowcall's tools build — text blocks, structuredContent,
+// isError — without its reflection over the wrapper types and the
+// re-compaction of each nested MarshalJSON; anything else is encoded by the
+// SDK itself.
+func encodeResult(res *sdk.CallToolResult) ([]byte, error) {
+	if res.Meta != nil || res.InputRequests != nil || res.RequestState != "" {
+		return res.MarshalJSON()
+	}
+	b := append(make([]byte, 0, 512), `{"content":[`...)
+	for i, c := range res.Content {
+		t, ok := c.(*sdk.TextContent)
+		if !ok || t.Meta != nil || t.Annotations != nil {
+			return res.MarshalJSON()
+		}
+		text, err := json.Marshal(t.Text)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"text","text":`...)
+		b = append(append(b, text...), '}')
+	}
+	b = append(b, ']')
+	if res.StructuredContent != nil {
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"structuredContent":`...), sc...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// toolFunc is one of a session's tools: a call's arguments → its result.
+type toolFunc func(ctx context.Context, args []byte) *sdk.CallToolResult
+
+// sdkTool is f as the SDK's tool handler.
+func sdkTool(f toolFunc) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return f(ctx, req.Params.Arguments), nil
+	}
+}
+
+// tool is the session's tool name (nil when it lists none by that name).
+func (st *session) tool(name string) toolFunc {
+	switch {
+	case name == SearchTool:
+		return st.search
+	case name == CallTool:
+		return st.callCapability
+	case st.listed(name):
+		return func(ctx context.Context, args []byte) *sdk.CallToolResult { return st.callRow(ctx, name, args) }
+	}
+	return nil
+}
+
+// initialized reports whether the SDK holds the session id, initialized.
+func (st *session) initialized(id string) bool {
+	for ss := range st.server.Sessions() {
+		if ss.ID() == id && ss.InitializeParams() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// start records a fast call in flight (false when its id already is).
+func (st *session) start(id string, cancel context.CancelFunc) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.inflight[id]; ok {
+		return false
+	}
+	if st.inflight == nil {
+		st.inflight = map[string]context.CancelFunc{}
+	}
+	st.inflight[id] = cancel
+	return true
+}
+
+func (st *session) finish(id string) {
+	st.mu.Lock()
+	delete(st.inflight, id)
+	st.mu.Unlock()
+}
+
+// cancel cancels the fast call id in flight, if there is one.
+func (st *session) cancel(id string) bool {
+	st.mu.Lock()
+	cancel, ok := st.inflight[id]
+	st.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}

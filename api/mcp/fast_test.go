@@ -1,0 +1,248 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+)
+
+// rawPost is one POST to srv as the owner, with the headers an MCP client
+// sends (and extra on top); it returns the status, the headers a client
+// reads, and the body.
+func rawPost(t *testing.T, srv *httptest.Server, session, body string, extra map[string]string) (int, string, string) {
+	return rawPostTo(t, srv, "", session, body, extra)
+}
+
+// rawPostTo is rawPost to srv's address followed by query.
+func rawPostTo(t *testing.T, srv *httptest.Server, query, session, body string, extra map[string]string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL+query, strings.NewReader(body))
+	req.Header.Set("X-Terminal-Key", "owner")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var head []string
+	for _, k := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id", "Allow"} { // not the framing (Content-Length or chunked)
+		head = append(head, k+": "+strings.Join(res.Header.Values(k), ","))
+	}
+	return res.StatusCode, strings.Join(head, "\n"), string(b)
+}
+
+// initSession opens a session with raw requests; it returns its id.
+func initSession(t *testing.T, srv *httptest.Server, version string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("X-Terminal-Key", "owner")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	id := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize: %d %q", res.StatusCode, id)
+	}
+	if code, _, body := rawPost(t, srv, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); code != 202 {
+		t.Fatalf("initialized: %d %s", code, body)
+	}
+	return id
+}
+
+// anonymous replaces what differs from call to call (the receipt's id and
+// the trace id) in an answer's body with placeholders.
+func anonymous(body string) string {
+	return traceID.ReplaceAllString(receiptID.ReplaceAllString(body, "INVOCATION"), `"trace":"TRACE"`)
+}
+
+var receiptID, traceID = regexp.MustCompile(`inv_[0-9a-z]+`), regexp.MustCompile(`"trace":"t_[0-9a-z]+"`)
+
+// Every request the fast path might see is sent twice, once with the fast
+// path off (the SDK answers) and once with it on, and the answers must be
+// the same bytes (status, the headers a client reads, the body, with the
+// receipt and trace ids, which differ from call to call, replaced). The
+// cases the fast path must take are counted, so a fast path that silently
+// handed everything to the SDK would fail too.
+func TestFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Run("sessions", func(t *testing.T) { sameAnswers(t, false) })
+	t.Run("stateless", func(t *testing.T) { sameAnswers(t, true) })
+}
+
+// sameAnswers is TestFastPathAnswersAsTheSDK on a handler with sessions or
+// a stateless one (the worker's), where the fast path takes call_capability
+// alone and a session id means nothing.
+func sameAnswers(t *testing.T, stateless bool) {
+	srv, _ := newHandler(t, Config{Stateless: stateless})
+	h := srv.Config.Handler.(*Handler)
+	sid := "ANY"
+	if !stateless {
+		sid = initSession(t, srv, "2025-06-18")
+	}
+	v := map[string]string{"MCP-Protocol-Version": "2025-06-18"}
+	call := func(id, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+	}
+	cases := []struct {
+		name, session, body string
+		header              map[string]string
+		fast                bool
+		query               string
+	}{
+		{"row tool", sid, call("1", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, true, ""},
+		{"no protocol header", sid, call("2", `{"name":"TEMP","arguments":{"args":"1|2"}}`), nil, true, ""},
+		{"string id, keys reordered, spaces", sid, ` {"params": {"arguments": {"args" : "3|4"}, "name":"TEMP"}, "method":"tools/call", "id":"a-1", "jsonrpc":"2.0"} `, v, true, ""},
+		{"row tool, bad arguments", sid, call("3", `{"name":"TEMP","arguments":{"nope":1}}`), v, true, ""},
+		{"row tool, no arguments", sid, call("4", `{"name":"TEMP"}`), v, true, ""},
+		{"call_capability", sid, call("5", `{"name":"call_capability","arguments":{"key":"TEMP","args":"5|6"}}`), v, true, ""},
+		{"call_capability, unknown key", sid, call("6", `{"name":"call_capability","arguments":{"key":"TEMPP","args":"1"}}`), v, true, ""},
+		{"call_capability, no key", sid, call("7", `{"name":"call_capability","arguments":{"args":"1"}}`), v, true, ""},
+		{"search", sid, call("8", `{"name":"search_capabilities","arguments":{"query":"current temperature"}}`), v, true, ""},
+		{"search, HTML in the answer", sid, call("9", `{"name":"search_capabilities","arguments":{"query":"<b>&amp;</b> \u00e9\u2028"}}`), v, true, ""},
+		{"unknown tool", sid, call("10", `{"name":"NOPE","arguments":{}}`), v, false, ""},
+		{"name not a string", sid, call("11", `{"name":7}`), v, false, ""},
+		{"no params", sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call"}`, v, false, ""},
+		{"_meta", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, false, ""},
+		{"notification form", sid, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"TEMP"}}`, v, false, ""},
+		{"float id", sid, call("14.5", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"escaped string id", sid, call(`"\u0041"`, `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"wrong case key", sid, `{"jsonrpc":"2.0","id":15,"Method":"tools/call","params":{"name":"TEMP"}}`, v, false, ""},
+		{"duplicate key", sid, `{"jsonrpc":"2.0","id":16,"method":"tools/call","method":"tools/list","params":{"name":"TEMP"}}`, v, false, ""},
+		{"batch", sid, `[` + call("17", `{"name":"TEMP","arguments":{"args":"1|2"}}`) + `]`, v, false, ""},
+		{"batch, old protocol", sid, `[` + call("18", `{"name":"TEMP","arguments":{"args":"1|2"}}`) + `]`, map[string]string{"MCP-Protocol-Version": "2025-03-26"}, false, ""},
+		{"tools/list", sid, `{"jsonrpc":"2.0","id":19,"method":"tools/list"}`, v, false, ""},
+		{"not JSON", sid, `{"jsonrpc":"2.0",`, v, false, ""},
+		{"unknown session", "NOSUCHSESSION", call("20", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"no session", "", call("21", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
+		{"unsupported protocol version", sid, call("22", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2099-01-01"}, false, ""},
+		{"newest protocol on a stateful server", sid, call("23", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2026-07-28"}, false, ""},
+		{"content type", sid, call("24", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Content-Type": "text/plain"}, false, ""},
+		{"content type with charset", sid, call("25", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Content-Type": "application/json; charset=utf-8"}, true, ""},
+		{"accept", sid, call("26", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Accept": "application/json"}, false, ""},
+		{"accept */*", sid, call("27", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Accept": "*/*"}, true, ""},
+		{"Last-Event-ID", sid, call("28", `{"name":"TEMP","arguments":{"args":"1|2"}}`), map[string]string{"Last-Event-ID": "x_1"}, false, ""},
+		{"cancel of nothing in flight", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, v, false, ""},
+		{"bad page_size", sid, call("29", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, !stateless, "?page_size=0"},
+		{"page_size", sid, call("30", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, "?page_size=5"},
+	}
+	for _, c := range cases {
+		if stateless {
+			c.fast = c.fast && strings.Contains(c.body, `"name":"call_capability"`)
+		}
+		h.slow.Store(true)
+		code0, head0, body0 := rawPostTo(t, srv, c.query, c.session, c.body, c.header)
+		h.slow.Store(false)
+		before := h.fast.Load()
+		code1, head1, body1 := rawPostTo(t, srv, c.query, c.session, c.body, c.header)
+		if took := h.fast.Load() > before; took != c.fast {
+			t.Errorf("%s: fast path taken %v, want %v", c.name, took, c.fast)
+		}
+		if code0 != code1 || head0 != head1 || anonymous(body0) != anonymous(body1) {
+			t.Errorf("%s: the SDK answered\n%d\n%s\n%s\nthe fast path\n%d\n%s\n%s", c.name, code0, head0, body0, code1, head1, body1)
+		}
+	}
+}
+
+// A session whose calls all take the fast path stays open while they come
+// (the SDK, which no longer sees them, would have timed it out), and one
+// idle for Config.Idle is closed: the next request is the SDK's 404.
+func TestFastPathSessionIdle(t *testing.T) {
+	srv, _ := newHandler(t, Config{Idle: time.Second, Poll: 50 * time.Millisecond})
+	cs := connect(t, srv)
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "TEMP", Arguments: map[string]any{"args": "1|2"}}); err != nil || res.IsError {
+			t.Fatalf("a call on a session in use: %v %v", res, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := srv.Config.Handler.(*Handler).fast.Load(); n < 10 {
+		t.Fatalf("%d calls took the fast path", n)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "TEMP", Arguments: map[string]any{"args": "1|2"}}); err == nil {
+		t.Fatal("a session idle for Config.Idle still answers")
+	}
+}
+
+// A client that gives up on a call sends notifications/cancelled: a call the
+// fast path is running is cancelled as the SDK cancelled its handler (the
+// upstream request is abandoned).
+func TestFastPathCancel(t *testing.T) {
+	srv, store := newHandler(t, Config{})
+	arrived, gone := make(chan struct{}), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		select {
+		case <-r.Context().Done():
+			close(gone)
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	row := rowcall.NewRow("SLOW", rowcall.TypeHTTP)
+	row.Target = "GET " + slow.URL + "/wait"
+	row.Content = "# WHAT: An upstream that waits"
+	if _, err := store.Create(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_capability", Arguments: map[string]any{"key": "SLOW"}})
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call went on after the client cancelled it")
+	}
+	if n := srv.Config.Handler.(*Handler).fast.Load(); n != 1 {
+		t.Fatalf("the fast path took %d calls, not the one", n)
+	}
+}
+
+// Stateless (the worker), a call_capability is answered without building
+// the caller's projection: no directory page is read for it (on D1, rows
+// read are billed), as POST /api/dispatch reads none.
+func TestFastPathStatelessReadsNoPage(t *testing.T) {
+	srv, store := newHandler(t, Config{Stateless: true})
+	for i := range 3 {
+		code, _, body := rawPost(t, srv, "", `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}}`,
+			map[string]string{"MCP-Protocol-Version": "2025-06-18"})
+		if code != 200 || !strings.Contains(body, "latitude=1") {
+			t.Fatalf("call: %d %s", code, body)
+		}
+	}
+	if n := store.lists.Load(); n != 0 {
+		t.Fatalf("3 calls read %d directory pages", n)
+	}
+}
