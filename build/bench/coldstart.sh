@@ -32,12 +32,12 @@ for _ in $(seq "$rounds"); do
 			--var ROWCALL_RECEIPT_KEY:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= --var ROWCALL_NO_EXAMPLES:1 >"$log" 2>&1 &
 		pid=$!
 		until grep -q 'Ready on' "$log"; do sleep 0.02; done
-		first=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port/" || echo failed)
-		next=$(curl -s -o /dev/null -w '%{time_total}' -H 'x-terminal-key: rk_bench' "http://127.0.0.1:$port/api/directory" || echo failed)
+		first=$(curl -s -o /dev/null -w '%{time_total}s' "http://127.0.0.1:$port/") || first=failed
+		next=$(curl -s -m 60 -o /dev/null -w '%{time_total}s' -H 'x-terminal-key: rk_bench' "http://127.0.0.1:$port/api/directory") || next=failed
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		sleep 0.5 # wrangler prints the worker's console lines after the answer
 		said=$(grep -o 'started in .*\|handler_built=.*' "$log" | tr '\n' ' ' || true)
-		echo "$wasm: first request ${first}s, the next ${next}s; load $load; $said"
+		echo "$wasm: first request $first, the next $next; load $load; $said"
 		kill $pid
 		wait $pid 2>/dev/null || true
 	done
