@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api/mcp"
@@ -26,10 +27,14 @@ import (
 
 // Config is what the operator sets.
 type Config struct {
-	OwnerKeys   func() []string    // the owner keys valid now (two during a rotation)
-	ReceiptKeys []ledger.PublicKey // served at /.well-known/rowcall-receipt-keys; confirm verifies receipts with them
-	Signer      *ledger.Signer     // the receipt signing key: signs the chain head at /.well-known/rowcall-checkpoint
-	PublicReads bool               // let anyone read the directory without a credential
+	OwnerKeys func() []string // the owner keys valid now (two during a rotation)
+	// ReceiptKeys are the keys served at /.well-known/rowcall-receipt-keys,
+	// with which confirm verifies receipts (nil: none). Called once, on first
+	// use: deriving a key is the costliest step of a worker's start, and a
+	// first request that reads no receipt does not pay it.
+	ReceiptKeys func() []ledger.PublicKey
+	Signer      *ledger.Signer // the receipt signing key: signs the chain head at /.well-known/rowcall-checkpoint
+	PublicReads bool           // let anyone read the directory without a credential
 	// PublicURL is the base of every link the API writes (public receipts,
 	// contract documents, the discovery answers). When "", the request's own
 	// Host and whether it came over TLS; X-Forwarded-Proto and X-Forwarded-Host
@@ -63,8 +68,8 @@ type Handler struct {
 	store Store
 	disp  *dispatch.Dispatcher
 	mux   *http.ServeMux
-	mcp   *mcp.Handler // the MCP server at /mcp
-	keys  ledger.Keys  // cfg.ReceiptKeys, parsed
+	mcp   *mcp.Handler                             // the MCP server at /mcp
+	keys  func() ([]ledger.PublicKey, ledger.Keys) // cfg.ReceiptKeys, and parsed, on first use
 }
 
 // Store is what the API keeps besides the directory: tokens, breakers and the
@@ -79,7 +84,14 @@ type Store interface {
 // through disp.
 func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.Dispatcher) *Handler {
 	h := &Handler{cfg: cfg, dir: dir, store: store, disp: disp, mux: http.NewServeMux()}
-	h.keys, _ = ledger.ParseKeys(cfg.ReceiptKeys) // a key that does not parse verifies nothing: confirm says so
+	h.keys = sync.OnceValues(func() ([]ledger.PublicKey, ledger.Keys) {
+		list := []ledger.PublicKey{}
+		if cfg.ReceiptKeys != nil {
+			list = cfg.ReceiptKeys()
+		}
+		keys, _ := ledger.ParseKeys(list) // a key that does not parse verifies nothing: confirm says so
+		return list, keys
+	})
 	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Unauthorized: unauthorized, Fail: writeError,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)

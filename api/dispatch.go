@@ -104,7 +104,8 @@ func receiptStatus(rc rowcall.Receipt) string {
 // before anything is said about it. A receipt that fails is not confirmed and
 // its status says why, never PROVEN…; reason is "" for one that verifies.
 func (h *Handler) verdict(rc *rowcall.Receipt) (confirmed bool, status, reason string) {
-	err := h.keys.Check(rc)
+	_, keys := h.keys()
+	err := keys.Check(rc)
 	switch {
 	case err == nil:
 		return true, receiptStatus(*rc), ""

@@ -55,10 +55,7 @@ func (h *Handler) exportReceipts(w http.ResponseWriter, r *http.Request, c Calle
 // receiptKeys handles GET /.well-known/rowcall-receipt-keys: the public keys
 // that verify this host's receipts, public and keyless.
 func (h *Handler) receiptKeys(w http.ResponseWriter, r *http.Request) {
-	keys := h.cfg.ReceiptKeys
-	if keys == nil {
-		keys = []ledger.PublicKey{}
-	}
+	keys, _ := h.keys()
 	writeJSON(w, http.StatusOK, ordered{{"keys", keys}})
 }
 

@@ -6,7 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
-	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -52,9 +52,19 @@ func newInstance() *instance {
 
 // ServeHTTP serves one request: the worker's own /_worker/ endpoints, or the API.
 func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	inst.requests.Add(1)
+	first := inst.requests.Add(1) == 1
 	h, _ := handleFrom(r.Context())
+	start := time.Now()
 	a := inst.appFor(h)
+	if first {
+		// What the isolate's first request spends in Go beyond the program's
+		// start (which the shim logs): the handler's wiring, and answering.
+		built := time.Since(start)
+		defer func() {
+			slog.Info("rowcall: first request", "request", r.Method+" "+r.URL.Path,
+				"handler_built", built.Round(time.Millisecond), "answered", time.Since(start).Round(time.Millisecond))
+		}()
+	}
 	a.seeder.seed(r.Context())
 	if strings.HasPrefix(r.URL.Path, "/_worker/") {
 		inst.serveWorker(a, w, r)
@@ -71,7 +81,7 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), syncLimit)
 			defer cancel()
 			if err := a.indexer.Pass(ctx); err != nil {
-				fmt.Printf("rowcall: vectors: %v\n", err)
+				slog.Error("rowcall: vectors", "err", err)
 			}
 		}
 	}

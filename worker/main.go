@@ -65,6 +65,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -76,6 +77,7 @@ import (
 )
 
 func main() {
+	slog.SetDefault(slog.New(newConsoleHandler(nil))) // log.go
 	inst := newInstance()
 	registerServe(inst)
 	select {} // serve answers from callbacks; main must never return

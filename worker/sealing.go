@@ -4,7 +4,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -68,7 +68,7 @@ func (s *sealing) after(ctx context.Context) {
 	}
 	if err != nil {
 		s.retry.Store(time.Now().Add(sealRetry).UnixNano())
-		fmt.Printf("rowcall: receipt segments: %v\n", err)
+		slog.Error("rowcall: receipt segments", "err", err)
 	}
 }
 

@@ -5,7 +5,7 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,14 +63,14 @@ func (s *seeder) seed(ctx context.Context) {
 	start := time.Now()
 	created, err := s.install(ctx)
 	if err != nil {
-		fmt.Printf("rowcall: installing the example rows: %v (tried again on the next request)\n", err)
+		slog.Warn("rowcall: installing the example rows (tried again on the next request)", "err", err)
 		return
 	}
 	s.done.Store(true)
 	s.created, s.took = created, time.Since(start)
 	if len(created) > 0 {
-		fmt.Printf("rowcall: a fresh database: example rows ready to call: %s (installed in %s)\n",
-			strings.Join(created, ", "), time.Since(start).Round(time.Millisecond))
+		slog.Info("rowcall: a fresh database: example rows ready to call", "rows", strings.Join(created, ", "),
+			"installed_in", time.Since(start).Round(time.Millisecond))
 	}
 }
 

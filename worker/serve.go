@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -130,7 +131,7 @@ func run(inst *instance, r *http.Request, h *reqHandle, respond js.Value) {
 				w.abort(fmt.Errorf("handler aborted"))
 				return
 			}
-			fmt.Printf("rowcall: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, p, debug.Stack())
+			slog.Error("rowcall: panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 			if !w.answered {
 				w.header = http.Header{"Content-Type": {"application/json; charset=utf-8"}}
 				w.status, w.buf = http.StatusInternalServerError, jsonObject("error", "internal", "message", fmt.Sprint("panic: ", p))

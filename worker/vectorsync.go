@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -119,7 +120,7 @@ func (s *vectorSync) after(ctx context.Context) {
 
 func (s *vectorSync) failed(err error) {
 	s.noted(func(r *syncReport) { r.Failures++; r.LastError = err.Error() })
-	fmt.Printf("rowcall: vectors: %v\n", err)
+	slog.Error("rowcall: vectors", "err", err)
 }
 
 func (s *vectorSync) noted(f func(*syncReport)) {

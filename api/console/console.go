@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 //go:embed static
@@ -29,25 +30,31 @@ var files embed.FS
 // static is the console's files (index.html, *.js, *.css).
 var static, _ = fs.Sub(files, "static")
 
-// etags name each file's content, so a browser that has it gets a 304.
-var etags = func() map[string]string {
-	m := map[string]string{}
-	fs.WalkDir(static, ".", func(name string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			b, _ := fs.ReadFile(static, name)
-			sum := sha256.Sum256(b)
-			m[name] = `"` + hex.EncodeToString(sum[:12]) + `"`
-		}
-		return nil
-	})
-	return m
-}()
+// etags name each file's content, so a browser that has it gets a 304: a
+// file's is made when it is first served (name → quoted hex), not at start,
+// where hashing every file would weigh on a worker's first request.
+var etags sync.Map
+
+// etag returns the ETag of the file name, and whether there is such a file.
+func etag(name string) (string, bool) {
+	if e, ok := etags.Load(name); ok {
+		return e.(string), true
+	}
+	b, err := fs.ReadFile(static, name) // a directory is no file
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.Sum256(b)
+	e := `"` + hex.EncodeToString(sum[:12]) + `"`
+	etags.Store(name, e)
+	return e, true
+}
 
 // headers are sent with every console file: nothing but this origin may run
 // or load anything, and no page may frame it.
-func headers(w http.ResponseWriter, name string) {
+func headers(w http.ResponseWriter, etag string) {
 	h := w.Header()
-	h.Set("ETag", etags[name]) // http.ServeContent answers If-None-Match with it
+	h.Set("ETag", etag) // http.ServeContent answers If-None-Match with it
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -56,7 +63,8 @@ func headers(w http.ResponseWriter, name string) {
 
 // Index serves the console's page (GET / only).
 func Index(w http.ResponseWriter, r *http.Request) {
-	headers(w, "index.html")
+	e, _ := etag("index.html")
+	headers(w, e)
 	http.ServeFileFS(w, r, static, "index.html")
 }
 
@@ -65,10 +73,11 @@ var assets = http.StripPrefix("/console/", http.FileServerFS(static))
 // Assets serves the console's scripts and styles under /console/.
 func Assets(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/console/")
-	if _, ok := etags[name]; !ok { // no directory listings, nothing but the files
+	e, ok := etag(name)
+	if !ok { // no directory listings, nothing but the files
 		http.NotFound(w, r)
 		return
 	}
-	headers(w, name)
+	headers(w, e)
 	assets.ServeHTTP(w, r)
 }

@@ -41,6 +41,26 @@
 import "./wasm_exec.js";
 import app from "./app.wasm";
 
+// Go's stdout and stderr: wasm_exec.js writes both with console.log, which
+// wrangler shows at its "log" level only (`wrangler dev --log-level info`
+// drops it). Lines of stderr — a panic's trace, the runtime's fatal errors —
+// go to console.error; the worker's own log goes through the console method
+// of each record's level (worker/log.go).
+{
+  const pending = { 1: "", 2: "" };
+  const decoders = { 1: new TextDecoder("utf-8"), 2: new TextDecoder("utf-8") };
+  globalThis.fs.writeSync = (fd, buf) => {
+    const f = fd === 2 ? 2 : 1;
+    pending[f] += decoders[f].decode(buf, { stream: true });
+    const nl = pending[f].lastIndexOf("\n");
+    if (nl !== -1) {
+      (f === 2 ? console.error : console.log)(pending[f].substring(0, nl));
+      pending[f] = pending[f].substring(nl + 1);
+    }
+    return buf.length;
+  };
+}
+
 let live = null; // the instance serving this isolate
 let started = 0; // instances this isolate has started
 
@@ -118,6 +138,7 @@ class Instance {
       call: (id, target, method, args) => this.op(id, () => call(target, method, args)),
     };
     const wasm = new WebAssembly.Instance(app, go.importObject);
+    const instantiated = Date.now();
     // run executes main synchronously until it waits: serve is registered then.
     go.run(wasm, context).catch((e) => this.die(e));
     if (this.dead) throw this.dead;
@@ -125,7 +146,7 @@ class Instance {
       this.die(new Error("the Go program did not register serve and complete"));
       throw this.dead;
     }
-    console.log(`rowcall: Go instance ${this.number} started in ${Date.now() - t0} ms`);
+    console.info(`rowcall: Go instance ${this.number} started in ${Date.now() - t0} ms (instantiate ${instantiated - t0} ms, then Go's package init and main)`);
   }
 
   // enter runs fn (which calls into Go) as context.

@@ -219,7 +219,7 @@ func New(s Settings, p Platform) (*App, error) {
 		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank}
 		a.Ranker.Reranker = a.Reranker
 	}
-	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: []ledger.PublicKey{p.Signer.Public()}, Signer: p.Signer,
+	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API

@@ -24,20 +24,29 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/rowcall/rowcall"
 )
 
 // Signer signs receipts with one Ed25519 key.
+//
+// The key is derived from its seed on first use (a signature, Public), not
+// by NewSigner: the derivation's first run (Ed25519's base-point table, and on
+// js/wasm the engine compiling that code) is the largest piece of a worker
+// isolate's start, and a first request that signs nothing does not pay it.
 type Signer struct {
-	key ed25519.PrivateKey
-	id  string
+	seed    []byte
+	derived sync.Once
+	key     ed25519.PrivateKey // set by derived
+	id      string             // set by derived
 }
 
 // NewSigner returns a Signer for the private key derived from seed (32 bytes).
@@ -45,8 +54,16 @@ func NewSigner(seed []byte) (*Signer, error) {
 	if len(seed) != ed25519.SeedSize {
 		return nil, fmt.Errorf("ledger: a signing key seed is %d bytes, got %d", ed25519.SeedSize, len(seed))
 	}
-	key := ed25519.NewKeyFromSeed(seed)
-	return &Signer{key: key, id: KeyID(key.Public().(ed25519.PublicKey))}, nil
+	return &Signer{seed: bytes.Clone(seed)}, nil
+}
+
+// private returns the signing key and its key_id, derived on the first call.
+func (s *Signer) private() (ed25519.PrivateKey, string) {
+	s.derived.Do(func() {
+		s.key = ed25519.NewKeyFromSeed(s.seed)
+		s.id = KeyID(s.key.Public().(ed25519.PublicKey))
+	})
+	return s.key, s.id
 }
 
 // KeyID names a public key: the first 16 hex digits of its SHA-256.
@@ -64,16 +81,17 @@ type PublicKey struct {
 
 // Public returns the signer's public key.
 func (s *Signer) Public() PublicKey {
-	pub := s.key.Public().(ed25519.PublicKey)
-	return PublicKey{Alg: "Ed25519", KeyID: s.id, Key: base64.StdEncoding.EncodeToString(pub)}
+	key, id := s.private()
+	return PublicKey{Alg: "Ed25519", KeyID: id, Key: base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))}
 }
 
 // SignChain links rs in order after (prevSeq, prevHash) and signs them with
 // one signature over the Merkle root of their hashes.
 func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string) {
+	key, id := s.private()
 	leaves := make([][]byte, len(rs))
 	for i, r := range rs {
-		r.Seq, r.Prev, r.KeyID = prevSeq+1, prevHash, s.id
+		r.Seq, r.Prev, r.KeyID = prevSeq+1, prevHash, id
 		sum := sha256.Sum256(r.Canonical())
 		r.SHA256 = hex.EncodeToString(sum[:]) // rowcall.Fingerprint
 		prevSeq, prevHash = r.Seq, r.SHA256
@@ -84,7 +102,7 @@ func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string
 		level = parents(level)
 		levels = append(levels, level)
 	}
-	sig := base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, rootMessage(levels[len(levels)-1][0])))
+	sig := base64.StdEncoding.EncodeToString(ed25519.Sign(key, rootMessage(levels[len(levels)-1][0])))
 	// Each node's hex, made once: a node is on the path of every receipt
 	// under its sibling.
 	hexes := make([][]string, len(levels)-1)
