@@ -166,4 +166,3 @@ func appendAll(t *testing.T, log *sqlstore.ReceiptLog, n int) {
 	wg.Wait()
 	log.Close()
 }
-
