@@ -48,7 +48,7 @@ func TestReceiptRowsAcrossMigration(t *testing.T) {
 	store := sqlstore.New(db)
 	store.MaxParams = 32766
 	const old, more = 300, 200
-	appendAll(t, testenv.Receipts(t, store), old)
+	appendAll(t, testenv.Receipts(t, store), 0, old)
 	before, err := store.Receipts(ctx, 0, old)
 	if err != nil || len(before) != old {
 		t.Fatalf("%d receipts, %v", len(before), err)
@@ -94,7 +94,7 @@ func TestReceiptRowsAcrossMigration(t *testing.T) {
 	}
 
 	// New receipts chain on from the old head, stored as bytes.
-	appendAll(t, testenv.Receipts(t, store), more)
+	appendAll(t, testenv.Receipts(t, store), old, more)
 	after, err := store.Receipts(ctx, 0, old+more+10)
 	if err != nil || len(after) != old+more {
 		t.Fatalf("%d receipts after the migration, want %d: %v", len(after), old+more, err)
@@ -149,16 +149,17 @@ func TestReceiptRowsKeepOddValues(t *testing.T) {
 	}
 }
 
-// appendAll appends n receipts from n callers at once (so the writer signs
-// batches with paths), waits for them and stops the writer.
-func appendAll(t *testing.T, log *sqlstore.ReceiptLog, n int) {
+// appendAll appends n receipts (realistic from, from+1, …) from n callers at
+// once (so the writer signs batches with paths), waits for them and stops the
+// writer.
+func appendAll(t *testing.T, log *sqlstore.ReceiptLog, from, n int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := <-log.Append(realistic(i, i)); err != nil {
+			if err := <-log.Append(realistic(from+i, i)); err != nil {
 				t.Error(err)
 			}
 		}()
