@@ -374,7 +374,7 @@ func batchJSON(b *rowcall.Batch) any {
 	}
 	j.WriteByte('[')
 	for i, h := range b.Path {
-		if !isHex(h) {
+		if !isLowerHex(h) {
 			m, _ := json.Marshal(b)
 			return string(m)
 		}
@@ -387,13 +387,4 @@ func batchJSON(b *rowcall.Batch) any {
 	}
 	j.WriteString("]}")
 	return j.String()
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
