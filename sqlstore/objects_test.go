@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,20 +14,25 @@ import (
 )
 
 // objectBackends opens a fresh, empty store of each ObjectStore the host
-// has: a directory, and an S3 bucket on a real S3 server (gofakes3, in
-// memory, on loopback) reached through s3objects with SigV4 — the worker's
+// has: a directory, and an S3 bucket on a real S3 server (gofakes3 on
+// loopback; "s3" keeps its objects in memory, "s3disk" in files) reached
+// through s3objects with SigV4 — the worker's
 // R2 runs the same calls in workerd (test/segments_test.go). Every test that
 // takes a backend runs against each one.
 func objectBackends() map[string]func(tb testing.TB) sqlstore.ObjectStore {
 	return map[string]func(tb testing.TB) sqlstore.ObjectStore{
 		"dir": func(tb testing.TB) sqlstore.ObjectStore { return sqlstore.DirObjects{Dir: tb.TempDir()} },
-		"s3":  func(tb testing.TB) sqlstore.ObjectStore { return newS3(tb, "rowcall", "archive/receipts") },
+		"s3": func(tb testing.TB) sqlstore.ObjectStore {
+			return newS3(tb, testenv.S3(tb, "rowcall"), "rowcall", "archive/receipts")
+		},
+		"s3disk": func(tb testing.TB) sqlstore.ObjectStore {
+			return newS3(tb, testenv.S3OnDisk(tb, "rowcall"), "rowcall", "archive/receipts")
+		},
 	}
 }
 
-func newS3(t testing.TB, bucket, prefix string) *s3objects.Store {
+func newS3(t testing.TB, srv *httptest.Server, bucket, prefix string) *s3objects.Store {
 	t.Helper()
-	srv := testenv.S3(t, bucket)
 	store, err := s3objects.Open("s3://"+bucket+"/"+prefix+"?endpoint="+srv.URL+"&region=us-east-1", testenv.S3AccessKeyID, testenv.S3Secret)
 	if err != nil {
 		t.Fatal(err)

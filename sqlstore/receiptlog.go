@@ -350,13 +350,14 @@ var receiptCols = strings.Split(strings.Join(strings.Fields(receiptColumns), "")
 
 func receiptArgs(r *rowcall.Receipt) []any {
 	return []any{r.ID, r.Trace, nullable(r.Parent), r.Actor, r.Key, string(r.Type), r.Runner, r.StartedAt, r.Millis,
-		r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, r.Input, r.Output, r.Contract, nullable(r.TokenID),
-		r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID, batchJSON(r.Batch)}
+		r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), hashArg(r.Contract), nullable(r.TokenID),
+		r.Seq, hashArg(r.Prev), hashArg(r.SHA256), sigArg(r.Sig), r.KeyID, batchArg(r.Batch)}
 }
 
-// batchJSON is the batch column: json.Marshal's bytes for b, written without
-// reflection (it is on every receipt's INSERT). The path's hashes are hex;
-// a path holding anything else goes through json.Marshal.
+// batchJSON is the batch column's text form (batchArg's when the path is not
+// lowercase hex): json.Marshal's bytes for b, written without reflection. The
+// path's hashes are hex; a path holding anything else goes through
+// json.Marshal.
 func batchJSON(b *rowcall.Batch) any {
 	if b == nil {
 		return nil
@@ -374,7 +375,7 @@ func batchJSON(b *rowcall.Batch) any {
 	}
 	j.WriteByte('[')
 	for i, h := range b.Path {
-		if !isHex(h) {
+		if !isLowerHex(h) {
 			m, _ := json.Marshal(b)
 			return string(m)
 		}
@@ -387,13 +388,4 @@ func batchJSON(b *rowcall.Batch) any {
 	}
 	j.WriteString("]}")
 	return j.String()
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

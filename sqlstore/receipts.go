@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -115,12 +114,12 @@ func chainHead(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }) (int64, string, error) {
 	var seq sql.NullInt64
-	var hash sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, &hash)
+	var hash string
+	err := q.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, hexCol{&hash})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, "", err
 	}
-	return seq.Int64, hash.String, nil
+	return seq.Int64, hash, nil
 }
 
 // Trace returns every receipt of one trace, in chain order.
@@ -134,19 +133,16 @@ func (s *Store) receipts(ctx context.Context, cond string, args ...any) ([]rowca
 
 func scanReceipt(sc scanner) (rowcall.Receipt, error) {
 	var r rowcall.Receipt
-	var parent, token, prev, hash, sig, keyID, batch sql.NullString
+	var parent, token, keyID sql.NullString
 	var status, seq sql.NullInt64
 	var typ string
 	err := sc.Scan(&r.ID, &r.Trace, &parent, &r.Actor, &r.Key, &typ, &r.Runner, &r.StartedAt, &r.Millis, &r.OK,
-		&r.Material, &r.Shape, &r.CostUSD, &status, &r.Outcome, &r.Input, &r.Output, &r.Contract, &token,
-		&seq, &prev, &hash, &sig, &keyID, &batch)
+		&r.Material, &r.Shape, &r.CostUSD, &status, &r.Outcome, hexCol{&r.Input}, hexCol{&r.Output}, hexCol{&r.Contract}, &token,
+		&seq, hexCol{&r.Prev}, hexCol{&r.SHA256}, sigCol{&r.Sig}, &keyID, batchCol{&r.Batch})
 	r.Parent, r.Status, r.Type, r.TokenID = parent.String, int(status.Int64), rowcall.Type(typ), token.String
-	r.Seq, r.Prev, r.SHA256, r.Sig, r.KeyID = seq.Int64, prev.String, hash.String, sig.String, keyID.String
-	if err == nil && batch.Valid {
-		r.Batch = &rowcall.Batch{}
-		if jerr := json.Unmarshal([]byte(batch.String), r.Batch); jerr != nil {
-			return r, fmt.Errorf("receipt %s: stored batch is not JSON: %w", r.ID, jerr)
-		}
+	r.Seq, r.KeyID = max(seq.Int64, 0), keyID.String // a receipt from before the chain has seq < 0 (migration 0016)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		err = fmt.Errorf("receipt %s: %w", r.ID, err)
 	}
 	return r, err
 }

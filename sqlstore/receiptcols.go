@@ -1,0 +1,154 @@
+package sqlstore
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/rowcall/rowcall"
+)
+
+// How a receipt's hashes, signature and batch are stored (migration 0016):
+// as bytes, not text. A hash that is lowercase hex (every hash rowcall
+// computes) is stored as its bytes (32 for a SHA-256, not 64 characters), the
+// base64 signature as its 64 bytes, and the batch as batchBlob's binary form;
+// anything else (a hash a tamper test wrote, a path that is not hex) is kept
+// as the text it is. Reads take either form, so rows written before 0016 stay
+// as they are, and a receipt reads back exactly as it was stored: every API,
+// export and canonical form still sees the hex and base64 strings.
+
+// hashArg is a hash's column value: its bytes when s is lowercase hex, s
+// otherwise.
+func hashArg(s string) any {
+	if s == "" || len(s)%2 != 0 || !isLowerHex(s) {
+		return s
+	}
+	b, _ := hex.DecodeString(s)
+	return b
+}
+
+// sigArg is the signature's column value: its bytes when s is canonical
+// base64, s otherwise.
+func sigArg(s string) any {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if s == "" || err != nil || base64.StdEncoding.EncodeToString(b) != s {
+		return s
+	}
+	return b
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// hexCol scans a hash column: bytes become lowercase hex, text is as stored.
+type hexCol struct{ s *string }
+
+func (c hexCol) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*c.s = ""
+	case []byte:
+		*c.s = hex.EncodeToString(v)
+	case string:
+		*c.s = v
+	default:
+		return fmt.Errorf("a hash column holds a %T", v)
+	}
+	return nil
+}
+
+// sigCol scans the signature column: bytes become base64, text is as stored.
+type sigCol struct{ s *string }
+
+func (c sigCol) Scan(v any) error {
+	if b, ok := v.([]byte); ok {
+		*c.s = base64.StdEncoding.EncodeToString(b)
+		return nil
+	}
+	return hexCol(c).Scan(v)
+}
+
+// The batch column's binary form: one byte saying whether the path is nil
+// (batchNoPath) or a list (batchPath), the index and the size as uvarints,
+// then the path's 32-byte hashes. A batch whose path is not all 64-character
+// lowercase hex is stored as JSON text (batchJSON) instead.
+const (
+	batchNoPath = 0
+	batchPath   = 1
+)
+
+// batchArg is the batch column's value.
+func batchArg(b *rowcall.Batch) any {
+	if b == nil {
+		return nil
+	}
+	for _, h := range b.Path {
+		if len(h) != 64 || !isLowerHex(h) {
+			return batchJSON(b)
+		}
+	}
+	out := make([]byte, 1, 1+2*binary.MaxVarintLen64+32*len(b.Path))
+	if b.Path != nil {
+		out[0] = batchPath
+	}
+	out = binary.AppendUvarint(out, uint64(b.Index))
+	out = binary.AppendUvarint(out, uint64(b.Size))
+	for _, h := range b.Path {
+		out, _ = hex.AppendDecode(out, []byte(h))
+	}
+	return out
+}
+
+// batchCol scans the batch column, binary or JSON; NULL leaves *b nil.
+type batchCol struct{ b **rowcall.Batch }
+
+func (c batchCol) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*c.b = nil
+		return nil
+	case string:
+		*c.b = &rowcall.Batch{}
+		if err := json.Unmarshal([]byte(v), *c.b); err != nil {
+			return fmt.Errorf("stored batch is not JSON: %w", err)
+		}
+		return nil
+	case []byte:
+		b, err := decodeBatch(v)
+		*c.b = b
+		return err
+	}
+	return fmt.Errorf("the batch column holds a %T", v)
+}
+
+func decodeBatch(v []byte) (*rowcall.Batch, error) {
+	bad := fmt.Errorf("stored batch is %d bytes of neither JSON nor its binary form", len(v))
+	if len(v) == 0 || v[0] > batchPath {
+		return nil, bad
+	}
+	index, n := binary.Uvarint(v[1:])
+	if n <= 0 {
+		return nil, bad
+	}
+	size, m := binary.Uvarint(v[1+n:])
+	rest := v[1+n+m:]
+	if m <= 0 || len(rest)%32 != 0 || v[0] == batchNoPath && len(rest) > 0 {
+		return nil, bad
+	}
+	b := &rowcall.Batch{Index: int(index), Size: int(size)}
+	if v[0] == batchPath {
+		b.Path = make([]string, 0, len(rest)/32)
+		for ; len(rest) > 0; rest = rest[32:] {
+			b.Path = append(b.Path, hex.EncodeToString(rest[:32]))
+		}
+	}
+	return b, nil
+}
