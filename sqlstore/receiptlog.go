@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,9 +177,17 @@ func (l *ReceiptLog) write(group []pending) {
 	for i := range group {
 		rcs[i] = &group[i].rc
 	}
+	// fail ends every receipt not yet stored with err (rcs: the group's
+	// receipts still to store, in order, less any already failed).
 	fail := func(err error) {
-		for i := len(group) - len(rcs); i < len(group); i++ {
-			group[i].err = err
+		left := make(map[*rowcall.Receipt]bool, len(rcs))
+		for _, rc := range rcs {
+			left[rc] = true
+		}
+		for i := range group {
+			if left[&group[i].rc] {
+				group[i].err = err
+			}
 		}
 	}
 	start, races, lostRun := time.Now(), 0, 0
@@ -213,6 +223,22 @@ func (l *ReceiptLog) write(group []pending) {
 					break
 				}
 				if strings.Contains(err.Error(), "UNIQUE") {
+					if taken, terr := l.taken(ctx, rcs[:n]); terr == nil && len(taken) > 0 {
+						// An id another receipt already has (ids are random: a
+						// collision, not a race): that call fails, the rest relink.
+						rcs = slices.DeleteFunc(rcs, func(rc *rowcall.Receipt) bool {
+							if !taken[rc.ID] {
+								return false
+							}
+							for i := range group {
+								if &group[i].rc == rc {
+									group[i].err = fmt.Errorf("receipt id %s is already another receipt's: nothing was stored for this call; call again", rc.ID)
+								}
+							}
+							return true
+						})
+						break
+					}
 					if races++; time.Since(start) > raceFor {
 						fail(err)
 						return
@@ -248,17 +274,41 @@ const (
 	maxLost = 3
 )
 
-// landed reports whether rc is stored: then the statement that carried it
-// committed although its answer was lost (ids are unique, and one statement
-// stores all its receipts or none). It reads through the pool, not the
-// writer's connection.
+// landed reports whether rc itself is stored: then the statement that
+// carried it committed although its answer was lost (one statement stores all
+// its receipts or none). A row with rc's id but another call's trace, key or
+// start is not rc (an id collision), so rc is not stored. It reads through
+// the pool, not the writer's connection.
 func (l *ReceiptLog) landed(ctx context.Context, rc *rowcall.Receipt) (bool, error) {
 	var one int
-	err := l.store.DB.QueryRowContext(ctx, `SELECT 1 FROM receipts WHERE id = ?`, rc.ID).Scan(&one)
+	err := l.store.DB.QueryRowContext(ctx, `SELECT 1 FROM receipts WHERE id = ? AND trace = ? AND key = ? AND started_at = ?`,
+		rc.ID, rc.Trace, rc.Key, rc.StartedAt).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// taken returns which of rcs's ids a stored receipt already has.
+func (l *ReceiptLog) taken(ctx context.Context, rcs []*rowcall.Receipt) (map[string]bool, error) {
+	args := make([]any, len(rcs))
+	for i, rc := range rcs {
+		args[i] = rc.ID
+	}
+	rows, err := l.store.DB.QueryContext(ctx, `SELECT id FROM receipts WHERE id IN (?`+strings.Repeat(",?", len(rcs)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	taken := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		taken[id] = true
+	}
+	return taken, rows.Err()
 }
 
 // chainEnd makes sure the writer has its connection and knows the chain's end.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -223,5 +224,44 @@ func TestReceiptLogSurvivesLostConnections(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// A receipt whose id another stored receipt already has (a collision of the
+// ids' random part) is not stored and its caller is told so: the writer does
+// not take the other receipt for its own lost answer. The receipts queued
+// beside it are stored, and the chain verifies.
+func TestReceiptLogIDCollision(t *testing.T) {
+	store, log, keys := newLog(t)
+	first := receipt()
+	if err := <-log.Append(first); err != nil {
+		t.Fatal(err)
+	}
+	again := receipt()
+	again.ID, again.Trace = first.ID, "t_other"
+	if err := <-log.Append(again); err == nil || !strings.Contains(err.Error(), "already another receipt's") {
+		t.Fatalf("a colliding id alone: %v, want it refused", err)
+	}
+	// In one group (queued together) with receipts that are fine.
+	before, mid, after := receipt(), receipt(), receipt()
+	mid.ID, mid.Trace = first.ID, "t_third"
+	waits := []<-chan error{log.Append(before), log.Append(mid), log.Append(after)}
+	for i, w := range waits {
+		err := <-w
+		if (i == 1) != (err != nil) {
+			t.Fatalf("receipt %d of the group: %v", i, err)
+		}
+	}
+	chain, err := store.Receipts(context.Background(), 0, 100)
+	if err != nil || len(chain) != 3 {
+		t.Fatalf("%d receipts stored (%v), want 3", len(chain), err)
+	}
+	for _, rc := range chain {
+		if rc.ID == first.ID && rc.Trace != first.Trace {
+			t.Fatalf("the colliding receipt replaced the stored one: %+v", rc)
+		}
+	}
+	if err := testenv.Verify(keys, chain); err != nil {
+		t.Fatal(err)
 	}
 }
