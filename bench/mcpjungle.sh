@@ -7,6 +7,8 @@
 # ROWCALL_BIN=path runs that rowcall binary instead of building ./host;
 # ROWCALL_BASE_BIN=path runs a second rowcall host from that binary beside it,
 # as the target "base", in the same rounds (an A/B of two builds).
+# MCPLOAD_ARGS=-raw makes each tools/call raw HTTP on the SDK client's
+# sessions (the same request bytes, a lighter load client: bench/mcpload).
 # Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
 # not part of this repository: build it by hand (docs/benchmarks.md, "MCP
 # against MCPJungle", says from which commit and how). Without MCPJUNGLE_BIN
@@ -72,4 +74,4 @@ if [ -n "${MCPJUNGLE_BIN:-}" ]; then
   targets+=("mcpjungle=http://127.0.0.1:$mj/mcp#direct/TEMP")
   cpu+=",mcpjungle=$mj_pid"
 fi
-"$tmp/mcpload" load -rounds "$rounds" -secs "$secs" -clients "$clients" -key "$key" -cpu "$cpu" "${targets[@]}"
+"$tmp/mcpload" load ${MCPLOAD_ARGS:-} -rounds "$rounds" -secs "$secs" -clients "$clients" -key "$key" -cpu "$cpu" "${targets[@]}"

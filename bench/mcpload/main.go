@@ -10,7 +10,7 @@
 // body as text: what rowcall's http row TEMP calls, and what MCPJungle
 // proxies.
 //
-//	mcpload load [-rounds 3] [-secs 5] [-clients 1,8] [-key KEY] NAME=URL[#TOOL[#ARGS]] ...
+//	mcpload load [-rounds 3] [-secs 5] [-clients 1,8] [-key KEY] [-raw] NAME=URL[#TOOL[#ARGS]] ...
 //
 // connects, for each target, as many Go SDK client sessions as the largest
 // client count (Streamable HTTP, keep-alive, x-terminal-key: KEY on every
@@ -19,7 +19,12 @@
 // client calling TOOL with the JSON object ARGS as fast as it is answered. It
 // prints each run (calls/s, p50, p99, errors, and the CPU each listed process
 // spent a call: -cpu NAME=PID,...), then the medians over the rounds and the
-// ratios of the first target to the others. Ratios come from the same run,
+// ratios of the first target to the others. With -raw the sessions are still
+// the SDK client's (initialize, the session id, the protocol version it
+// negotiated), but each tools/call is the same JSON-RPC request written
+// straight to the connection and its whole answer read and checked: a load
+// client that spends less of the two cores the servers share with it, so
+// the figures are more the servers' own. Ratios come from the same run,
 // on the same machine at the same moments; absolute figures move with the
 // machine's load.
 package main
@@ -106,6 +111,7 @@ func load(argv []string) {
 	clientList := fs.String("clients", "1,8", "client counts, comma-separated")
 	key := fs.String("key", "", "x-terminal-key sent on every request")
 	cpuList := fs.String("cpu", "", "processes whose CPU a call is reported: NAME=PID,...")
+	fs.BoolVar(&raw, "raw", false, "make each tools/call as raw HTTP on the SDK client's session (a lighter load client)")
 	fs.Parse(argv)
 	var counts []int
 	for _, s := range strings.Split(*clientList, ",") {
@@ -127,7 +133,7 @@ func load(argv []string) {
 		}
 	}
 	transport := &http.Transport{MaxIdleConnsPerHost: 256}
-	httpClient := &http.Client{Transport: keyed{key: *key, next: transport}}
+	httpClient = &http.Client{Transport: keyed{key: *key, next: transport}}
 	var targets []*target
 	for _, spec := range fs.Args() {
 		name, rest, ok := strings.Cut(spec, "=")
@@ -154,7 +160,7 @@ func load(argv []string) {
 			defer cs.Close()
 			t.sessions = append(t.sessions, cs)
 		}
-		if _, err := call(t.sessions[0], t); err != nil {
+		if _, err := call(t.sessions[0], t); err != nil || raw && rawCall(t.sessions[0], t, 0) != nil {
 			log.Fatalf("mcpload: %s: a first call of %s: %v", name, t.tool, err)
 		}
 		targets = append(targets, t)
@@ -213,7 +219,13 @@ func measure(t *target, n int, d time.Duration, procs map[string]int) run {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				if _, err := call(t.sessions[i], t); err != nil {
+				var err error
+				if raw {
+					err = rawCall(t.sessions[i], t, len(lat[i])+errs[i]+1)
+				} else {
+					_, err = call(t.sessions[i], t)
+				}
+				if err != nil {
 					errs[i]++
 					continue
 				}
@@ -254,6 +266,46 @@ func call(cs *sdk.ClientSession, t *target) (*sdk.CallToolResult, error) {
 		return nil, fmt.Errorf("unexpected result: %+v", res.Content[0])
 	}
 	return res, nil
+}
+
+// raw and httpClient are load's -raw and the client every session uses.
+var (
+	raw        bool
+	httpClient *http.Client
+)
+
+// rawCall is call as one HTTP request on cs's session: the JSON-RPC
+// tools/call the SDK client sends, with its session and protocol headers; the
+// answer (JSON or an SSE event) must carry the upstream's body and no error.
+func rawCall(cs *sdk.ClientSession, t *target, id int) error {
+	args, _ := json.Marshal(t.args)
+	if t.args == nil {
+		args = []byte("{}")
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, 1_000_000+id, t.tool, args)
+	req, err := http.NewRequest("POST", t.url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+	res, err := httpClient.Do(req)
+	if err != nil {
+		return err
+	}
+	got, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	switch {
+	case err != nil:
+		return err
+	case res.StatusCode != 200:
+		return fmt.Errorf("HTTP %d: %s", res.StatusCode, got)
+	case !strings.Contains(string(got), "temperature_2m") || strings.Contains(string(got), `"isError":true`):
+		return fmt.Errorf("unexpected answer: %s", got)
+	}
+	return nil
 }
 
 // median is, field by field, the median of the runs.
