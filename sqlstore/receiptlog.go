@@ -166,9 +166,12 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 // server) drops the writer's connection and tries again on a fresh one, up to
 // maxLost times in a row. A statement whose answer was lost may still have
 // been stored, so before trying again the writer looks its first receipt up
-// by id: if it is there, the statement committed and is not sent again. So a
-// receipt is never stored twice, and no caller is told that a stored receipt
-// failed.
+// (by id, trace, key and start: another call's receipt with the same id is not
+// it): if it is there, the statement committed and is not sent again. So a
+// receipt is never stored twice, no caller is told that a stored receipt
+// failed, and none that an unstored one was stored. A receipt whose id another
+// stored receipt has (the ids' random part collided) fails alone; the rest of
+// its group is linked again and stored.
 func (l *ReceiptLog) write(group []pending) {
 	ctx := context.Background()
 	cond := group[0].cond
