@@ -3,13 +3,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -298,20 +296,13 @@ func (l *ReceiptLog) taken(ctx context.Context, rcs []*rowcall.Receipt) (map[str
 	for i, rc := range rcs {
 		args[i] = rc.ID
 	}
-	rows, err := l.store.DB.QueryContext(ctx, `SELECT id FROM receipts WHERE id IN (?`+strings.Repeat(",?", len(rcs)-1)+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	ids, err := queryAll(ctx, l.store, func(sc scanner) (id string, err error) { return id, sc.Scan(&id) },
+		`SELECT id FROM receipts WHERE id IN (?`+strings.Repeat(",?", len(rcs)-1)+`)`, args...)
 	taken := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
+	for _, id := range ids {
 		taken[id] = true
 	}
-	return taken, rows.Err()
+	return taken, err
 }
 
 // chainEnd makes sure the writer has its connection and knows the chain's end.
@@ -405,40 +396,4 @@ func receiptArgs(r *rowcall.Receipt) []any {
 	return []any{r.ID, r.Trace, nullable(r.Parent), r.Actor, r.Key, string(r.Type), r.Runner, r.StartedAt, r.Millis,
 		r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), hashArg(r.Contract), nullable(r.TokenID),
 		r.Seq, hashArg(r.Prev), hashArg(r.SHA256), sigArg(r.Sig), r.KeyID, batchArg(r.Batch)}
-}
-
-// batchJSON is the batch column's text form (batchArg's when the path is not
-// lowercase hex): json.Marshal's bytes for b, written without reflection. The
-// path's hashes are hex; a path holding anything else goes through
-// json.Marshal.
-func batchJSON(b *rowcall.Batch) any {
-	if b == nil {
-		return nil
-	}
-	var j strings.Builder
-	j.Grow(40 + len(b.Path)*67)
-	j.WriteString(`{"index":`)
-	j.WriteString(strconv.Itoa(b.Index))
-	j.WriteString(`,"size":`)
-	j.WriteString(strconv.Itoa(b.Size))
-	j.WriteString(`,"path":`)
-	if b.Path == nil {
-		j.WriteString("null}")
-		return j.String()
-	}
-	j.WriteByte('[')
-	for i, h := range b.Path {
-		if !isLowerHex(h) {
-			m, _ := json.Marshal(b)
-			return string(m)
-		}
-		if i > 0 {
-			j.WriteByte(',')
-		}
-		j.WriteByte('"')
-		j.WriteString(h)
-		j.WriteByte('"')
-	}
-	j.WriteString("]}")
-	return j.String()
 }
