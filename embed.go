@@ -111,11 +111,14 @@ func OnOneCore(ctx context.Context) context.Context {
 	return context.WithValue(ctx, oneCoreKey{}, true)
 }
 
-// OneCore reports whether ctx is marked by OnOneCore or InBackground: an
-// Embedder that can spread one call over several cores keeps it on one.
-func OneCore(ctx context.Context) bool {
-	b, _ := ctx.Value(oneCoreKey{}).(bool)
-	return b || Background(ctx)
+// Cores is how many cores a call on ctx may spread one piece of work over:
+// 1 when ctx is marked by OnOneCore or InBackground, else 0 (as many as
+// GOMAXPROCS). The embedded encoder and the in-memory vector scan take it.
+func Cores(ctx context.Context) int {
+	if b, _ := ctx.Value(oneCoreKey{}).(bool); b || Background(ctx) {
+		return 1
+	}
+	return 0
 }
 
 type oneCoreKey struct{}

@@ -135,11 +135,7 @@ func (m *Memory) Nearest(ctx context.Context, model rowcall.EmbedModel, q []floa
 		return nil, nil
 	}
 	scores := make([]float32, s.codes.Len())
-	cores := 0
-	if rowcall.OneCore(ctx) {
-		cores = 1
-	}
-	s.codes.Scores(q, scores, cores)
+	s.codes.Scores(q, scores, rowcall.Cores(ctx))
 	best := Top(scores, k, func(i int) bool { return all || s.meta[i].live }, func(i, j int) bool { return s.keys[i] < s.keys[j] })
 	hits := make([]rowcall.VectorHit, len(best))
 	for n, i := range best {

@@ -384,7 +384,7 @@ type oneCore struct {
 }
 
 func (o *oneCore) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	o.marked = append(o.marked, rowcall.OneCore(ctx))
+	o.marked = append(o.marked, rowcall.Cores(ctx) == 1)
 	return o.words.Embed(ctx, texts)
 }
 

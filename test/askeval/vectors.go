@@ -80,7 +80,7 @@ func (asModel) Model() rowcall.EmbedModel { return use.Model }
 
 func (e asModel) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if enc, ok := e.Embedder.(*use.Encoder); ok {
-		return use.Embedder{Enc: enc}.Embed(ctx, texts) // as the hosts embed (rowcall.OneCore)
+		return use.Embedder{Enc: enc}.Embed(ctx, texts) // as the hosts embed (rowcall.Cores)
 	}
 	return e.EmbedBatch(texts), nil
 }

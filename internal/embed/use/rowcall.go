@@ -19,10 +19,7 @@ func (e Embedder) Model() rowcall.EmbedModel { return Model }
 // call marked by rowcall.OnOneCore or rowcall.InBackground on one goroutine
 // (EmbedBatchOn).
 func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	cores := 0
-	if rowcall.OneCore(ctx) {
-		cores = 1
-	}
+	cores := rowcall.Cores(ctx)
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += 16 {
 		if err := ctx.Err(); err != nil {
