@@ -115,11 +115,7 @@ const (
 func TestWriteEmbedsOnce(t *testing.T) {
 	w := &watched{}
 	a := newApp(t, nil, app.Platform{Embedder: w})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	go func() { a.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	run(t, a)
 	m := w.Model()
 
 	if code, got := write(t, a, "POST", "/api/directory?similar=0", `{"key":"ROW_OLD","type":"fn","target":"echo","content":"# WHAT: Pay a customer back."}`); code != 201 || got["similar_rows"] != nil {
@@ -250,11 +246,7 @@ func TestWriteFlaggedWhenTheQueueEmbedsFirst(t *testing.T) {
 	l := &heldLook{Table: vectors.NewTable(nil, 0), key: "ROW_A", held: make(chan struct{}), let: make(chan struct{})}
 	a := newApp(t, nil, app.Platform{Embedder: w, Vectors: l})
 	l.Table.Store = a.Store
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	go func() { a.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	run(t, a)
 	m := w.Model()
 
 	if code, _ := write(t, a, "POST", "/api/directory?similar=0", `{"key":"ROW_OLD","type":"fn","target":"echo","content":"# WHAT: Pay a customer back."}`); code != 201 {
@@ -274,4 +266,12 @@ func TestWriteFlaggedWhenTheQueueEmbedsFirst(t *testing.T) {
 	if sim, _ := got["similar_rows"].([]any); len(sim) != 1 || sim[0].(map[string]any)["key"] != "ROW_OLD" {
 		t.Fatalf("a copy whose vector the queue made first is not flagged: %v", got)
 	}
+}
+
+// run starts a's background work (the embedding queue) until the test ends.
+func run(t *testing.T, a *app.App) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
