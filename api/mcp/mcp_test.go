@@ -264,6 +264,14 @@ func TestRowTool(t *testing.T) {
 	if b, err := body(&row, json.RawMessage(`{"args":12}`)); err != nil || b != "12" {
 		t.Fatalf("numeric args: %q %v", b, err)
 	}
+	// A row without a # WHAT line is described by its first # line, as the
+	// seed's NOW is (Row.Description, what ask and contract documents show).
+	row = rowcall.NewRow("NOW", rowcall.TypeFn)
+	row.Category = "time"
+	row.Content = "# Return the current time in Pacific time.\n# WHEN_TO_USE: any object that needs the time.\n# EX: [NOW][/NOW]"
+	if d := rowTool(&row).tool.Description; d != "Return the current time in Pacific time. When to use: any object that needs the time." {
+		t.Fatalf("a row without # WHAT: %q", d)
+	}
 	if got := clip(strings.Repeat("é", 10), 9); got != "ééé…" {
 		t.Fatalf("clip %q", got)
 	}

@@ -115,9 +115,10 @@ func rowTool(row *rowcall.Row) projected {
 	return projected{key: row.Key, tool: t, fp: string(fp)}
 }
 
-// describe is the tool description: the row's # WHAT and # WHEN_TO_USE lines.
+// describe is the tool description: what the row says it does (its # WHAT
+// line, else its first # line: Row.Description) and its # WHEN_TO_USE line.
 func describe(row *rowcall.Row) string {
-	d := sentence(row.DocLine("WHAT"))
+	d := sentence(row.Description())
 	if d == "" {
 		d = fmt.Sprintf("The %s capability %s.", row.Type, row.Key)
 		if row.Category != "" {
@@ -381,7 +382,7 @@ func (st *session) search(ctx context.Context, args []byte) *sdk.CallToolResult 
 // to call it (a program's fields); for the text block, what it does and when
 // to use it (prose for the model, said once: not repeated in the match).
 func (st *session) match(row *rowcall.Row) (m map[string]any, what, when string) {
-	what = sentence(row.DocLine("WHAT"))
+	what = sentence(row.Description())
 	if what == "" {
 		what = describe(row)
 	}
