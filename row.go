@@ -117,6 +117,17 @@ func (r *Row) Hygiene() []Violation {
 	return v
 }
 
+// Message says what is wrong with a row that has the violation.
+func (v Violation) Message() string {
+	switch v {
+	case MissingDescription:
+		return "content is empty: a row must say what it does"
+	case HighRiskMissingSchema:
+		return "the row is sensitive but has no input_schema"
+	}
+	return ""
+}
+
 // HowToFix says how to repair a hygiene violation.
 func (v Violation) HowToFix() string {
 	switch v {

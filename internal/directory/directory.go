@@ -146,7 +146,7 @@ func (s *Service) Import(ctx context.Context, rows []rowcall.Row) error {
 
 // Hygiene is the hygiene gate's refusal of violation v.
 func Hygiene(v rowcall.Violation) error {
-	return &rowcall.Error{Code: rowcall.EHygiene, Args: []string{string(v)}, HowToFix: v.HowToFix()}
+	return &rowcall.Error{Code: rowcall.EHygiene, Args: []string{string(v)}, Message: v.Message(), HowToFix: v.HowToFix()}
 }
 
 // newViolation returns the first violation in after that is not in before.

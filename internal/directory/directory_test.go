@@ -48,6 +48,20 @@ func TestWritesPassTheRules(t *testing.T) {
 			t.Fatalf("%+v: %v", c, err)
 		}
 	}
+	// A hygiene refusal says what is wrong and how to fix it, as every refusal does.
+	row.Sensitive = 1
+	for _, c := range []struct{ content, message string }{
+		{"", "content is empty: a row must say what it does"},
+		{"# WHAT: r", "the row is sensitive but has no input_schema"},
+	} {
+		row.Content = c.content
+		_, err := s.Create(ctx, row)
+		var e *rowcall.Error
+		if !errors.As(err, &e) || e.Code != rowcall.EHygiene || e.Message != c.message || e.HowToFix == "" {
+			t.Fatalf("%q: %#v", c.content, err)
+		}
+	}
+	row.Sensitive = 0
 	if _, err := s.Lookup(ctx, "R"); rowcall.ErrorCode(err) != rowcall.ENotFound || *changes != 0 {
 		t.Fatalf("a refused write left %v, %d changes", err, *changes)
 	}
