@@ -56,7 +56,7 @@ var all = []Example{
 # EX: [UPPER]hello wörld[/UPPER]
 # OUTPUT: HELLO WÖRLD
 ["$1+"]`},
-	{Name: "echo", Lang: "wat", Source: "echo/echo.wat", Key: "ECHO", Content: `# WHAT: Its arguments, joined by single spaces.
+	{Name: "echo", Lang: "wat", Source: "echo/echo.wat", Key: "ECHO", Content: `# WHAT: Its text, returned unchanged (pipes included).
 # WHEN_TO_USE: testing a flow or the fn sandbox.
 # ARGS: $1+=the text
 # EX: [ECHO]hello[/ECHO]
