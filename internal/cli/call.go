@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -38,12 +37,10 @@ func (c *CallCommand) Run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if status != http.StatusOK {
-		pretty, _ := json.MarshalIndent(out, "", "  ")
-		return fmt.Errorf("HTTP %d\n%s", status, pretty)
+		return fmt.Errorf("HTTP %d\n%s", status, indented(out))
 	}
 	if c.shape {
-		pretty, _ := json.MarshalIndent(out["shape"], "", "  ")
-		fmt.Fprintln(env.Stdout, string(pretty))
+		fmt.Fprintln(env.Stdout, indented(out["shape"]))
 	}
 	fmt.Fprintln(env.Stdout, out["result"])
 	if p, ok := out["proof"].(map[string]any); ok {

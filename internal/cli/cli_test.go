@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,5 +158,19 @@ COMP_WORDS=(`+line+`); COMP_CWORD=`+strconv.Itoa(len(words)-1)+`; _rowcall; echo
 		if err != nil || strings.TrimSpace(string(out)) != want {
 			t.Errorf("%q completes to %q (%v), want %q", line, out, err, want)
 		}
+	}
+}
+
+// `rowcall call` prints a refusal's JSON as a person reads it: the host's
+// "ask=<plain words>" stays so, not "ask=\u003cplain words\u003e".
+func TestCallPrintsARefusalReadably(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error":"unknown_key","how_to_fix":"use a did_you_mean entry, or GET /api/dispatch?ask=<plain words>"}`)
+	}))
+	defer srv.Close()
+	code, _, errs := run(t, map[string]string{"ROWCALL_OWNER_KEY": "k"}, "call", "NOPE", "--url", srv.URL)
+	if code != 1 || !strings.Contains(errs, `"how_to_fix": "use a did_you_mean entry, or GET /api/dispatch?ask=<plain words>"`) {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
 }

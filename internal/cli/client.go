@@ -114,6 +114,17 @@ func openInput(env *Env, file string) (io.ReadCloser, error) {
 	return os.Open(file)
 }
 
+// indented is v as indented JSON for a person to read: '<', '>' and '&' as
+// themselves, not \u003c (the error text "ask=<plain words>").
+func indented(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // printJSON writes v indented.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -28,8 +27,7 @@ func (c *ReceiptCommand) Run(ctx context.Context, env *Env, args []string) error
 	if err != nil {
 		return err
 	}
-	pretty, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintln(env.Stdout, string(pretty))
+	fmt.Fprintln(env.Stdout, indented(out))
 	if status != http.StatusOK {
 		return fmt.Errorf("no receipt %s", args[0])
 	}
