@@ -174,3 +174,11 @@ func TestCallPrintsARefusalReadably(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
 }
+
+// `rowcall receipt verify FILE` without --keys says where the keys come from.
+func TestReceiptVerifyWithoutKeysSaysWhereTheyAre(t *testing.T) {
+	code, _, errs := run(t, nil, "receipt", "verify", "chain.json")
+	if code == 0 || !strings.Contains(errs, "rowcall receipt keys > keys.json") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+}

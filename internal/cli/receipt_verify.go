@@ -34,7 +34,10 @@ func (c *ReceiptVerifyCommand) Flags(fs *flag.FlagSet) {
 }
 
 func (c *ReceiptVerifyCommand) Run(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 || c.keys == "" {
+	if len(args) == 1 && c.keys == "" {
+		return fmt.Errorf("receipt verify needs --keys KEYS.json: the host's public keys, saved with `rowcall receipt keys > keys.json` (also at /.well-known/rowcall-receipt-keys)")
+	}
+	if len(args) != 1 {
 		return fmt.Errorf("usage: rowcall receipt verify FILE --keys KEYS.json [--checkpoint CHECKPOINT]   (FILE: one receipt, or a chain from `rowcall receipt export`; - for stdin; CHECKPOINT: saved from `rowcall receipt checkpoint` or an earlier export)")
 	}
 	w := env.Stdout
