@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rowcall/rowcall/internal/app"
@@ -174,6 +175,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	ln, err := net.Listen("tcp", m.Addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: another process is listening on %s (a rowcall host already running?): stop it, or start this one on another address with --addr", err, m.Addr)
+	}
 	if err != nil {
 		return err
 	}

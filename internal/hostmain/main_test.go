@@ -2,7 +2,10 @@ package hostmain
 
 import (
 	"context"
+	"io"
+	"net"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rowcall/rowcall/internal/app"
@@ -54,5 +57,26 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 	}
 	if m.Settings.PublicReads || m.Settings.Audience != "other" {
 		t.Fatalf("flags given did not win: %+v", m.Settings)
+	}
+}
+
+// A host whose address is taken says so and names the flag that moves it.
+func TestAddressInUseNamesTheFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	m := NewMain()
+	m.LookupEnv = func(string) (string, bool) { return "", false }
+	m.Stdout = io.Discard
+	ctx := context.Background()
+	if err := m.ParseFlags(ctx, []string{"--addr", ln.Addr().String(), "--data", t.TempDir(), "--no-examples", "--embed-provider", "off"}); err != nil {
+		t.Fatal(err)
+	}
+	err = m.Run(ctx)
+	m.Close()
+	if err == nil || !strings.Contains(err.Error(), "another process is listening on "+ln.Addr().String()) || !strings.Contains(err.Error(), "--addr") {
+		t.Fatalf("Run on a taken address: %v", err)
 	}
 }
