@@ -16,8 +16,9 @@
 //     loading them. A row's inputSchema is its input_schema when it declares
 //     top-level properties (named arguments, joined into the pipe-separated body
 //     in declared order by typed.Body); otherwise one string argument, args,
-//     the body itself. The description is the row's # WHAT and # WHEN_TO_USE
-//     lines; args carries its # ARGS line and an example. The meta-tools'
+//     the body itself. The description is what the row says it does (its
+//     # WHAT line, else its first # line: Row.Description) and its
+//     # WHEN_TO_USE line; args carries its # ARGS line and an example. The meta-tools'
 //     own definitions are kept short (a client sends them to its model every
 //     turn). The list is paginated with the specification's cursor: a client
 //     that connects to /mcp?page_size=N (or a Config.PageSize) gets N tools
