@@ -87,6 +87,9 @@ func Convert(doc []byte, o Options) (Result, error) {
 	if !strings.HasPrefix(d.OpenAPI, "3.") {
 		return Result{}, fmt.Errorf(`not an OpenAPI 3 document ("openapi": %q); convert Swagger 2.0 first`, d.OpenAPI)
 	}
+	if o.Server != "" && !absoluteHTTP(o.Server) {
+		return Result{}, fmt.Errorf("the server %q is not an absolute http(s) URL; give the base URL, e.g. --server https://api.example.com/v1", o.Server)
+	}
 	res := Result{}
 	if d.Info != nil {
 		res.Title = d.Info.Title
@@ -263,10 +266,16 @@ func server(d *openapi3.T, item *openapi3.PathItem, op *openapi3.Operation, base
 			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
 		}
 	}
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+	if !absoluteHTTP(u) {
 		return "", fmt.Errorf("the server %q is not an absolute http(s) URL; give the base URL (--server URL)", u)
 	}
 	return u, nil
+}
+
+// absoluteHTTP reports whether u is an absolute http or https URL, as every
+// http row's target must be.
+func absoluteHTTP(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
 }
 
 type paramList []*openapi3.Parameter

@@ -81,4 +81,14 @@ func TestConvert(t *testing.T) {
 	if _, err := Convert([]byte(`{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{}}`), Options{}); err == nil {
 		t.Error("a Swagger 2.0 document converted")
 	}
+	// --server must be an absolute URL too: a relative one made rows whose
+	// every call failed with ERR:http:bad_target.
+	for _, base := range []string{"/relative", "api.example.com/v1"} {
+		if res, err := Convert([]byte(small), Options{Server: base}); err == nil || !strings.Contains(err.Error(), "not an absolute http(s) URL") {
+			t.Errorf("--server %s: %d rows, %v", base, len(res.Rows), err)
+		}
+	}
+	if res, err := Convert([]byte(small), Options{Server: "https://api.example.com/v1"}); err != nil || len(res.Rows) != 5 {
+		t.Errorf("--server https://api.example.com/v1: %d rows, %v", len(res.Rows), err)
+	}
 }
