@@ -66,7 +66,10 @@ func suiteLimits(t *testing.T, tg *target, up *upstream, ms *modelserver.Server)
 	expect(t, tokenCall(t, h, secret, "S_LIM", "2"), 200, map[string]any{"ok": true})
 	got = tokenCall(t, h, secret, "S_LIM", "3")
 	refused(t, h, got, 429, "budget_exhausted:2>=2")
-	if got.JSON["budget"] != "calls_day" || got.Header.Get("Retry-After") == "" {
+	// The message names the limit as it is minted (calls_day), so the owner
+	// can find it.
+	if msg, _ := got.JSON["message"].(string); got.JSON["budget"] != "calls_day" || got.Header.Get("Retry-After") == "" ||
+		!strings.HasPrefix(msg, "this token's calls_day is spent: 2 of 2") {
 		t.Fatalf("calls_day refusal %s %v", got.Raw, got.Header)
 	}
 	refused(t, h, tokenCall(t, h, secret, "S_LIM", "4"), 429, "budget_exhausted:2>=2")

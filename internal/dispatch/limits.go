@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -236,10 +237,10 @@ func (m *meter) budget(ctx context.Context, meter Meter, tok *rowcall.Token, now
 	dayUSD, sinceUSD := m.dayUSD, m.sinceUSD
 	m.spendMu.Unlock()
 	if lim.BudgetUSDDay > 0 && dayUSD >= lim.BudgetUSDDay {
-		return exhausted("usd_day", usd(dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
+		return exhausted("budget_usd_day", usd(dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
 	}
 	if lim.BudgetUSDMonth > 0 && sinceUSD >= lim.BudgetUSDMonth {
-		return exhausted("usd_month", usd(sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
+		return exhausted("budget_usd_month", usd(sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
 	}
 	return nil
 }
@@ -486,9 +487,12 @@ func rateLimited(tok *rowcall.Token, wait time.Duration) *rowcall.Error {
 }
 
 // exhausted is budget_exhausted:<spent>>=<cap> with the seconds until the
-// budget's window ends.
-func exhausted(budget, spent, limit, what string, wait time.Duration) *rowcall.Error {
-	e := refuse(rowcall.EBudgetExhausted, []string{spent, limit}, "this token's budget_"+budget+" is spent: "+spent+" of "+limit+" "+what,
+// budget's window ends; field is the limit's name where a token is minted
+// (budget_usd_day, calls_day), and the answer's "budget" that name without
+// "budget_".
+func exhausted(field, spent, limit, what string, wait time.Duration) *rowcall.Error {
+	budget := strings.TrimPrefix(field, "budget_")
+	e := refuse(rowcall.EBudgetExhausted, []string{spent, limit}, "this token's "+field+" is spent: "+spent+" of "+limit+" "+what,
 		"wait for the budget's window to end (Retry-After seconds), or ask the owner for a token with a larger budget")
 	e.Extra["budget"] = budget
 	e.Extra["retry_after"] = retryAfter(wait)

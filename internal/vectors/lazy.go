@@ -34,7 +34,8 @@ func Load(m rowcall.EmbedModel, open func() (rowcall.Embedder, error)) *Lazy {
 		l.mu.Unlock()
 		close(l.done)
 		if err != nil {
-			slog.Warn("embeddings off: the model could not be loaded; ask ranks by words alone", "model", m.ID(), "err", err)
+			slog.Warn("embeddings off: the model could not be loaded; ask ranks by words alone", "model", m.ID(), "err", err,
+				"fix", "fetch the weights once with `go run ./internal/embed/use/fetch` (or --tarball FILE offline), or set --embed-provider off to rank by words alone without this warning")
 			return
 		}
 		slog.Info("embeddings on", "model", m.ID(), "loaded_in", time.Since(start).Round(time.Millisecond))

@@ -156,7 +156,7 @@ const maxDescription = 1000
 // that is a JSON Schema object with properties, otherwise one string "args"
 // parameter carrying the row's pipe-separated argument string.
 func projectTool(row *rowcall.Row) tool {
-	desc := row.DocLine("WHAT")
+	desc := row.Description()
 	if desc == "" {
 		desc = firstLine(row.Content)
 	}
