@@ -53,10 +53,26 @@ type VectorHit struct {
 type VectorIndex interface {
 	Upsert(ctx context.Context, m EmbedModel, vs []Vector) error
 	Delete(ctx context.Context, m EmbedModel, keys []string) error
-	// Nearest returns up to k rows by cosine with q, best first; only enabled
-	// and planner-visible rows unless all. Token scope is applied by the
-	// caller, to vector hits exactly as to word hits.
-	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, all bool) ([]VectorHit, error)
+	// Nearest returns up to k rows by cosine with q, best first, among
+	// those f passes: f is applied while the index is searched, so a
+	// caller gets its own best k however many rows it may not see rank
+	// above them.
+	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, f VectorFilter) ([]VectorHit, error)
+}
+
+// VectorFilter is which rows a VectorIndex's Nearest may return: enabled and
+// planner-visible unless All, in Scope (nil: every row; Scope.Holds), and
+// not Except (a row's own key, for its neighbours).
+type VectorFilter struct {
+	All    bool
+	Scope  *Scope
+	Except string
+}
+
+// Passes reports whether the row key of category, enabled and planner-visible
+// as live says, passes f.
+func (f VectorFilter) Passes(key, category string, live bool) bool {
+	return (f.All || live) && key != f.Except && f.Scope.Holds(key, category)
 }
 
 // PendingVector is a written row's vector on its way, for the write's

@@ -159,11 +159,11 @@ func (t *Table) Delete(ctx context.Context, m rowcall.EmbedModel, keys []string)
 }
 
 // Nearest implements rowcall.VectorIndex, on the memory after a sync.
-func (t *Table) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
+func (t *Table) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, f rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
 	if err := t.Sync(ctx, m); err != nil {
 		return nil, err
 	}
-	return t.mem.Nearest(ctx, m, q, k, all)
+	return t.mem.Nearest(ctx, m, q, k, f)
 }
 
 // Scores implements Scorer.
