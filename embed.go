@@ -37,6 +37,11 @@ type Embedder interface {
 type Vector struct {
 	Key      string
 	TextHash [32]byte  // EmbedHash of the text embedded: a changed row re-embeds
+	// Version is the row's version whose text was embedded: a vector index
+	// that can (the vectors table) stores the vector only while the row is
+	// at that version, so an embedding of older text that ends late never
+	// replaces the newer text's vector. 0: stored whatever the version.
+	Version  int64
 	Values   []float32 // L2-normalised, len EmbedModel.Dim
 	Category string
 	Enabled  bool

@@ -140,13 +140,22 @@ func (t *Table) refresh(ctx context.Context, m rowcall.EmbedModel, keys []string
 	return t.mem.Upsert(ctx, m, vs)
 }
 
-// Upsert implements rowcall.VectorIndex: the table, then the memory.
+// Upsert implements rowcall.VectorIndex: the table, then the memory as the
+// table holds it after (a vector of a row's older version is not stored:
+// Vector.Version).
 func (t *Table) Upsert(ctx context.Context, m rowcall.EmbedModel, vs []rowcall.Vector) error {
+	if len(vs) == 0 {
+		return nil
+	}
 	if err := t.Store.UpsertVectors(ctx, m, vs); err != nil {
 		return err
 	}
 	t.Touch()
-	return t.mem.Upsert(ctx, m, vs)
+	keys := make([]string, len(vs))
+	for i := range vs {
+		keys[i] = vs[i].Key
+	}
+	return t.refresh(ctx, m, keys)
 }
 
 // Delete implements rowcall.VectorIndex.

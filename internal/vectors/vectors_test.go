@@ -479,3 +479,78 @@ func TestScopedNeighboursAreTheScopesBest(t *testing.T) {
 		t.Errorf("scoped ask by vectors: %v", keys(hits))
 	}
 }
+
+// heldText is the test embedder that holds the embedding of one text until
+// let is closed, telling held once it is under way.
+type heldText struct {
+	*words
+	text      string
+	held, let chan struct{}
+}
+
+func (h *heldText) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if slices.Contains(texts, h.text) {
+		close(h.held)
+		<-h.let
+	}
+	return h.words.Embed(ctx, texts)
+}
+
+// readRows is a store that tells read once the queue's pass read the rows.
+type readRows struct {
+	*sqlstore.Store
+	read chan struct{}
+}
+
+func (s readRows) AllRows(ctx context.Context, scope *rowcall.Scope, all bool) ([]rowcall.Row, error) {
+	rows, err := s.Store.AllRows(ctx, scope, all)
+	close(s.read)
+	return rows, err
+}
+
+// TestOldTextNeverOverwritesTheNewVector: the queue's pass reads a row, a
+// write then changes its text and stores the new text's vector (the write
+// held the key while it embedded, so the pass waits or embeds after); the
+// pass's embedding of the old text, ending last, does not replace it.
+func TestOldTextNeverOverwritesTheNewVector(t *testing.T) {
+	ctx := context.Background()
+	store := sqlstore.New(testdb.Open(t))
+	old := row("PAY_REFUND", "payments", "return money to a buyer")
+	if err := store.Upsert(ctx, []rowcall.Row{old}); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := store.Lookup(ctx, old.Key)
+	next := cur
+	next.Content = "# WHAT: send a letter to an inbox\n# WHEN_TO_USE: send a letter to an inbox"
+	emb := &heldText{words: &words{name: "m1"}, text: rowcall.EmbedText(&next), held: make(chan struct{}), let: make(chan struct{})}
+	table := vectors.NewTable(store, 0)
+	read := readRows{store, make(chan struct{})}
+	x := &vectors.Indexer{Embedder: emb, Index: table, Store: read}
+
+	p := x.Begin(ctx, &next) // the write's own embedding, the key held
+	<-emb.held
+	passed := make(chan error)
+	go func() { passed <- x.Pass(ctx) }()
+	<-read.read // the pass holds the row at its old text
+	committed, err := store.Replace(ctx, next, cur.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(emb.let)
+	<-p.Keep(&committed)
+	if err := <-passed; err != nil {
+		t.Fatal(err)
+	}
+	m := emb.Model()
+	want := rowcall.EmbedHash(m, rowcall.EmbedText(&committed))
+	vs, err := store.Vectors(ctx, m, []string{old.Key})
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("vectors %v %v", vs, err)
+	}
+	if vs[0].TextHash != want {
+		t.Error("the table holds the old text's vector after the new text's was stored")
+	}
+	if _, h, _ := table.Peek(m, old.Key); h != want {
+		t.Error("the index holds the old text's vector after the new text's was stored")
+	}
+}
