@@ -36,7 +36,7 @@ type Embedder interface {
 // Vector is one row's embedding, with what a vector index filters on.
 type Vector struct {
 	Key      string
-	TextHash [32]byte  // EmbedHash of the text embedded: a changed row re-embeds
+	TextHash [32]byte // EmbedHash of the text embedded: a changed row re-embeds
 	// Version is the row's version whose text was embedded: a vector index
 	// that can (the vectors table) stores the vector only while the row is
 	// at that version, so an embedding of older text that ends late never
