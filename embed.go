@@ -36,7 +36,12 @@ type Embedder interface {
 // Vector is one row's embedding, with what a vector index filters on.
 type Vector struct {
 	Key      string
-	TextHash [32]byte  // EmbedHash of the text embedded: a changed row re-embeds
+	TextHash [32]byte // EmbedHash of the text embedded: a changed row re-embeds
+	// Version is the row's version whose text was embedded: a vector index
+	// that can (the vectors table) stores the vector only while the row is
+	// at that version, so an embedding of older text that ends late never
+	// replaces the newer text's vector. 0: stored whatever the version.
+	Version  int64
 	Values   []float32 // L2-normalised, len EmbedModel.Dim
 	Category string
 	Enabled  bool
@@ -53,10 +58,26 @@ type VectorHit struct {
 type VectorIndex interface {
 	Upsert(ctx context.Context, m EmbedModel, vs []Vector) error
 	Delete(ctx context.Context, m EmbedModel, keys []string) error
-	// Nearest returns up to k rows by cosine with q, best first; only enabled
-	// and planner-visible rows unless all. Token scope is applied by the
-	// caller, to vector hits exactly as to word hits.
-	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, all bool) ([]VectorHit, error)
+	// Nearest returns up to k rows by cosine with q, best first, among
+	// those f passes: f is applied while the index is searched, so a
+	// caller gets its own best k however many rows it may not see rank
+	// above them.
+	Nearest(ctx context.Context, m EmbedModel, q []float32, k int, f VectorFilter) ([]VectorHit, error)
+}
+
+// VectorFilter is which rows a VectorIndex's Nearest may return: enabled and
+// planner-visible unless All, in Scope (nil: every row; Scope.Holds), and
+// not Except (a row's own key, for its neighbours).
+type VectorFilter struct {
+	All    bool
+	Scope  *Scope
+	Except string
+}
+
+// Passes reports whether the row key of category, enabled and planner-visible
+// as live says, passes f.
+func (f VectorFilter) Passes(key, category string, live bool) bool {
+	return (f.All || live) && key != f.Except && f.Scope.Holds(key, category)
 }
 
 // PendingVector is a written row's vector on its way, for the write's

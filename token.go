@@ -67,9 +67,13 @@ func (t *Token) Covers(r *Row) bool { return ScopeOf(t).Covers(r) }
 // Covers reports whether row is in the scope (a nil scope covers every row):
 // the rule sqlstore's scope clause applies in SQL, for rows found elsewhere
 // (vector hits).
-func (s *Scope) Covers(r *Row) bool {
-	return s == nil || slices.Contains(s.Keys, r.Key) || slices.Contains(s.Categories, "*") ||
-		(r.Category != "" && slices.Contains(s.Categories, r.Category))
+func (s *Scope) Covers(r *Row) bool { return s.Holds(r.Key, r.Category) }
+
+// Holds is Covers for the row key of category (a vector index knows no
+// more of a row).
+func (s *Scope) Holds(key, category string) bool {
+	return s == nil || slices.Contains(s.Keys, key) || slices.Contains(s.Categories, "*") ||
+		(category != "" && slices.Contains(s.Categories, category))
 }
 
 // MayCall reports whether the gate could let the token call row at all: in

@@ -15,9 +15,12 @@ import (
 // an in-memory index over them.
 
 // UpsertVectors stores vs as model's vectors (replacing a key's older one),
-// in statements under D1's bound-parameter limit.
+// in statements under D1's bound-parameter limit. A vector with a Version is
+// stored only while its row is at that version, in the same statement: one
+// embedded from a row's older text, ending after the newer text's vector was
+// stored, is dropped (the row's newer write has its own).
 func (s *Store) UpsertVectors(ctx context.Context, model rowcall.EmbedModel, vs []rowcall.Vector) error {
-	const cols = 6
+	const cols = 7
 	per := max(1, s.maxParams()/cols)
 	now := s.now()
 	for start := 0; start < len(vs); start += per {
@@ -25,11 +28,13 @@ func (s *Store) UpsertVectors(ctx context.Context, model rowcall.EmbedModel, vs 
 		values := make([]string, len(batch))
 		args := make([]any, 0, len(batch)*cols)
 		for i, v := range batch {
-			values[i] = "(?,?,?,?,?,?)"
-			args = append(args, v.Key, model.ID(), len(v.Values), v.TextHash[:], VectorBlob(v.Values), now)
+			values[i] = "(?,?,?,?,?,?,?)"
+			args = append(args, v.Key, model.ID(), len(v.Values), v.TextHash[:], VectorBlob(v.Values), now, v.Version)
 		}
-		q := `INSERT INTO vectors (key, model, dim, text_sha256, vector, updated_at) VALUES ` + strings.Join(values, ",") +
-			` ON CONFLICT (model, key) DO UPDATE SET dim = excluded.dim, text_sha256 = excluded.text_sha256,
+		q := `INSERT INTO vectors (key, model, dim, text_sha256, vector, updated_at)
+			SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6 FROM (VALUES ` + strings.Join(values, ",") + `) AS v
+			WHERE v.column7 = 0 OR EXISTS (SELECT 1 FROM directory d WHERE d.key = v.column1 AND d.version = v.column7)
+			ON CONFLICT (model, key) DO UPDATE SET dim = excluded.dim, text_sha256 = excluded.text_sha256,
 			vector = excluded.vector, updated_at = excluded.updated_at`
 		if _, err := s.DB.ExecContext(ctx, q, args...); err != nil {
 			return err

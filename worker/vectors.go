@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/embed/dot"
 )
 
 // Finding rows by meaning on the worker: Workers AI embeds (the AI binding),
@@ -359,20 +361,27 @@ func (x *vectorize) Delete(ctx context.Context, m rowcall.EmbedModel, keys []str
 	return nil
 }
 
-// nearestFilter is the metadata filter of a query: the model, and unless all
-// only enabled, planner-visible rows.
-func nearestFilter(m rowcall.EmbedModel, all bool) map[string]any {
+// nearestFilter is the metadata filter of a query: the model, unless all
+// only enabled, planner-visible rows, and when cats is set only rows of one
+// of those categories.
+func nearestFilter(m rowcall.EmbedModel, all bool, cats []string) map[string]any {
 	f := map[string]any{metadataModel: map[string]any{"$eq": m.ID()}}
 	if !all {
 		f[metadataEnabled] = map[string]any{"$eq": true}
 		f[metadataVisible] = map[string]any{"$eq": true}
 	}
+	if len(cats) > 0 {
+		f[metadataCategory] = map[string]any{"$in": cats}
+	}
 	return f
 }
 
 // Nearest asks for at most 100 matches (Vectorize's topK without metadata)
-// and reads the keys of hashed ids back from their metadata.
-func (x *vectorize) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
+// and reads the keys of hashed ids back from their metadata. f is applied in
+// the index: a scope's categories are a metadata filter of the query, and
+// its keys' vectors (Vectorize filters on no id) are read by id and scored
+// here; the two are merged, best first.
+func (x *vectorize) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, f rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -382,8 +391,51 @@ func (x *vectorize) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float
 	if err := x.check(ctx, m); err != nil {
 		return nil, err
 	}
+	want := k
+	if f.Except != "" {
+		want++ // the row itself may be among them
+	}
+	var hits []rowcall.VectorHit
+	var err error
+	switch s := f.Scope; {
+	case s == nil || slices.Contains(s.Categories, "*"):
+		hits, err = x.query(ctx, m, q, want, nearestFilter(m, f.All, nil))
+	default:
+		var cats []string
+		for _, c := range s.Categories {
+			if c != "" {
+				cats = append(cats, c)
+			}
+		}
+		if len(cats) > 0 {
+			hits, err = x.query(ctx, m, q, want, nearestFilter(m, f.All, cats))
+		}
+		if err == nil && len(s.Keys) > 0 {
+			var more []rowcall.VectorHit
+			more, err = x.scored(ctx, m, q, s.Keys, f.All)
+			hits = append(hits, more...)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(hits, func(a, b rowcall.VectorHit) int {
+		return cmp.Or(cmp.Compare(b.Cosine, a.Cosine), strings.Compare(a.Key, b.Key))
+	})
+	out := hits[:0]
+	for i, h := range hits {
+		if h.Key != f.Except && (i == 0 || h.Key != hits[i-1].Key) && len(out) < k {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// query is one Vectorize query of the k nearest rows to q that filter
+// passes, with hashed ids read back as keys.
+func (x *vectorize) query(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, filter map[string]any) ([]rowcall.VectorHit, error) {
 	res, err := x.b.call(ctx, vectorizeBinding, "query", q,
-		map[string]any{"topK": min(k, maxTopK), "returnValues": false, "returnMetadata": "none", "filter": nearestFilter(m, all)})
+		map[string]any{"topK": min(k, maxTopK), "returnValues": false, "returnMetadata": "none", "filter": filter})
 	if err != nil {
 		return nil, fmt.Errorf("vectorize: query: %w", err)
 	}
@@ -423,6 +475,29 @@ func (x *vectorize) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// scored is the cosine of q with each of keys' vectors of model m (read by
+// id), among the enabled, planner-visible ones unless all.
+func (x *vectorize) scored(ctx context.Context, m rowcall.EmbedModel, q []float32, keys []string, all bool) ([]rowcall.VectorHit, error) {
+	got, err := x.byKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var hits []rowcall.VectorHit
+	for k, v := range got {
+		if _, ok := v.hash(m, k); !ok || !all && (v.Metadata[metadataEnabled] != true || v.Metadata[metadataVisible] != true) {
+			continue
+		}
+		vals, err := v.values()
+		if err != nil || len(vals) != m.Dim {
+			continue
+		}
+		c := []float32{0}
+		dot.Scores(q, vals, m.Dim, c)
+		hits = append(hits, rowcall.VectorHit{Key: k, Cosine: float64(c[0])})
+	}
+	return hits, nil
 }
 
 // stored is a vector as getByIds answers it, with its values as an array
@@ -575,7 +650,7 @@ func nearest(ctx context.Context, emb rowcall.Embedder, idx rowcall.VectorIndex,
 	if err != nil {
 		return nil, err
 	}
-	hits, err := idx.Nearest(ctx, emb.Model(), vs[0], cmp.Or(q.K, 5), q.All)
+	hits, err := idx.Nearest(ctx, emb.Model(), vs[0], cmp.Or(q.K, 5), rowcall.VectorFilter{All: q.All})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func TestVectorizeWire(t *testing.T) {
 	if err := x.Upsert(ctx, bge, []rowcall.Vector{{Key: long, Values: v, Category: "time", Enabled: true}}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := x.Nearest(ctx, bge, v, 500, false)
+	hits, err := x.Nearest(ctx, bge, v, 500, rowcall.VectorFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +225,42 @@ func TestRememberedEmbeds(t *testing.T) {
 	}
 	if strings.Join(texts, ",") != "row,other" || &again[1][0] != &first[0][0] || again[0][2] != 1 {
 		t.Fatalf("embedded %q", texts)
+	}
+}
+
+// TestVectorizeScopedNearest: a scope's categories are the query's metadata
+// filter and its keys' vectors are read by id and scored here, so a scoped
+// caller's k are its own best, merged best first, without the row left out.
+func TestVectorizeScopedNearest(t *testing.T) {
+	q, keyed := make([]float32, 768), make([]float32, 768)
+	q[0], keyed[0], keyed[1] = 1, 0.7, 0.71414284
+	b := &recorded{answer: func(method string, args []any) any {
+		switch method {
+		case "describe":
+			return map[string]any{"dimensions": 768}
+		case "query":
+			// The index's own filter: only mine rows are answered.
+			if !strings.Contains(fmt.Sprint(args[1]), "category:map[$in:[mine]]") {
+				return map[string]any{"matches": []any{map[string]any{"id": "CROWD", "score": 1}}}
+			}
+			return map[string]any{"matches": []any{map[string]any{"id": "SELF", "score": 0.95},
+				map[string]any{"id": "MINE_A", "score": 0.8}, map[string]any{"id": "MINE_B", "score": 0.6}}}
+		case "getByIds":
+			md := map[string]any{"key": "KEYED", "model": bge.ID(), "enabled": true, "visible": true,
+				"text_hash": base64.RawURLEncoding.EncodeToString(make([]byte, 32))}
+			return []any{map[string]any{"id": "KEYED", "values": keyed, "metadata": md}}
+		}
+		return nil
+	}}
+	hits, err := newVectorize(b).Nearest(context.Background(), bge, q, 2,
+		rowcall.VectorFilter{Scope: &rowcall.Scope{Categories: []string{"mine"}, Keys: []string{"KEYED"}}, Except: "SELF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].Key != "MINE_A" || hits[1].Key != "KEYED" || math.Abs(hits[1].Cosine-0.7) > 1e-6 {
+		t.Fatalf("hits %+v (calls %q)", hits, b.calls)
+	}
+	if !strings.Contains(b.calls[1], `"topK":3`) {
+		t.Fatalf("query %s: want topK 3 (k and the row left out)", b.calls[1])
 	}
 }

@@ -58,7 +58,7 @@ func (x mapIndex) Delete(_ context.Context, _ rowcall.EmbedModel, keys []string)
 	return nil
 }
 
-func (x mapIndex) Nearest(context.Context, rowcall.EmbedModel, []float32, int, bool) ([]rowcall.VectorHit, error) {
+func (x mapIndex) Nearest(context.Context, rowcall.EmbedModel, []float32, int, rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
 	return nil, nil
 }
 

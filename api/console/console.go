@@ -31,23 +31,30 @@ var files embed.FS
 var static, _ = fs.Sub(files, "static")
 
 // etags name each file's content, so a browser that has it gets a 304: a
-// file's is made when it is first served (name → quoted hex), not at start,
-// where hashing every file would weigh on a worker's first request.
-var etags sync.Map
+// file's (quoted hex) is made when it is first served, not at start, where
+// hashing every file would weigh on a worker's first request. The map itself
+// only lists the files.
+var etags = func() map[string]func() string {
+	m := map[string]func() string{}
+	fs.WalkDir(static, ".", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() { // a directory is no file
+			m[name] = sync.OnceValue(func() string {
+				b, _ := fs.ReadFile(static, name)
+				sum := sha256.Sum256(b)
+				return `"` + hex.EncodeToString(sum[:12]) + `"`
+			})
+		}
+		return nil
+	})
+	return m
+}()
 
 // etag returns the ETag of the file name, and whether there is such a file.
 func etag(name string) (string, bool) {
-	if e, ok := etags.Load(name); ok {
-		return e.(string), true
+	if e, ok := etags[name]; ok {
+		return e(), true
 	}
-	b, err := fs.ReadFile(static, name) // a directory is no file
-	if err != nil {
-		return "", false
-	}
-	sum := sha256.Sum256(b)
-	e := `"` + hex.EncodeToString(sum[:12]) + `"`
-	etags.Store(name, e)
-	return e, true
+	return "", false
 }
 
 // headers are sent with every console file: nothing but this origin may run

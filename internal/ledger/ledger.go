@@ -43,10 +43,9 @@ import (
 // js/wasm the engine compiling that code) is the largest piece of a worker
 // isolate's start, and a first request that signs nothing does not pay it.
 type Signer struct {
-	seed    []byte
-	derived sync.Once
-	key     ed25519.PrivateKey // set by derived
-	id      string             // set by derived
+	// private returns the signing key and its key_id, derived on the
+	// first call.
+	private func() (ed25519.PrivateKey, string)
 }
 
 // NewSigner returns a Signer for the private key derived from seed (32 bytes).
@@ -54,16 +53,11 @@ func NewSigner(seed []byte) (*Signer, error) {
 	if len(seed) != ed25519.SeedSize {
 		return nil, fmt.Errorf("ledger: a signing key seed is %d bytes, got %d", ed25519.SeedSize, len(seed))
 	}
-	return &Signer{seed: bytes.Clone(seed)}, nil
-}
-
-// private returns the signing key and its key_id, derived on the first call.
-func (s *Signer) private() (ed25519.PrivateKey, string) {
-	s.derived.Do(func() {
-		s.key = ed25519.NewKeyFromSeed(s.seed)
-		s.id = KeyID(s.key.Public().(ed25519.PublicKey))
-	})
-	return s.key, s.id
+	seed = bytes.Clone(seed)
+	return &Signer{private: sync.OnceValues(func() (ed25519.PrivateKey, string) {
+		key := ed25519.NewKeyFromSeed(seed)
+		return key, KeyID(key.Public().(ed25519.PublicKey))
+	})}, nil
 }
 
 // KeyID names a public key: the first 16 hex digits of its SHA-256.

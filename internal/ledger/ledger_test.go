@@ -130,9 +130,10 @@ func TestBatches(t *testing.T) {
 func TestReceiptBeforeBatches(t *testing.T) {
 	s, _ := chain(t, 0)
 	keys, _ := ParseKeys([]PublicKey{s.Public()})
-	r := rowcall.Receipt{ID: "inv_old", Key: "K", Outcome: "ok", Seq: 1, KeyID: s.id}
+	key, id := s.private()
+	r := rowcall.Receipt{ID: "inv_old", Key: "K", Outcome: "ok", Seq: 1, KeyID: id}
 	r.SHA256 = rowcall.Fingerprint(r.Canonical())
-	r.Sig = base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, r.Canonical()))
+	r.Sig = base64.StdEncoding.EncodeToString(ed25519.Sign(key, r.Canonical()))
 	if err := keys.Check(&r); err != nil {
 		t.Fatalf("old receipt: %v", err)
 	}
@@ -181,7 +182,8 @@ func TestCheckpoint(t *testing.T) {
 		t.Fatalf("open: %+v %v, want %+v", got, err, cp)
 	}
 	// The note verifies with the standard library too, under the C2SP key name.
-	vkey, _ := note.NewEd25519VerifierKey(cp.Origin, s.key.Public().(ed25519.PublicKey))
+	key, _ := s.private()
+	vkey, _ := note.NewEd25519VerifierKey(cp.Origin, key.Public().(ed25519.PublicKey))
 	v, _ := note.NewVerifier(vkey)
 	if _, err := note.Open(signed, note.VerifierList(v)); err != nil {
 		t.Fatalf("x/mod/sumdb/note: %v", err)

@@ -310,7 +310,7 @@ func (x *Indexer) embedTexts(ctx context.Context, texts []string) ([][]float32, 
 }
 
 func vectorOf(r *rowcall.Row, hash [32]byte, v []float32) rowcall.Vector {
-	return rowcall.Vector{Key: r.Key, TextHash: hash, Values: v, Category: r.Category,
+	return rowcall.Vector{Key: r.Key, TextHash: hash, Version: r.Version, Values: v, Category: r.Category,
 		Enabled: r.Enabled != 0, Visible: r.PlannerVisible != 0}
 }
 

@@ -126,8 +126,8 @@ func (m *Memory) Vector(model rowcall.EmbedModel, key string) ([]float32, bool) 
 
 // Nearest implements rowcall.VectorIndex: one pass of the int8 kernel over
 // every vector (on one core when ctx is marked rowcall.OnOneCore), then the
-// best k (ties by key).
-func (m *Memory) Nearest(ctx context.Context, model rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
+// best k that f passes (ties by key).
+func (m *Memory) Nearest(ctx context.Context, model rowcall.EmbedModel, q []float32, k int, f rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	s := m.set(model, false)
@@ -136,7 +136,8 @@ func (m *Memory) Nearest(ctx context.Context, model rowcall.EmbedModel, q []floa
 	}
 	scores := make([]float32, s.codes.Len())
 	s.codes.Scores(q, scores, rowcall.Cores(ctx))
-	best := Top(scores, k, func(i int) bool { return all || s.meta[i].live }, func(i, j int) bool { return s.keys[i] < s.keys[j] })
+	passes := func(i int) bool { return f.Passes(s.keys[i], s.meta[i].category, s.meta[i].live) }
+	best := Top(scores, k, passes, func(i, j int) bool { return s.keys[i] < s.keys[j] })
 	hits := make([]rowcall.VectorHit, len(best))
 	for n, i := range best {
 		hits[n] = rowcall.VectorHit{Key: s.keys[i], Cosine: float64(scores[i])}

@@ -172,7 +172,7 @@ func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilt
 		return nearest{err: errors.New("vectors: the embedder returned no vector for the query")}
 	}
 	n.qv = qvs[0]
-	n.hits, n.err = r.Index.Nearest(ctx, r.Embedder.Model(), n.qv, r.k(), f.All)
+	n.hits, n.err = r.Index.Nearest(ctx, r.Embedder.Model(), n.qv, r.k(), rowcall.VectorFilter{All: f.All, Scope: f.Scope})
 	return n
 }
 
@@ -318,32 +318,34 @@ func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowca
 
 // Similar returns up to n rows nearest the vector v (a row's, whose own key
 // self is left out) with cosine at least atLeast, that f lets the caller see,
-// best first.
+// best first. The index applies f while it searches, so rows the caller may
+// not see, however many rank above, take none of the n places.
 func (r *Ranker) Similar(ctx context.Context, v []float32, self string, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error) {
 	if r.Embedder == nil || r.Index == nil {
 		return nil, errors.New("vectors: no embedder")
 	}
-	// Some near rows may be out of scope: ask for more than n.
-	near, err := r.Index.Nearest(ctx, r.Embedder.Model(), v, 4*n+10, f.All)
+	near, err := r.Index.Nearest(ctx, r.Embedder.Model(), v, n, rowcall.VectorFilter{All: f.All, Scope: f.Scope, Except: self})
 	if err != nil {
 		return nil, err
 	}
 	var keys []string
 	for _, h := range near {
-		if h.Key != self && h.Cosine >= atLeast {
+		if h.Cosine >= atLeast {
 			keys = append(keys, h.Key)
 		}
 	}
 	if len(keys) == 0 {
 		return []rowcall.VectorHit{}, nil
 	}
+	// The rows as they are now: an index another host writes to may
+	// lag a row's delete or change.
 	byKey, err := r.Words.RowsByKey(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	out := []rowcall.VectorHit{}
 	for _, h := range near {
-		if row, ok := byKey[h.Key]; ok && h.Key != self && h.Cosine >= atLeast && Visible(&row, f) && len(out) < n {
+		if row, ok := byKey[h.Key]; ok && h.Cosine >= atLeast && Visible(&row, f) {
 			out = append(out, h)
 		}
 	}

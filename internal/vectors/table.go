@@ -140,13 +140,22 @@ func (t *Table) refresh(ctx context.Context, m rowcall.EmbedModel, keys []string
 	return t.mem.Upsert(ctx, m, vs)
 }
 
-// Upsert implements rowcall.VectorIndex: the table, then the memory.
+// Upsert implements rowcall.VectorIndex: the table, then the memory as the
+// table holds it after (a vector of a row's older version is not stored:
+// Vector.Version).
 func (t *Table) Upsert(ctx context.Context, m rowcall.EmbedModel, vs []rowcall.Vector) error {
+	if len(vs) == 0 {
+		return nil
+	}
 	if err := t.Store.UpsertVectors(ctx, m, vs); err != nil {
 		return err
 	}
 	t.Touch()
-	return t.mem.Upsert(ctx, m, vs)
+	keys := make([]string, len(vs))
+	for i := range vs {
+		keys[i] = vs[i].Key
+	}
+	return t.refresh(ctx, m, keys)
 }
 
 // Delete implements rowcall.VectorIndex.
@@ -159,11 +168,11 @@ func (t *Table) Delete(ctx context.Context, m rowcall.EmbedModel, keys []string)
 }
 
 // Nearest implements rowcall.VectorIndex, on the memory after a sync.
-func (t *Table) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, all bool) ([]rowcall.VectorHit, error) {
+func (t *Table) Nearest(ctx context.Context, m rowcall.EmbedModel, q []float32, k int, f rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
 	if err := t.Sync(ctx, m); err != nil {
 		return nil, err
 	}
-	return t.mem.Nearest(ctx, m, q, k, all)
+	return t.mem.Nearest(ctx, m, q, k, f)
 }
 
 // Scores implements Scorer.

@@ -239,22 +239,22 @@ func TestTableSeesAnotherHost(t *testing.T) {
 	b := newFixture(t, sqlstore.New(store.DB), "m1")
 	b.emb = a.emb
 	q, _ := a.emb.Embed(ctx, []string{"rain sun tomorrow"})
-	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, false); len(near) != 0 {
+	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, rowcall.VectorFilter{}); len(near) != 0 {
 		t.Fatalf("b found %v before anything was embedded", near)
 	}
 	a.pass(t)
-	near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, false)
+	near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, rowcall.VectorFilter{})
 	if len(near) != 1 || near[0].Key != "WX_FORECAST" {
 		t.Fatalf("b does not see a's vectors: %v", near)
 	}
 	r, _ := store.Lookup(ctx, "WX_FORECAST")
 	r.PlannerVisible = 0
 	store.Replace(ctx, r, 0)
-	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, false); len(near) == 1 && near[0].Key == "WX_FORECAST" {
+	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, rowcall.VectorFilter{}); len(near) == 1 && near[0].Key == "WX_FORECAST" {
 		t.Error("b still finds a hidden row")
 	}
 	store.Delete(ctx, "WX_FORECAST", 0)
-	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 4, true); slices.ContainsFunc(near, func(h rowcall.VectorHit) bool { return h.Key == "WX_FORECAST" }) {
+	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 4, rowcall.VectorFilter{All: true}); slices.ContainsFunc(near, func(h rowcall.VectorHit) bool { return h.Key == "WX_FORECAST" }) {
 		t.Error("b still finds a deleted row")
 	}
 }
@@ -357,7 +357,7 @@ func BenchmarkNearest(b *testing.B) {
 			q := vs[0].Values
 			b.ResetTimer()
 			for range b.N {
-				if _, err := mem.Nearest(context.Background(), m, q, vectors.K, false); err != nil {
+				if _, err := mem.Nearest(context.Background(), m, q, vectors.K, rowcall.VectorFilter{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -408,5 +408,149 @@ func TestQueryEmbeddedOnOneCore(t *testing.T) {
 	}
 	if got := keys(hits); len(got) == 0 || got[0] != "PAY_REFUND" {
 		t.Errorf("hits %v, want PAY_REFUND first", got)
+	}
+}
+
+// crowded is a store where 30 rows of category crowd mean exactly what the
+// query does and the two of category mine less: a caller scoped to mine
+// finds its rows only below every crowd row.
+func crowded(t *testing.T) (*fixture, []float32) {
+	ctx := context.Background()
+	store := sqlstore.New(testdb.Open(t))
+	var rows []rowcall.Row
+	for i := range 30 {
+		rows = append(rows, row(fmt.Sprintf("CROWD_%02d", i), "crowd", "return money to a buyer"))
+	}
+	rows = append(rows, row("MINE_SELLER", "mine", "return money to a seller"), row("MINE_MONEY", "mine", "money"))
+	if err := store.Upsert(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, store, "m1")
+	f.pass(t)
+	q, _ := f.emb.Embed(ctx, []string{"return money to a buyer"})
+	return f, q[0]
+}
+
+// noWords is a store whose word search finds nothing: the ranking's
+// candidates are the vector side's alone.
+type noWords struct{ *sqlstore.Store }
+
+func (noWords) Search(context.Context, string, rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	return nil, nil
+}
+
+// TestScopedNeighboursAreTheScopesBest: a token's neighbour list and ask's
+// vector side hold the best rows in its scope however many rows outside it
+// rank above them (the index filters while it scans, not after a top few).
+func TestScopedNeighboursAreTheScopesBest(t *testing.T) {
+	ctx := context.Background()
+	f, q := crowded(t)
+	for _, c := range []struct {
+		scope *rowcall.Scope
+		want  []string
+	}{
+		{&rowcall.Scope{Categories: []string{"mine"}}, []string{"MINE_SELLER", "MINE_MONEY"}},
+		{&rowcall.Scope{Keys: []string{"MINE_MONEY"}}, []string{"MINE_MONEY"}},
+		{&rowcall.Scope{Keys: []string{"MINE_MONEY", "CROWD_07"}, Categories: []string{"mine"}}, []string{"CROWD_07", "MINE_SELLER"}},
+	} {
+		got, err := f.rank.Similar(ctx, q, "CROWD_00", rowcall.SearchFilter{Scope: c.scope}, 2, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, h := range got {
+			keys = append(keys, h.Key)
+		}
+		if !slices.Equal(keys, c.want) {
+			t.Errorf("similar within %+v: %v, want %v", *c.scope, keys, c.want)
+		}
+	}
+	// The row itself is left out, not one of the n.
+	got, _ := f.rank.Similar(ctx, q, "CROWD_00", rowcall.SearchFilter{}, 3, -1)
+	if len(got) != 3 || slices.ContainsFunc(got, func(h rowcall.VectorHit) bool { return h.Key == "CROWD_00" }) {
+		t.Errorf("unscoped similar: %v", got)
+	}
+	r := &vectors.Ranker{Words: noWords{f.store}, Embedder: f.emb, Index: f.table, Weight: vectors.Weight, K: 5}
+	hits, err := r.Search(ctx, "return money to a buyer", rowcall.SearchFilter{Scope: &rowcall.Scope{Categories: []string{"mine"}}, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(keys(hits), []string{"MINE_SELLER", "MINE_MONEY"}) {
+		t.Errorf("scoped ask by vectors: %v", keys(hits))
+	}
+}
+
+// heldText is the test embedder that holds the embedding of one text until
+// let is closed, telling held once it is under way.
+type heldText struct {
+	*words
+	text      string
+	held, let chan struct{}
+}
+
+func (h *heldText) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if slices.Contains(texts, h.text) {
+		close(h.held)
+		<-h.let
+	}
+	return h.words.Embed(ctx, texts)
+}
+
+// readRows is a store that tells read once the queue's pass read the rows.
+type readRows struct {
+	*sqlstore.Store
+	read chan struct{}
+}
+
+func (s readRows) AllRows(ctx context.Context, scope *rowcall.Scope, all bool) ([]rowcall.Row, error) {
+	rows, err := s.Store.AllRows(ctx, scope, all)
+	close(s.read)
+	return rows, err
+}
+
+// TestOldTextNeverOverwritesTheNewVector: the queue's pass reads a row, a
+// write then changes its text and stores the new text's vector (the write
+// held the key while it embedded, so the pass waits or embeds after); the
+// pass's embedding of the old text, ending last, does not replace it.
+func TestOldTextNeverOverwritesTheNewVector(t *testing.T) {
+	ctx := context.Background()
+	store := sqlstore.New(testdb.Open(t))
+	old := row("PAY_REFUND", "payments", "return money to a buyer")
+	if err := store.Upsert(ctx, []rowcall.Row{old}); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := store.Lookup(ctx, old.Key)
+	next := cur
+	next.Content = "# WHAT: send a letter to an inbox\n# WHEN_TO_USE: send a letter to an inbox"
+	emb := &heldText{words: &words{name: "m1"}, text: rowcall.EmbedText(&next), held: make(chan struct{}), let: make(chan struct{})}
+	table := vectors.NewTable(store, 0)
+	read := readRows{store, make(chan struct{})}
+	x := &vectors.Indexer{Embedder: emb, Index: table, Store: read}
+
+	p := x.Begin(ctx, &next) // the write's own embedding, the key held
+	<-emb.held
+	passed := make(chan error)
+	go func() { passed <- x.Pass(ctx) }()
+	<-read.read // the pass holds the row at its old text
+	committed, err := store.Replace(ctx, next, cur.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(emb.let)
+	<-p.Keep(&committed)
+	if err := <-passed; err != nil {
+		t.Fatal(err)
+	}
+	m := emb.Model()
+	want := rowcall.EmbedHash(m, rowcall.EmbedText(&committed))
+	vs, err := store.Vectors(ctx, m, []string{old.Key})
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("vectors %v %v", vs, err)
+	}
+	if vs[0].TextHash != want {
+		t.Error("the table holds the old text's vector after the new text's was stored")
+	}
+	if _, h, _ := table.Peek(m, old.Key); h != want {
+		t.Error("the index holds the old text's vector after the new text's was stored")
 	}
 }

@@ -47,7 +47,7 @@ type VectorSearch struct {
 
 // Rank implements Ranker.
 func (v VectorSearch) Rank(ctx context.Context, query string) ([]string, error) {
-	hits, err := v.Index.Nearest(ctx, use.Model, v.Enc.Embed(query), Depth, true)
+	hits, err := v.Index.Nearest(ctx, use.Model, v.Enc.Embed(query), Depth, rowcall.VectorFilter{All: true})
 	var keys []string
 	for _, h := range hits {
 		keys = append(keys, h.Key)

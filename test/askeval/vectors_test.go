@@ -237,7 +237,7 @@ func benchParts(b *testing.B, h Hybrid) {
 	}{
 		{"embed", func(text string) { h.Enc.Embed(text) }},
 		{"cosine", func(string) {
-			if _, err := h.Index.Nearest(ctx, use.Model, q, h.K, false); err != nil {
+			if _, err := h.Index.Nearest(ctx, use.Model, q, h.K, rowcall.VectorFilter{}); err != nil {
 				b.Fatal(err)
 			}
 		}},
@@ -262,6 +262,6 @@ func benchParts(b *testing.B, h Hybrid) {
 func held(ix *vectors.Memory) int {
 	q := make([]float32, use.Dim)
 	q[0] = 1
-	hits, _ := ix.Nearest(context.Background(), use.Model, q, 1000, true)
+	hits, _ := ix.Nearest(context.Background(), use.Model, q, 1000, rowcall.VectorFilter{All: true})
 	return len(hits)
 }
