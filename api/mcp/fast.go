@@ -21,8 +21,9 @@ import (
 // transport (which cost more CPU than the call's dispatch), with the bytes
 // the SDK would write: the same tool handlers build the result, the SDK's
 // CallToolResult.MarshalJSON encodes it, and the JSON-RPC envelope and the
-// SSE event are the SDK's (TestFastPathAnswersAsTheSDK sends every case both
-// ways and compares). Only the plain form is taken: one JSON object with
+// plain JSON answer are the SDK's with its JSONResponse option, which the
+// handler sets (TestFastPathAnswersAsTheSDK sends every case both ways and
+// compares). Only the plain form is taken: one JSON object with
 // exactly the keys jsonrpc "2.0", a numeric or plain string id, method
 // "tools/call" and params with name and optional arguments (no _meta), a
 // tool the session lists, a protocol version the SDK accepts on a stateful
@@ -30,9 +31,9 @@ import (
 // initialize, notifications, GET and DELETE, batches, other methods, an
 // unknown tool, an unknown or closed session, bad headers — goes to the SDK
 // untouched, so its answers (and its errors) stay its own. Stateless (the
-// worker), the fast path takes call_capability alone, answered as JSON as
-// the SDK's JSONResponse does: the SDK would first build the caller's
-// projection (a directory query) for a server that answers one message.
+// worker), the fast path takes call_capability alone: the SDK would first
+// build the caller's projection (a directory query) for a server that
+// answers one message.
 //
 // What the SDK did around a call and the fast path does itself: the idle
 // timeout (the session's own, Config.Idle, counted over every POST, as the
@@ -237,23 +238,14 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	}
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Content-Type", "application/json") // JSONResponse: the message alone
 	b := make([]byte, 0, len(data)+len(call.id)+64)
-	if stateless { // JSONResponse: the message alone
-		hd.Set("Content-Type", "application/json")
-	} else { // one server-sent event
-		hd.Set("Content-Type", "text/event-stream")
-		hd.Set("Connection", "keep-alive")
-		b = append(b, "event: message\ndata: "...)
-	}
 	b = append(b, "{\"jsonrpc\":\"2.0\",\"id\":"...)
 	b = append(b, call.id...)
 	b = append(b, ",\"result\":"...)
 	b = append(b, data...)
 	b = append(b, '}')
-	if !stateless {
-		b = append(b, "\n\n"...)
-	}
-	w.Write(b) // the whole answer at once: no flush, one write (net/http adds a Content-Length where the SDK's flush made it chunked)
+	w.Write(b) // the whole answer at once: one write, with a Content-Length
 	return true
 }
 
