@@ -25,7 +25,8 @@ import (
 // handler sets (TestFastPathAnswersAsTheSDK sends every case both ways and
 // compares). Only the plain form is taken: one JSON object with
 // exactly the keys jsonrpc "2.0", a numeric or plain string id, method
-// "tools/call" and params with name and optional arguments (no _meta), a
+// "tools/call" and params with name, optional arguments and an optional
+// _meta the answer does not depend on (plainMeta), a
 // tool the session lists, a protocol version the SDK accepts on a stateful
 // server, the SDK's content type and Accept rules. Everything else —
 // initialize, notifications, GET and DELETE, batches, other methods, an
@@ -86,19 +87,71 @@ func parseCall(body []byte) (fastCall, bool) {
 	if !ok || !seen[0] || !seen[1] || !seen[2] || !seen[3] {
 		return c, false
 	}
-	var named bool
+	var named, meta bool
 	params.ForEach(func(k, v gjson.Result) bool {
 		switch {
 		case k.Str == "name" && !named && v.Type == gjson.String:
 			c.name, named = v.Str, true
 		case k.Str == "arguments" && c.args == nil:
 			c.args = []byte(v.Raw)
-		default: // _meta (the newer protocol's, or a progress token), a repeated key, anything else
+		case k.Str == "_meta" && !meta:
+			meta, ok = true, plainMeta(v)
+		default: // a repeated key, anything else
 			ok = false
 		}
 		return ok
 	})
-	return c, ok && named
+	return c, ok && named && shallow(body, maxDepth)
+}
+
+// plainMeta reports whether a request's _meta is one the SDK's answer does
+// not depend on, on a session: an object with no key of the protocol's own
+// (io.modelcontextprotocol/…: the newer protocol's version, client info and
+// capabilities, a related task), such as a progress token — rowcall's tools
+// send no progress, so the SDK's answer to a call with one is the call's
+// result alone.
+func plainMeta(meta gjson.Result) bool {
+	if !meta.IsObject() {
+		return false
+	}
+	ok := true
+	meta.ForEach(func(k, _ gjson.Result) bool {
+		ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/")
+		return ok
+	})
+	return ok
+}
+
+// maxDepth is the deepest nesting of objects and arrays the SDK decodes (its
+// internal json package's defaultMaxDepth); a deeper message is its to refuse.
+const maxDepth = 1000
+
+// shallow reports whether body, valid JSON, nests objects and arrays at most
+// max deep, counted as the SDK counts (brackets outside strings).
+func shallow(body []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > max {
+				return false
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return true
 }
 
 // plainID reports whether id is one the SDK writes back as it came: an
