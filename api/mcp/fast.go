@@ -34,7 +34,11 @@ import (
 // untouched, so its answers (and its errors) stay its own. Stateless (the
 // worker), the fast path takes call_capability alone: the SDK would first
 // build the caller's projection (a directory query) for a server that
-// answers one message.
+// answers one message. There it takes the newest protocol's calls too
+// (perRequest: the version, client info and capabilities in each request's
+// _meta, as the Go SDK client sends them to a stateless server), answered
+// as the SDK answers them: the result with the server's info in its _meta
+// and resultType "complete".
 //
 // What the SDK did around a call and the fast path does itself: the idle
 // timeout (the session's own, Config.Idle, counted over every POST, as the
@@ -48,7 +52,8 @@ import (
 type fastCall struct {
 	id   string // the request id, as JSON (a number or a plain string)
 	name string
-	args []byte // params.arguments as sent (nil when absent)
+	args []byte       // params.arguments as sent (nil when absent)
+	meta gjson.Result // params._meta (its Type gjson.Null when absent)
 }
 
 // parseCall returns the call in body when body is a lone tools/call request
@@ -95,7 +100,7 @@ func parseCall(body []byte) (fastCall, bool) {
 		case k.Str == "arguments" && c.args == nil:
 			c.args = []byte(v.Raw)
 		case k.Str == "_meta" && !meta:
-			meta, ok = true, plainMeta(v)
+			meta, ok, c.meta = true, v.IsObject(), v
 		default: // a repeated key, anything else
 			ok = false
 		}
@@ -203,16 +208,90 @@ func cancelOf(body []byte) (string, bool) {
 // a stateful server (the newest protocol is for stateless servers only).
 var statefulVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
 
+// newestProtocol is where the per-request protocol begins (SEP-2575): a
+// request carries its version, client info and capabilities in _meta, and
+// the SDK accepts it on a stateless server only.
+const newestProtocol = "2026-07-28"
+
+// perRequest reports whether a call on the newest protocol is one the SDK
+// answers as the call's result: its standard headers name the method and
+// the tool as the body does (Mcp-Method, Mcp-Name; rowcall's tools declare
+// no parameter headers), and its _meta carries the header's protocol
+// version, client capabilities the SDK decodes and client info it decodes
+// if any — and no other key of the protocol's own (a log level, a task).
+func perRequest(r *http.Request, c fastCall) bool {
+	version := r.Header.Get("MCP-Protocol-Version")
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.name {
+		return false
+	}
+	ok, seen := true, map[string]bool{}
+	c.meta.ForEach(func(k, v gjson.Result) bool {
+		if seen[k.Str] {
+			ok = false
+			return false
+		}
+		seen[k.Str] = true
+		switch k.Str {
+		case sdk.MetaKeyProtocolVersion:
+			ok = v.Type == gjson.String && v.Str == version
+		case sdk.MetaKeyClientCapabilities:
+			var caps struct { // the SDK's clientCapabilitiesV2, as JSON
+				Experimental map[string]any               `json:"experimental"`
+				Extensions   map[string]any               `json:"extensions"`
+				Roots        *sdk.RootCapabilities        `json:"roots"`
+				Sampling     *sdk.SamplingCapabilities    `json:"sampling"`
+				Elicitation  *sdk.ElicitationCapabilities `json:"elicitation"`
+			}
+			ok = decodesAs(v, &caps)
+		case sdk.MetaKeyClientInfo:
+			var info sdk.Implementation
+			ok = decodesAs(v, &info)
+		default:
+			ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/")
+		}
+		return ok
+	})
+	return ok && seen[sdk.MetaKeyProtocolVersion] && seen[sdk.MetaKeyClientCapabilities]
+}
+
+// decodesAs reports whether the object v decodes into x strictly: no field x
+// lacks (encoding/json matches names without case, the SDK's decoder with
+// it: so each of v's keys must come back when x is encoded again), no value
+// of another type. What it refuses the SDK may accept; it accepts nothing
+// the SDK refuses.
+func decodesAs(v gjson.Result, x any) bool {
+	if !v.IsObject() {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(v.Raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(x) != nil {
+		return false
+	}
+	again, err := json.Marshal(x)
+	if err != nil {
+		return false
+	}
+	back := gjson.ParseBytes(again)
+	ok := true
+	v.ForEach(func(k, _ gjson.Result) bool {
+		ok = back.Get(gjson.Escape(k.Str)).Exists()
+		return ok
+	})
+	return ok
+}
+
 // plainPOST reports whether r's headers are ones the SDK lets through to a
-// session's messages as they are.
-func plainPOST(r *http.Request) bool {
+// session's messages (to a stateless server's, when stateless) as they are.
+func plainPOST(r *http.Request, stateless bool) bool {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
-	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(statefulVersions, v) {
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(statefulVersions, v) &&
+		!(stateless && slices.Contains(sdk.SupportedProtocolVersions(), v)) {
 		return false
 	}
 	var jsonOK, streamOK bool // the SDK's Accept rule (streamableAccepts)
@@ -238,7 +317,7 @@ func plainPOST(r *http.Request) bool {
 // false.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string) bool {
 	stateless := h.cfg.Stateless
-	if h.slow.Load() || !plainPOST(r) || (!stateless && !st.initialized(id)) {
+	if h.slow.Load() || !plainPOST(r, stateless) || (!stateless && !st.initialized(id)) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
@@ -258,7 +337,8 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 		return true
 	}
 	call, ok := parseCall(body)
-	if !ok {
+	newer := stateless && r.Header.Get("MCP-Protocol-Version") >= newestProtocol
+	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta)) {
 		return false
 	}
 	// Stateless, only call_capability: search marks the listed rows, and
@@ -284,7 +364,15 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if res.Content == nil {
 		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
 	}
-	data, err := encodeResult(res)
+	var data []byte
+	if newer { // as the SDK annotates a result on the newest protocol: its serverInfo, resultType complete
+		res.Meta = sdk.Meta{sdk.MetaKeyServerInfo: h.implementation()}
+		if data, err = res.MarshalJSON(); err == nil {
+			data = append(data[:len(data)-1], `,"resultType":"complete"}`...) // the field MarshalJSON writes last (no inputRequests here)
+		}
+	} else {
+		data, err = encodeResult(res)
+	}
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return true

@@ -156,6 +156,54 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"bad page_size", sid, call("29", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, !stateless, "?page_size=0"},
 		{"page_size", sid, call("30", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, "?page_size=5"},
 	}
+	// The newest protocol (stateless servers only): each request carries
+	// its version, client info and capabilities in _meta (as the Go SDK
+	// client sends them here) and names its method and tool in headers.
+	newest := func(name string, extra ...string) map[string]string {
+		hd := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+		for i := 0; i+1 < len(extra); i += 2 {
+			hd[extra[i]] = extra[i+1]
+		}
+		return hd
+	}
+	const caps, info, version = `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}}`,
+		`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	perRequest := func(id, name, args string, meta ...string) string {
+		return call(id, `{"_meta":{`+strings.Join(meta, ",")+`},"name":"`+name+`","arguments":`+args+`}`)
+	}
+	capArgs := `{"args":"1|2","key":"TEMP"}`
+	for _, c := range []struct {
+		name, body string
+		header     map[string]string
+		fast       bool
+	}{
+		{"newest protocol, the Go SDK client's call", perRequest("40", CallTool, capArgs, caps, info, version), newest(CallTool), true},
+		{"newest protocol, an unknown key", perRequest("41", CallTool, `{"key":"TEMPP","args":"1"}`, caps, info, version), newest(CallTool), true},
+		{"newest protocol, no client info, no capabilities declared", perRequest("42", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{}`, version), newest(CallTool), true},
+		{"newest protocol, a progress token too", perRequest("43", CallTool, capArgs, caps, info, version, `"progressToken":7`), newest(CallTool), true},
+		{"newest protocol, every capability", perRequest("44", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{},"experimental":{"x":1},"extensions":{"y":{}}}`, info, version), newest(CallTool), true},
+		{"newest protocol, a row tool", perRequest("45", "TEMP", `{"args":"1|2"}`, caps, info, version), newest("TEMP"), false},
+		{"newest protocol, no capabilities", perRequest("46", CallTool, capArgs, info, version), newest(CallTool), false},
+		{"newest protocol, capabilities of the wrong type", perRequest("47", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":"yes"}}`, info, version), newest(CallTool), false},
+		{"newest protocol, capabilities null", perRequest("48", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":null`, info, version), newest(CallTool), false},
+		{"newest protocol, a capability's name in another case", perRequest("49", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"Roots":{"listChanged":true}}`, info, version), newest(CallTool), false},
+		{"newest protocol, client info of the wrong type", perRequest("50", CallTool, capArgs, caps, `"io.modelcontextprotocol/clientInfo":{"name":5}`, version), newest(CallTool), false},
+		{"newest protocol, _meta's version not the header's", perRequest("51", CallTool, capArgs, caps, info, `"io.modelcontextprotocol/protocolVersion":"2025-11-25"`), newest(CallTool), false},
+		{"newest protocol, no version in _meta", perRequest("52", CallTool, capArgs, caps, info), newest(CallTool), false},
+		{"newest protocol, no _meta", call("53", `{"name":"call_capability","arguments":`+capArgs+`}`), newest(CallTool), false},
+		{"newest protocol, a log level", perRequest("54", CallTool, capArgs, caps, info, version, `"io.modelcontextprotocol/logLevel":"debug"`), newest(CallTool), false},
+		{"newest protocol, no Mcp-Name", perRequest("55", CallTool, capArgs, caps, info, version), map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, false},
+		{"newest protocol, another Mcp-Name", perRequest("56", CallTool, capArgs, caps, info, version), newest("TEMP"), false},
+		{"newest protocol, another Mcp-Method", perRequest("57", CallTool, capArgs, caps, info, version), newest(CallTool, "Mcp-Method", "tools/list"), false},
+		{"newest protocol, no protocol header", perRequest("58", CallTool, capArgs, caps, info, version), map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": CallTool}, false},
+	} {
+		cases = append(cases, struct {
+			name, session, body string
+			header              map[string]string
+			fast                bool
+			query               string
+		}{c.name, sid, c.body, c.header, c.fast && stateless, ""}) // a stateful server refuses the newest protocol
+	}
 	for _, c := range cases {
 		if stateless {
 			c.fast = c.fast && strings.Contains(c.body, `"name":"call_capability"`)
