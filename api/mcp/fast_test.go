@@ -302,4 +302,20 @@ func TestFastPathStatelessReadsNoPage(t *testing.T) {
 	if n := store.lists.Load(); n != 0 {
 		t.Fatalf("3 calls read %d directory pages", n)
 	}
+	// The Go SDK's client, on the newest protocol (its choice with a
+	// stateless server: each request carries the protocol in _meta).
+	cs := connect(t, srv)
+	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Fatalf("the Go SDK client negotiated %s", v)
+	}
+	before := store.lists.Load()
+	for range 3 {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: CallTool, Arguments: map[string]any{"key": "TEMP", "args": "1|2"}})
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "latitude=1") {
+			t.Fatalf("call: %v %v", res, err)
+		}
+	}
+	if n := store.lists.Load() - before; n != 0 {
+		t.Fatalf("3 calls of the Go SDK client read %d directory pages", n)
+	}
 }
