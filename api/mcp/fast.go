@@ -235,12 +235,17 @@ func perRequest(r *http.Request, c fastCall) bool {
 		case sdk.MetaKeyProtocolVersion:
 			ok = v.Type == gjson.String && v.Str == version
 		case sdk.MetaKeyClientCapabilities:
-			var caps struct { // the SDK's clientCapabilitiesV2, as JSON
-				Experimental map[string]any               `json:"experimental"`
-				Extensions   map[string]any               `json:"extensions"`
-				Roots        *sdk.RootCapabilities        `json:"roots"`
-				Sampling     *sdk.SamplingCapabilities    `json:"sampling"`
-				Elicitation  *sdk.ElicitationCapabilities `json:"elicitation"`
+			var caps struct { // the SDK's clientCapabilitiesV2, as JSON (roots and sampling are its deprecated types' shapes)
+				Experimental map[string]any `json:"experimental"`
+				Extensions   map[string]any `json:"extensions"`
+				Roots        *struct {
+					ListChanged bool `json:"listChanged"`
+				} `json:"roots"`
+				Sampling *struct {
+					Context *struct{} `json:"context"`
+					Tools   *struct{} `json:"tools"`
+				} `json:"sampling"`
+				Elicitation *sdk.ElicitationCapabilities `json:"elicitation"`
 			}
 			ok = decodesAs(v, &caps)
 		case sdk.MetaKeyClientInfo:

@@ -181,7 +181,7 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"newest protocol, an unknown key", perRequest("41", CallTool, `{"key":"TEMPP","args":"1"}`, caps, info, version), newest(CallTool), true},
 		{"newest protocol, no client info, no capabilities declared", perRequest("42", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{}`, version), newest(CallTool), true},
 		{"newest protocol, a progress token too", perRequest("43", CallTool, capArgs, caps, info, version, `"progressToken":7`), newest(CallTool), true},
-		{"newest protocol, every capability", perRequest("44", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{},"experimental":{"x":1},"extensions":{"y":{}}}`, info, version), newest(CallTool), true},
+		{"newest protocol, every capability", perRequest("44", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{"context":{},"tools":{}},"elicitation":{"form":{}},"experimental":{"x":1},"extensions":{"y":{}}}`, info, version), newest(CallTool), true},
 		{"newest protocol, a row tool", perRequest("45", "TEMP", `{"args":"1|2"}`, caps, info, version), newest("TEMP"), false},
 		{"newest protocol, no capabilities", perRequest("46", CallTool, capArgs, info, version), newest(CallTool), false},
 		{"newest protocol, capabilities of the wrong type", perRequest("47", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":"yes"}}`, info, version), newest(CallTool), false},
