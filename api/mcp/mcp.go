@@ -179,7 +179,7 @@ func New(cfg Config) *Handler {
 		// SSE stream of one event: the specification lets a server answer
 		// either way and a client must take both, and rowcall sends nothing
 		// else during a request (list_changed goes on the GET stream). A
-		// client spends less on it (the Go SDK's: about 8% less CPU a call
+		// client spends less on it (the Go SDK's: 4-8% less CPU a call
 		// than on the event; docs/benchmarks.md, session 8).
 		JSONResponse: true,
 		// Every request carries the owner key or a token, so a DNS-rebound page
