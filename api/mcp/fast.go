@@ -21,18 +21,24 @@ import (
 // transport (which cost more CPU than the call's dispatch), with the bytes
 // the SDK would write: the same tool handlers build the result, the SDK's
 // CallToolResult.MarshalJSON encodes it, and the JSON-RPC envelope and the
-// SSE event are the SDK's (TestFastPathAnswersAsTheSDK sends every case both
-// ways and compares). Only the plain form is taken: one JSON object with
+// plain JSON answer are the SDK's with its JSONResponse option, which the
+// handler sets (TestFastPathAnswersAsTheSDK sends every case both ways and
+// compares). Only the plain form is taken: one JSON object with
 // exactly the keys jsonrpc "2.0", a numeric or plain string id, method
-// "tools/call" and params with name and optional arguments (no _meta), a
+// "tools/call" and params with name, optional arguments and an optional
+// _meta the answer does not depend on (plainMeta), a
 // tool the session lists, a protocol version the SDK accepts on a stateful
 // server, the SDK's content type and Accept rules. Everything else —
 // initialize, notifications, GET and DELETE, batches, other methods, an
 // unknown tool, an unknown or closed session, bad headers — goes to the SDK
 // untouched, so its answers (and its errors) stay its own. Stateless (the
-// worker), the fast path takes call_capability alone, answered as JSON as
-// the SDK's JSONResponse does: the SDK would first build the caller's
-// projection (a directory query) for a server that answers one message.
+// worker), the fast path takes call_capability alone: the SDK would first
+// build the caller's projection (a directory query) for a server that
+// answers one message. There it takes the newest protocol's calls too
+// (perRequest: the version, client info and capabilities in each request's
+// _meta, as the Go SDK client sends them to a stateless server), answered
+// as the SDK answers them: the result with the server's info in its _meta
+// and resultType "complete".
 //
 // What the SDK did around a call and the fast path does itself: the idle
 // timeout (the session's own, Config.Idle, counted over every POST, as the
@@ -46,7 +52,8 @@ import (
 type fastCall struct {
 	id   string // the request id, as JSON (a number or a plain string)
 	name string
-	args []byte // params.arguments as sent (nil when absent)
+	args []byte       // params.arguments as sent (nil when absent)
+	meta gjson.Result // params._meta (its Type gjson.Null when absent)
 }
 
 // parseCall returns the call in body when body is a lone tools/call request
@@ -85,19 +92,71 @@ func parseCall(body []byte) (fastCall, bool) {
 	if !ok || !seen[0] || !seen[1] || !seen[2] || !seen[3] {
 		return c, false
 	}
-	var named bool
+	var named, meta bool
 	params.ForEach(func(k, v gjson.Result) bool {
 		switch {
 		case k.Str == "name" && !named && v.Type == gjson.String:
 			c.name, named = v.Str, true
 		case k.Str == "arguments" && c.args == nil:
 			c.args = []byte(v.Raw)
-		default: // _meta (the newer protocol's, or a progress token), a repeated key, anything else
+		case k.Str == "_meta" && !meta:
+			meta, ok, c.meta = true, v.IsObject(), v
+		default: // a repeated key, anything else
 			ok = false
 		}
 		return ok
 	})
-	return c, ok && named
+	return c, ok && named && shallow(body, maxDepth)
+}
+
+// plainMeta reports whether a request's _meta is one the SDK's answer does
+// not depend on, on a session: an object with no key of the protocol's own
+// (io.modelcontextprotocol/…: the newer protocol's version, client info and
+// capabilities, a related task), such as a progress token — rowcall's tools
+// send no progress, so the SDK's answer to a call with one is the call's
+// result alone.
+func plainMeta(meta gjson.Result) bool {
+	if !meta.IsObject() {
+		return false
+	}
+	ok := true
+	meta.ForEach(func(k, _ gjson.Result) bool {
+		ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/")
+		return ok
+	})
+	return ok
+}
+
+// maxDepth is the deepest nesting of objects and arrays the SDK decodes (its
+// internal json package's defaultMaxDepth); a deeper message is its to refuse.
+const maxDepth = 1000
+
+// shallow reports whether body, valid JSON, nests objects and arrays at most
+// max deep, counted as the SDK counts (brackets outside strings).
+func shallow(body []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > max {
+				return false
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return true
 }
 
 // plainID reports whether id is one the SDK writes back as it came: an
@@ -149,16 +208,95 @@ func cancelOf(body []byte) (string, bool) {
 // a stateful server (the newest protocol is for stateless servers only).
 var statefulVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
 
+// newestProtocol is where the per-request protocol begins (SEP-2575): a
+// request carries its version, client info and capabilities in _meta, and
+// the SDK accepts it on a stateless server only.
+const newestProtocol = "2026-07-28"
+
+// perRequest reports whether a call on the newest protocol is one the SDK
+// answers as the call's result: its standard headers name the method and
+// the tool as the body does (Mcp-Method, Mcp-Name; rowcall's tools declare
+// no parameter headers), and its _meta carries the header's protocol
+// version, client capabilities the SDK decodes and client info it decodes
+// if any — and no other key of the protocol's own (a log level, a task).
+func perRequest(r *http.Request, c fastCall) bool {
+	version := r.Header.Get("MCP-Protocol-Version")
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.name {
+		return false
+	}
+	ok, seen := true, map[string]bool{}
+	c.meta.ForEach(func(k, v gjson.Result) bool {
+		if seen[k.Str] {
+			ok = false
+			return false
+		}
+		seen[k.Str] = true
+		switch k.Str {
+		case sdk.MetaKeyProtocolVersion:
+			ok = v.Type == gjson.String && v.Str == version
+		case sdk.MetaKeyClientCapabilities:
+			var caps struct { // the SDK's clientCapabilitiesV2, as JSON (roots and sampling are its deprecated types' shapes)
+				Experimental map[string]any `json:"experimental"`
+				Extensions   map[string]any `json:"extensions"`
+				Roots        *struct {
+					ListChanged bool `json:"listChanged"`
+				} `json:"roots"`
+				Sampling *struct {
+					Context *struct{} `json:"context"`
+					Tools   *struct{} `json:"tools"`
+				} `json:"sampling"`
+				Elicitation *sdk.ElicitationCapabilities `json:"elicitation"`
+			}
+			ok = decodesAs(v, &caps)
+		case sdk.MetaKeyClientInfo:
+			var info sdk.Implementation
+			ok = decodesAs(v, &info)
+		default:
+			ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/")
+		}
+		return ok
+	})
+	return ok && seen[sdk.MetaKeyProtocolVersion] && seen[sdk.MetaKeyClientCapabilities]
+}
+
+// decodesAs reports whether the object v decodes into x strictly: no field x
+// lacks (encoding/json matches names without case, the SDK's decoder with
+// it: so each of v's keys must come back when x is encoded again), no value
+// of another type. What it refuses the SDK may accept; it accepts nothing
+// the SDK refuses.
+func decodesAs(v gjson.Result, x any) bool {
+	if !v.IsObject() {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(v.Raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(x) != nil {
+		return false
+	}
+	again, err := json.Marshal(x)
+	if err != nil {
+		return false
+	}
+	back := gjson.ParseBytes(again)
+	ok := true
+	v.ForEach(func(k, _ gjson.Result) bool {
+		ok = back.Get(gjson.Escape(k.Str)).Exists()
+		return ok
+	})
+	return ok
+}
+
 // plainPOST reports whether r's headers are ones the SDK lets through to a
-// session's messages as they are.
-func plainPOST(r *http.Request) bool {
+// session's messages (to a stateless server's, when stateless) as they are.
+func plainPOST(r *http.Request, stateless bool) bool {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
-	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(statefulVersions, v) {
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(statefulVersions, v) &&
+		!(stateless && slices.Contains(sdk.SupportedProtocolVersions(), v)) {
 		return false
 	}
 	var jsonOK, streamOK bool // the SDK's Accept rule (streamableAccepts)
@@ -184,7 +322,7 @@ func plainPOST(r *http.Request) bool {
 // false.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string) bool {
 	stateless := h.cfg.Stateless
-	if h.slow.Load() || !plainPOST(r) || (!stateless && !st.initialized(id)) {
+	if h.slow.Load() || !plainPOST(r, stateless) || (!stateless && !st.initialized(id)) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
@@ -204,7 +342,8 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 		return true
 	}
 	call, ok := parseCall(body)
-	if !ok {
+	newer := stateless && r.Header.Get("MCP-Protocol-Version") >= newestProtocol
+	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta)) {
 		return false
 	}
 	// Stateless, only call_capability: search marks the listed rows, and
@@ -230,30 +369,29 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if res.Content == nil {
 		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
 	}
-	data, err := encodeResult(res)
+	var data []byte
+	if newer { // as the SDK annotates a result on the newest protocol: its serverInfo, resultType complete
+		res.Meta = sdk.Meta{sdk.MetaKeyServerInfo: h.implementation()}
+		if data, err = res.MarshalJSON(); err == nil {
+			data = append(data[:len(data)-1], `,"resultType":"complete"}`...) // the field MarshalJSON writes last (no inputRequests here)
+		}
+	} else {
+		data, err = encodeResult(res)
+	}
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return true
 	}
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Content-Type", "application/json") // JSONResponse: the message alone
 	b := make([]byte, 0, len(data)+len(call.id)+64)
-	if stateless { // JSONResponse: the message alone
-		hd.Set("Content-Type", "application/json")
-	} else { // one server-sent event
-		hd.Set("Content-Type", "text/event-stream")
-		hd.Set("Connection", "keep-alive")
-		b = append(b, "event: message\ndata: "...)
-	}
 	b = append(b, "{\"jsonrpc\":\"2.0\",\"id\":"...)
 	b = append(b, call.id...)
 	b = append(b, ",\"result\":"...)
 	b = append(b, data...)
 	b = append(b, '}')
-	if !stateless {
-		b = append(b, "\n\n"...)
-	}
-	w.Write(b) // the whole answer at once: no flush, one write (net/http adds a Content-Length where the SDK's flush made it chunked)
+	w.Write(b) // the whole answer at once: one write, with a Content-Length
 	return true
 }
 

@@ -124,7 +124,16 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"unknown tool", sid, call("10", `{"name":"NOPE","arguments":{}}`), v, false, ""},
 		{"name not a string", sid, call("11", `{"name":7}`), v, false, ""},
 		{"no params", sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call"}`, v, false, ""},
-		{"_meta", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, false, ""},
+		{"_meta, progress token", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, true, ""},
+		{"_meta first, string progress token", sid, call("31", `{"_meta":{"progressToken":"p-1"},"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, ""},
+		{"_meta, empty", sid, call("32", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{}}`), v, true, ""},
+		{"_meta, a vendor's key", sid, call("33", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{"com.example/trace":{"a":[1,"x"]}}}`), v, true, ""},
+		{"_meta, not an object", sid, call("34", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":5}`), v, false, ""},
+		{"_meta, null", sid, call("35", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":null}`), v, false, ""},
+		{"_meta, twice", sid, call("36", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{},"_meta":{}}`), v, false, ""},
+		{"_meta, the protocol's own key", sid, call("37", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18"}}`), v, false, ""},
+		{"nested as deep as the SDK decodes", sid, call("38", `{"name":"call_capability","arguments":{"key":"TEMP","args":`+strings.Repeat("[", 997)+strings.Repeat("]", 997)+`}}`), v, true, ""},
+		{"nested deeper than the SDK decodes", sid, call("39", `{"name":"call_capability","arguments":{"key":"TEMP","args":`+strings.Repeat("[", 998)+strings.Repeat("]", 998)+`}}`), v, false, ""},
 		{"notification form", sid, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"TEMP"}}`, v, false, ""},
 		{"float id", sid, call("14.5", `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
 		{"escaped string id", sid, call(`"\u0041"`, `{"name":"TEMP","arguments":{"args":"1|2"}}`), v, false, ""},
@@ -146,6 +155,54 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"cancel of nothing in flight", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, v, false, ""},
 		{"bad page_size", sid, call("29", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, !stateless, "?page_size=0"},
 		{"page_size", sid, call("30", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, "?page_size=5"},
+	}
+	// The newest protocol (stateless servers only): each request carries
+	// its version, client info and capabilities in _meta (as the Go SDK
+	// client sends them here) and names its method and tool in headers.
+	newest := func(name string, extra ...string) map[string]string {
+		hd := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+		for i := 0; i+1 < len(extra); i += 2 {
+			hd[extra[i]] = extra[i+1]
+		}
+		return hd
+	}
+	const caps, info, version = `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}}`,
+		`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	perRequest := func(id, name, args string, meta ...string) string {
+		return call(id, `{"_meta":{`+strings.Join(meta, ",")+`},"name":"`+name+`","arguments":`+args+`}`)
+	}
+	capArgs := `{"args":"1|2","key":"TEMP"}`
+	for _, c := range []struct {
+		name, body string
+		header     map[string]string
+		fast       bool
+	}{
+		{"newest protocol, the Go SDK client's call", perRequest("40", CallTool, capArgs, caps, info, version), newest(CallTool), true},
+		{"newest protocol, an unknown key", perRequest("41", CallTool, `{"key":"TEMPP","args":"1"}`, caps, info, version), newest(CallTool), true},
+		{"newest protocol, no client info, no capabilities declared", perRequest("42", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{}`, version), newest(CallTool), true},
+		{"newest protocol, a progress token too", perRequest("43", CallTool, capArgs, caps, info, version, `"progressToken":7`), newest(CallTool), true},
+		{"newest protocol, every capability", perRequest("44", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{"context":{},"tools":{}},"elicitation":{"form":{}},"experimental":{"x":1},"extensions":{"y":{}}}`, info, version), newest(CallTool), true},
+		{"newest protocol, a row tool", perRequest("45", "TEMP", `{"args":"1|2"}`, caps, info, version), newest("TEMP"), false},
+		{"newest protocol, no capabilities", perRequest("46", CallTool, capArgs, info, version), newest(CallTool), false},
+		{"newest protocol, capabilities of the wrong type", perRequest("47", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":"yes"}}`, info, version), newest(CallTool), false},
+		{"newest protocol, capabilities null", perRequest("48", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":null`, info, version), newest(CallTool), false},
+		{"newest protocol, a capability's name in another case", perRequest("49", CallTool, capArgs, `"io.modelcontextprotocol/clientCapabilities":{"Roots":{"listChanged":true}}`, info, version), newest(CallTool), false},
+		{"newest protocol, client info of the wrong type", perRequest("50", CallTool, capArgs, caps, `"io.modelcontextprotocol/clientInfo":{"name":5}`, version), newest(CallTool), false},
+		{"newest protocol, _meta's version not the header's", perRequest("51", CallTool, capArgs, caps, info, `"io.modelcontextprotocol/protocolVersion":"2025-11-25"`), newest(CallTool), false},
+		{"newest protocol, no version in _meta", perRequest("52", CallTool, capArgs, caps, info), newest(CallTool), false},
+		{"newest protocol, no _meta", call("53", `{"name":"call_capability","arguments":`+capArgs+`}`), newest(CallTool), false},
+		{"newest protocol, a log level", perRequest("54", CallTool, capArgs, caps, info, version, `"io.modelcontextprotocol/logLevel":"debug"`), newest(CallTool), false},
+		{"newest protocol, no Mcp-Name", perRequest("55", CallTool, capArgs, caps, info, version), map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, false},
+		{"newest protocol, another Mcp-Name", perRequest("56", CallTool, capArgs, caps, info, version), newest("TEMP"), false},
+		{"newest protocol, another Mcp-Method", perRequest("57", CallTool, capArgs, caps, info, version), newest(CallTool, "Mcp-Method", "tools/list"), false},
+		{"newest protocol, no protocol header", perRequest("58", CallTool, capArgs, caps, info, version), map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": CallTool}, false},
+	} {
+		cases = append(cases, struct {
+			name, session, body string
+			header              map[string]string
+			fast                bool
+			query               string
+		}{c.name, sid, c.body, c.header, c.fast && stateless, ""}) // a stateful server refuses the newest protocol
 	}
 	for _, c := range cases {
 		if stateless {
@@ -244,5 +301,21 @@ func TestFastPathStatelessReadsNoPage(t *testing.T) {
 	}
 	if n := store.lists.Load(); n != 0 {
 		t.Fatalf("3 calls read %d directory pages", n)
+	}
+	// The Go SDK's client, on the newest protocol (its choice with a
+	// stateless server: each request carries the protocol in _meta).
+	cs := connect(t, srv)
+	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Fatalf("the Go SDK client negotiated %s", v)
+	}
+	before := store.lists.Load()
+	for range 3 {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: CallTool, Arguments: map[string]any{"key": "TEMP", "args": "1|2"}})
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "latitude=1") {
+			t.Fatalf("call: %v %v", res, err)
+		}
+	}
+	if n := store.lists.Load() - before; n != 0 {
+		t.Fatalf("3 calls of the Go SDK client read %d directory pages", n)
 	}
 }

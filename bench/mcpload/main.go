@@ -39,6 +39,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,7 @@ func load(argv []string) {
 	key := fs.String("key", "", "x-terminal-key sent on every request")
 	cpuList := fs.String("cpu", "", "processes whose CPU a call is reported: NAME=PID,...")
 	fs.BoolVar(&raw, "raw", false, "make each tools/call as raw HTTP on the SDK client's session (a lighter load client)")
+	cpuProfile := fs.String("cpuprofile", "", "write the load client's own CPU profile (the measured rounds) to this file")
 	fs.Parse(argv)
 	var counts []int
 	for _, s := range strings.Split(*clientList, ",") {
@@ -121,7 +123,7 @@ func load(argv []string) {
 		}
 		counts = append(counts, n)
 	}
-	procs := map[string]int{}
+	procs := map[string]int{"load": os.Getpid()} // the load client's own CPU a call, beside the servers'
 	if *cpuList != "" {
 		for _, p := range strings.Split(*cpuList, ",") {
 			name, pid, _ := strings.Cut(p, "=")
@@ -172,6 +174,16 @@ func load(argv []string) {
 		measure(t, slices.Max(counts), time.Second, nil)
 	}
 	dur := time.Duration(*secs * float64(time.Second))
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatalf("mcpload: -cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatalf("mcpload: -cpuprofile: %v", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	results := map[string]map[int][]run{} // target → clients → a run a round
 	for _, t := range targets {
 		results[t.name] = map[int][]run{}
