@@ -204,3 +204,42 @@ func TestVectorEventsDoNotMoveLastEvent(t *testing.T) {
 		t.Errorf("after a row's write LastEvent is %d (was %d), NewestEvent %d: want both the new event", got, last, newest2)
 	}
 }
+
+// A bulk import leaves the word index in one segment, and ask finds its rows;
+// a small write does not pay the merge.
+func TestBulkUpsertMergesTheWordIndex(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	segments := func() int {
+		var n int
+		if err := s.DB.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM directory_fts_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	rows := func(prefix string, n int) []rowcall.Row {
+		var out []rowcall.Row
+		for i := range n {
+			r := rowcall.NewRow(fmt.Sprintf("%s%04d", prefix, i), rowcall.TypeHTTP)
+			r.Target, r.Content = "GET http://127.0.0.1:1/", fmt.Sprintf("# WHAT: look up parcel %d by its tracking number", i)
+			out = append(out, r)
+		}
+		return out
+	}
+	if err := s.Upsert(ctx, rows("SMALL", 40)); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n < 2 {
+		t.Fatalf("40 rows in 8 statements left %d segments: the test no longer sees a small write's segments", n)
+	}
+	if err := s.Upsert(ctx, rows("BULK", compactAfter)); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n != 1 {
+		t.Fatalf("a bulk write of %d rows left %d segments in the word index, want 1", compactAfter, n)
+	}
+	hits, err := s.Search(ctx, "parcel tracking", rowcall.SearchFilter{Limit: 5})
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("ask after the merge: %v %v", hits, err)
+	}
+}
