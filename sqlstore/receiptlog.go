@@ -422,50 +422,21 @@ func appendReceiptArgs(args []any, r, prev *rowcall.Receipt) []any {
 	if prev != nil {
 		last, p = args[len(args)-len(receiptCols):], prev
 	}
-	// kept is the previous receipt's value of column i when same says r's is equal.
-	kept := func(i int, same bool) (any, bool) {
-		if last == nil || !same {
-			return nil, false
+	// carried is column i's value: the previous receipt's when r's is the same, else conv(v).
+	carried := func(i int, same bool, v string, conv func(string) any) any {
+		if last != nil && same {
+			return last[i]
 		}
-		return last[i], true
+		return conv(v)
 	}
-	actor, ok := kept(colActor, r.Actor == p.Actor)
-	if !ok {
-		actor = r.Actor
-	}
-	key, ok := kept(colKey, r.Key == p.Key)
-	if !ok {
-		key = r.Key
-	}
-	typ, ok := kept(colType, r.Type == p.Type)
-	if !ok {
-		typ = string(r.Type)
-	}
-	runner, ok := kept(colRunner, r.Runner == p.Runner)
-	if !ok {
-		runner = r.Runner
-	}
-	contract, ok := kept(colContract, r.Contract == p.Contract)
-	if !ok {
-		contract = hashArg(r.Contract)
-	}
-	token, ok := kept(colToken, r.TokenID == p.TokenID)
-	if !ok {
-		token = nullable(r.TokenID)
-	}
-	prevHash, ok := kept(colSHA256, r.Prev == p.SHA256) // the previous receipt's own hash
-	if !ok {
-		prevHash = hashArg(r.Prev)
-	}
-	sig, ok := kept(colSig, r.Sig == p.Sig)
-	if !ok {
-		sig = sigArg(r.Sig)
-	}
-	keyID, ok := kept(colKeyID, r.KeyID == p.KeyID)
-	if !ok {
-		keyID = r.KeyID
-	}
-	return append(args, r.ID, r.Trace, nullable(r.Parent), actor, key, typ, runner, r.StartedAt, r.Millis,
-		r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), contract, token,
-		r.Seq, prevHash, hashArg(r.SHA256), sig, keyID, batchArg(r.Batch))
+	return append(args, r.ID, r.Trace, nullable(r.Parent), carried(colActor, r.Actor == p.Actor, r.Actor, text),
+		carried(colKey, r.Key == p.Key, r.Key, text), carried(colType, r.Type == p.Type, string(r.Type), text),
+		carried(colRunner, r.Runner == p.Runner, r.Runner, text), r.StartedAt, r.Millis, r.OK, r.Material, r.Shape, r.CostUSD,
+		nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), carried(colContract, r.Contract == p.Contract, r.Contract, hashArg),
+		carried(colToken, r.TokenID == p.TokenID, r.TokenID, nullable), r.Seq,
+		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hashArg), // the previous receipt's own hash
+		hashArg(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
+		batchArg(r.Batch))
 }
+
+func text(s string) any { return s }
