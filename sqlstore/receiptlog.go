@@ -329,8 +329,12 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 // held (nothing was written).
 func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
 	args := make([]any, 0, len(rcs)*len(receiptCols)+1)
-	for _, rc := range rcs {
-		args = append(args, receiptArgs(rc)...)
+	for i, rc := range rcs {
+		var prev *rowcall.Receipt
+		if i > 0 {
+			prev = rcs[i-1]
+		}
+		args = appendReceiptArgs(args, rc, prev)
 	}
 	if cond.set {
 		args = append(args, cond.event)
@@ -389,11 +393,50 @@ func (l *ReceiptLog) release() {
 	}
 }
 
-// receiptCols are the receipts table's columns in the order receiptArgs gives.
+// receiptCols are the receipts table's columns in the order appendReceiptArgs gives.
 var receiptCols = strings.Split(strings.Join(strings.Fields(receiptColumns), ""), ",")
 
-func receiptArgs(r *rowcall.Receipt) []any {
-	return []any{r.ID, r.Trace, nullable(r.Parent), r.Actor, r.Key, string(r.Type), r.Runner, r.StartedAt, r.Millis,
-		r.OK, r.Material, r.Shape, r.CostUSD, nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), hashArg(r.Contract), nullable(r.TokenID),
-		r.Seq, hashArg(r.Prev), hashArg(r.SHA256), sigArg(r.Sig), r.KeyID, batchArg(r.Batch)}
+// The places in receiptCols of the columns appendReceiptArgs may carry over.
+var (
+	colActor, colKey, colType, colRunner = col("actor"), col("key"), col("type"), col("runner")
+	colContract, colToken, colSHA256     = col("contract_sha256"), col("token_id"), col("sha256")
+	colSig, colKeyID                     = col("sig"), col("key_id")
+)
+
+func col(name string) int {
+	i := slices.Index(receiptCols, name)
+	if i < 0 {
+		panic("no receipts column " + name)
+	}
+	return i
 }
+
+// appendReceiptArgs appends r's column values to args, in receiptCols' order.
+// prev is the receipt whose values end args (nil: none): a value r shares
+// with it is its value again, not converted and boxed a second time — a group
+// shares one signature and key id, mostly one row, actor and contract, and each
+// receipt's prev is the sha256 of the one before.
+func appendReceiptArgs(args []any, r, prev *rowcall.Receipt) []any {
+	var last []any
+	p := &rowcall.Receipt{}
+	if prev != nil {
+		last, p = args[len(args)-len(receiptCols):], prev
+	}
+	// carried is column i's value: the previous receipt's when r's is the same, else conv(v).
+	carried := func(i int, same bool, v string, conv func(string) any) any {
+		if last != nil && same {
+			return last[i]
+		}
+		return conv(v)
+	}
+	return append(args, r.ID, r.Trace, nullable(r.Parent), carried(colActor, r.Actor == p.Actor, r.Actor, text),
+		carried(colKey, r.Key == p.Key, r.Key, text), carried(colType, r.Type == p.Type, string(r.Type), text),
+		carried(colRunner, r.Runner == p.Runner, r.Runner, text), r.StartedAt, r.Millis, r.OK, r.Material, r.Shape, r.CostUSD,
+		nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), carried(colContract, r.Contract == p.Contract, r.Contract, hashArg),
+		carried(colToken, r.TokenID == p.TokenID, r.TokenID, nullable), r.Seq,
+		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hashArg), // the previous receipt's own hash
+		hashArg(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
+		batchArg(r.Batch))
+}
+
+func text(s string) any { return s }

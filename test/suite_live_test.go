@@ -10,7 +10,7 @@ import (
 
 // suiteLiveEdit: an fn row edited behind the host's back — straight in its
 // database, as another host sharing it would — runs its new definition on the
-// next call. On sqld and in the worker that call first runs speculatively on
+// next call. On every host that call first runs speculatively on
 // the cached row and its receipt's INSERT finds the event log moved, so it is
 // run again; nothing of the thrown-away run is stored, and the chain still
 // verifies.

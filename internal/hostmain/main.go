@@ -204,9 +204,11 @@ func (m *Main) Run(ctx context.Context) error {
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
 		Fn:     fnRunner, Modules: registry, OpenAPI: openapiRows,
 		Fresh: time.Millisecond, // another process's edit shows within 1 ms; this one's at once
-		// On sqld a look at the event log is an HTTP round trip: fn calls
-		// speculate instead (the receipt's INSERT checks it).
-		Speculate: !embedded,
+		// fn calls speculate instead of looking at the event log once Fresh
+		// has passed (the receipt's INSERT checks it): on sqld a look is an
+		// HTTP round trip, and on SQLite the calls that find it due would
+		// all wait for the one that looks.
+		Speculate: true,
 		ListenURL: base,
 		// Rows reach this host's own API as $SELF (the public URL, else the
 		// listen address), served in process.
