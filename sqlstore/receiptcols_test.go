@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/testenv"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/sqlstore"
@@ -53,7 +55,9 @@ func TestReceiptRowsAcrossMigration(t *testing.T) {
 	if err != nil || len(before) != old {
 		t.Fatalf("%d receipts, %v", len(before), err)
 	}
-	if before[old-1].Batch == nil || len(before[old-1].Batch.Path) == 0 {
+	// Some receipt was signed in a group of more than one, so its batch path
+	// is carried over (which receipt depends on how the writer grouped them).
+	if !slices.ContainsFunc(before, func(r rowcall.Receipt) bool { return r.Batch != nil && len(r.Batch.Path) > 0 }) {
 		t.Fatal("the old chain has no batch paths to carry over")
 	}
 	if _, err := db.Exec(`DELETE FROM receipts`); err != nil {
