@@ -288,7 +288,7 @@ class Instance {
 // integer-like (rowcall's are).
 async function d1(db, op, sql, params) {
   let stmt = db.prepare(sql);
-  if (params !== "") stmt = stmt.bind(...JSON.parse(params, unblob));
+  if (params !== "") stmt = stmt.bind(...unblob(JSON.parse(params)));
   const r = op === 0 ? await stmt.all() : await stmt.run();
   const meta = r.meta ?? {};
   const head = `${meta.rows_read ?? 0} ${meta.rows_written ?? 0} ${db.getBookmark?.() || "-"}\n`;
@@ -414,12 +414,16 @@ async function readAtMost(stream, max) {
   return [out, more];
 }
 
-// BLOBs travel between Go and the d1 helper as {"$b": base64}.
-function unblob(key, value) {
-  if (value !== null && typeof value === "object" && !Array.isArray(value) && typeof value.$b === "string") {
-    return bytesOf(value.$b);
+// BLOBs travel between Go and the d1 helper as {"$b": base64}: unblob makes
+// the parameters' ones (worker/d1json.go's encodeParams writes a flat array)
+// Uint8Arrays, in place. (A JSON.parse reviver did it too, at several times
+// the cost: it is called for every value.)
+function unblob(params) {
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    if (v !== null && typeof v === "object" && typeof v.$b === "string") params[i] = bytesOf(v.$b);
   }
-  return value;
+  return params;
 }
 
 // encodeRows turns all()'s row objects into [[names…], [values…], …].
