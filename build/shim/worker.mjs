@@ -11,7 +11,8 @@
 // Per request, Go gets the request's own env and ExecutionContext (never a
 // global copy): binding.serve(head, body, env, ctx, respond); see
 // worker/serve.go. Go reaches the platform only through the helpers below —
-// d1, fetch, r2 and call (a binding's method, JSON in and out) — always with
+// d1, fetch, r2, call (a binding's method, JSON in and out) and sign (a
+// receipt's Ed25519 signature, worker/sign.go, which needs none) — always with
 // a binding taken from the env of the request it works for, and each answers
 // through one call of
 // binding.complete (worker/ops.go).
