@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"database/sql/driver"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // The JSON that statements and their rows cross between Go and the shim's d1
@@ -21,7 +22,7 @@ func encodeParams(args []driver.NamedValue) (string, error) {
 	if len(args) == 0 {
 		return "", nil
 	}
-	var b bytes.Buffer
+	var b strings.Builder
 	b.WriteByte('[')
 	for i, a := range args {
 		if i > 0 {
@@ -40,11 +41,10 @@ func encodeParams(args []driver.NamedValue) (string, error) {
 		case bool:
 			b.WriteString(strconv.FormatBool(v))
 		case string:
-			j, _ := json.Marshal(v)
-			b.Write(j)
+			jsontext.Write(&b, v) // what json.Marshal writes, less its HTML escapes and reflection
 		case []byte:
 			b.WriteString(`{"$b":"`)
-			b.WriteString(base64.StdEncoding.EncodeToString(v))
+			b.Write(base64.StdEncoding.AppendEncode(nil, v))
 			b.WriteString(`"}`)
 		default:
 			return "", fmt.Errorf("d1: cannot bind a %T", v)

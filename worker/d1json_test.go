@@ -65,6 +65,18 @@ func TestEncodeParams(t *testing.T) {
 	if !reflect.DeepEqual(back, want) {
 		t.Fatalf("%s decodes to %#v", got, back)
 	}
+	// Strings JavaScript reads as json.Marshal's: HTML characters, U+2028, an invalid byte.
+	for _, v := range []string{"<a href='x'>&amp;</a>", "line\u2028sep", "bad \xff byte", "\x00\x1f\x7f"} {
+		got, err := encodeParams([]driver.NamedValue{{Value: v}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal([]string{v})
+		var a, b []string
+		if json.Unmarshal([]byte(got), &a) != nil || json.Unmarshal(j, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Errorf("%q encodes as %s, json.Marshal as %s", v, got, j)
+		}
+	}
 	if s, err := encodeParams(nil); s != "" || err != nil {
 		t.Fatalf("no params: %q %v", s, err)
 	}

@@ -168,11 +168,37 @@ const (
 
 // statement returns q's account line.
 func statement(q string, read, written int64) d1Statement {
-	q = strings.Join(strings.Fields(q), " ")
-	if len(q) > maxSQL {
-		q = q[:maxSQL] + "…"
+	return d1Statement{SQL: foldedSQL(q), RowsRead: read, RowsWritten: written}
+}
+
+// folded keeps each statement text's account form, made once: a request
+// runs the same few statements again and again (a dispatch's receipt INSERT
+// is 600 bytes to fold), and at most maxFolded texts are kept.
+var folded = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxFolded = 256
+
+// foldedSQL is q with its white space folded, cut at maxSQL bytes.
+func foldedSQL(q string) string {
+	folded.Lock()
+	f, ok := folded.m[q]
+	folded.Unlock()
+	if ok {
+		return f
 	}
-	return d1Statement{SQL: q, RowsRead: read, RowsWritten: written}
+	f = strings.Join(strings.Fields(q), " ")
+	if len(f) > maxSQL {
+		f = f[:maxSQL] + "…"
+	}
+	folded.Lock()
+	if len(folded.m) < maxFolded {
+		folded.m[q] = f
+	}
+	folded.Unlock()
+	return f
 }
 
 // d1Ledger is the instance's D1 account: the totals, the newest bookmark

@@ -97,6 +97,7 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer.SignWith(webCryptoSign(s.receiptKey)) // sign.go
 	if !s.hasDB {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
 			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see README.md)"}

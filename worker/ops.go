@@ -13,7 +13,8 @@ import (
 
 // Platform operations. Go reaches D1, fetch() and R2 only through the shim's
 // helpers (build/shim/worker.mjs): d1(id, db, …), fetch(id, …) and
-// r2(id, bucket, …), each given the binding of the request the work is for.
+// r2(id, bucket, …), each given the binding of the request the work is for,
+// and sign(id, seed, msg) (sign.go).
 // A helper answers once, through complete(id, ok, text, body, more), which Go
 // registers at start; the shim runs that answer in the request context that
 // started the operation, and counts the operation against that context (so a

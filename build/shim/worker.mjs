@@ -11,7 +11,8 @@
 // Per request, Go gets the request's own env and ExecutionContext (never a
 // global copy): binding.serve(head, body, env, ctx, respond); see
 // worker/serve.go. Go reaches the platform only through the helpers below —
-// d1, fetch, r2 and call (a binding's method, JSON in and out) — always with
+// d1, fetch, r2, call (a binding's method, JSON in and out) and sign (a
+// receipt's Ed25519 signature, worker/sign.go, which needs none) — always with
 // a binding taken from the env of the request it works for, and each answers
 // through one call of
 // binding.complete (worker/ops.go).
@@ -136,6 +137,7 @@ class Instance {
       fetch: (id, head, body, max) => this.op(id, () => fetchFor(head, body, max)),
       r2: (id, bucket, op, key, body) => this.op(id, () => r2(bucket, op, key, body)),
       call: (id, target, method, args) => this.op(id, () => call(target, method, args)),
+      sign: (id, seed, msg) => this.op(id, () => sign(seed, msg)),
     };
     const wasm = new WebAssembly.Instance(app, go.importObject);
     const instantiated = Date.now();
@@ -287,7 +289,7 @@ class Instance {
 // integer-like (rowcall's are).
 async function d1(db, op, sql, params) {
   let stmt = db.prepare(sql);
-  if (params !== "") stmt = stmt.bind(...JSON.parse(params, unblob));
+  if (params !== "") stmt = stmt.bind(...unblob(JSON.parse(params)));
   const r = op === 0 ? await stmt.all() : await stmt.run();
   const meta = r.meta ?? {};
   const head = `${meta.rows_read ?? 0} ${meta.rows_written ?? 0} ${db.getBookmark?.() || "-"}\n`;
@@ -359,6 +361,30 @@ async function call(target, method, args) {
   return [JSON.stringify(out ?? null)];
 }
 
+// sign signs msg (a Uint8Array) with the Ed25519 key of seed (base64, 32
+// bytes; worker/sign.go), imported once per isolate: it answers "ok" and the
+// 64-byte signature.
+const signKeys = new Map(); // seed → Promise of its CryptoKey
+async function sign(seed, msg) {
+  let key = signKeys.get(seed);
+  if (key === undefined) {
+    // PKCS #8 of an Ed25519 private key (RFC 8410): a fixed prefix, then the seed.
+    const der = new Uint8Array([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20, ...bytesOf(seed)]);
+    key = crypto.subtle.importKey("pkcs8", der, { name: "Ed25519" }, false, ["sign"]);
+    signKeys.set(seed, key);
+    key.catch(() => signKeys.delete(seed));
+  }
+  const sig = await crypto.subtle.sign({ name: "Ed25519" }, await key, msg);
+  return ["ok", new Uint8Array(sig), false];
+}
+
+function bytesOf(b64) {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+
 // readAtMost reads up to max bytes of a body stream: [bytes, whether more followed].
 async function readAtMost(stream, max) {
   if (stream === null) return [new Uint8Array(0), false];
@@ -389,15 +415,16 @@ async function readAtMost(stream, max) {
   return [out, more];
 }
 
-// BLOBs travel between Go and the d1 helper as {"$b": base64}.
-function unblob(key, value) {
-  if (value !== null && typeof value === "object" && !Array.isArray(value) && typeof value.$b === "string") {
-    const bin = atob(value.$b);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    return bytes;
+// BLOBs travel between Go and the d1 helper as {"$b": base64}: unblob makes
+// the parameters' ones (worker/d1json.go's encodeParams writes a flat array)
+// Uint8Arrays, in place. (A JSON.parse reviver did it too, at several times
+// the cost: it is called for every value.)
+function unblob(params) {
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    if (v !== null && typeof v === "object" && typeof v.$b === "string") params[i] = bytesOf(v.$b);
   }
-  return value;
+  return params;
 }
 
 // encodeRows turns all()'s row objects into [[names…], [values…], …].

@@ -46,6 +46,36 @@ type Signer struct {
 	// private returns the signing key and its key_id, derived on the
 	// first call.
 	private func() (ed25519.PrivateKey, string)
+
+	mu   sync.Mutex
+	sign func(msg []byte) ([]byte, error) // SignWith's; nil: ed25519.Sign
+}
+
+// SignWith has SignChain sign with f, which must return the Ed25519
+// signature of msg under this signer's seed (the worker's WebCrypto: native
+// code, where Go's ed25519 on js/wasm is the largest piece of a receipt's
+// CPU). Ed25519 signatures are deterministic, so f's are the bytes
+// ed25519.Sign makes; an error or a signature of the wrong size is signed
+// again with ed25519.Sign, and f is not used again.
+func (s *Signer) SignWith(f func(msg []byte) ([]byte, error)) {
+	s.mu.Lock()
+	s.sign = f
+	s.mu.Unlock()
+}
+
+// signed is msg's signature under key: through SignWith's f while it works,
+// else ed25519.Sign.
+func (s *Signer) signed(key ed25519.PrivateKey, msg []byte) []byte {
+	s.mu.Lock()
+	f := s.sign
+	s.mu.Unlock()
+	if f != nil {
+		if sig, err := f(msg); err == nil && len(sig) == ed25519.SignatureSize {
+			return sig
+		}
+		s.SignWith(nil)
+	}
+	return ed25519.Sign(key, msg)
 }
 
 // NewSigner returns a Signer for the private key derived from seed (32 bytes).
@@ -96,7 +126,7 @@ func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string
 		level = parents(level)
 		levels = append(levels, level)
 	}
-	sig := base64.StdEncoding.EncodeToString(ed25519.Sign(key, rootMessage(levels[len(levels)-1][0])))
+	sig := base64.StdEncoding.EncodeToString(s.signed(key, rootMessage(levels[len(levels)-1][0])))
 	// Each node's hex, made once: a node is on the path of every receipt
 	// under its sibling.
 	hexes := make([][]string, len(levels)-1)

@@ -272,3 +272,36 @@ func (k Keys) Verify(chain []rowcall.Receipt) error {
 	}
 	return nil
 }
+
+// TestSignWith signs through SignWith's function while it answers a signature,
+// and with ed25519 from its first failure on: the chain verifies either way.
+func TestSignWith(t *testing.T) {
+	seed := make([]byte, 32)
+	rand.Read(seed)
+	s, _ := NewSigner(seed)
+	key := ed25519.NewKeyFromSeed(seed)
+	calls, fail := 0, false
+	s.SignWith(func(msg []byte) ([]byte, error) {
+		calls++
+		if fail {
+			return nil, errors.New("the platform could not sign")
+		}
+		return ed25519.Sign(key, msg), nil
+	})
+	keys, _ := ParseKeys([]PublicKey{s.Public()})
+	var rs []rowcall.Receipt
+	prev := ""
+	for i := range 4 {
+		fail = i == 2
+		r := rowcall.Receipt{ID: "inv_" + string(rune('a'+i)), Key: "K", Outcome: "ok"}
+		s.SignChain([]*rowcall.Receipt{&r}, int64(i), prev)
+		prev = r.SHA256
+		rs = append(rs, r)
+	}
+	if err := keys.Verify(rs); err != nil {
+		t.Fatalf("chain: %v", err)
+	}
+	if calls != 3 {
+		t.Errorf("the function signed %d times, want 3 (then Go signs)", calls)
+	}
+}
