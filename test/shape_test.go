@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
 // Shape mode builds the outbound request, sends nothing, and strips credential
@@ -47,6 +49,17 @@ func TestShapeMode(t *testing.T) {
 	// The preview is recorded, as not material.
 	id := proof(t, got)["invocation_id"].(string)
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + id}), 200, map[string]any{"status": "RECORDED_NOT_MATERIAL"})
+
+	// An fn row's shape names the module and its argv, as the other runners'
+	// SHAPE: lines do, and runs nothing (no receipt of a run: not material).
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, putModule(t, h, "echo", echo.Wasm), 200, nil)
+	createRow(t, h, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": echo.Content})
+	got = h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "ECHO", "body": "a|b", "shape": true}})
+	expect(t, got, 200, map[string]any{"ran": false, "result": "SHAPE:fn:echo 1 args"})
+	if argv, _ := json.Marshal(got.JSON["shape"].(map[string]any)["argv"]); string(argv) != `["echo","a|b"]` {
+		t.Fatalf("fn shape argv %s", argv)
+	}
 
 	// A flow's shape is the plan of its steps; nothing runs.
 	createRow(t, h, map[string]any{"key": "PLANNED", "type": "flow", "content": "# WHAT: plan\nSHAPED: $1|x|y => FIRST\n> NO_SECRET: $PREV"})

@@ -177,7 +177,8 @@ func (r *Runner) module(ctx context.Context, target, digest string) (modules.Mod
 
 // Run calls the module that inv.Row's target names with the arguments its
 // content template renders. In shape mode it resolves and renders, and returns
-// a Plan without running anything.
+// a Plan, with Result SHAPE:fn:<module> <n> args (as the other runners'
+// SHAPE: lines), without running anything.
 func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if inv.Row == nil {
 		return rowcall.Fail("fn", "unknown_target", "").Output()
@@ -195,7 +196,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		return fail.Output()
 	}
 	if inv.Shape {
-		return rowcall.Output{Plan: Plan{Module: m.Name, Digest: m.Digest, Argv: argv}}
+		return rowcall.Output{Result: fmt.Sprintf("SHAPE:fn:%s %d args", m.Name, len(argv)-1), Plan: Plan{Module: m.Name, Digest: m.Digest, Argv: argv}}
 	}
 	c, err := r.mods.acquire(ctx, m.Digest, func() ([]byte, error) { return r.src.Bytes(ctx, m) }, r.compile)
 	if err != nil {

@@ -116,7 +116,7 @@ func TestShape(t *testing.T) {
 	out := r.Run(ctx, &rowcall.Invocation{Row: &row, Body: `a"b|c`, Shape: true})
 	want := fn.Plan{Module: "loop", Digest: loop.Digest, Argv: []string{"loop", `a"b`, "c"}}
 	plan, ok := out.Plan.(fn.Plan)
-	if !ok || fmt.Sprint(plan) != fmt.Sprint(want) || out.Material || out.Result != "" {
+	if !ok || fmt.Sprint(plan) != fmt.Sprint(want) || out.Material || out.Result != "SHAPE:fn:loop 2 args" {
 		t.Fatalf("shape = %+v; want plan %+v and nothing run", out, want)
 	}
 	if time.Since(start) > time.Second {
