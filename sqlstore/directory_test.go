@@ -184,7 +184,7 @@ func TestVectorEventsDoNotMoveLastEvent(t *testing.T) {
 	newest, _ := s.NewestEvent(ctx)
 	m := rowcall.EmbedModel{Provider: "test", Name: "m", Dim: 2}
 	for _, v := range [][]float32{{1, 0}, {0, 1}} { // an insert, then an update
-		if err := s.UpsertVectors(ctx, m, []rowcall.Vector{{Key: r.Key, Values: v}}); err != nil {
+		if _, err := s.UpsertVectors(ctx, m, []rowcall.Vector{{Key: r.Key, Values: v}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -18,11 +18,13 @@ import (
 // in statements under D1's bound-parameter limit. A vector with a Version is
 // stored only while its row is at that version, in the same statement: one
 // embedded from a row's older text, ending after the newer text's vector was
-// stored, is dropped (the row's newer write has its own).
-func (s *Store) UpsertVectors(ctx context.Context, model rowcall.EmbedModel, vs []rowcall.Vector) error {
+// stored, is dropped (the row's newer write has its own). It returns the keys
+// whose vectors were stored.
+func (s *Store) UpsertVectors(ctx context.Context, model rowcall.EmbedModel, vs []rowcall.Vector) ([]string, error) {
 	const cols = 7
 	per := max(1, s.maxParams()/cols)
 	now := s.now()
+	var stored []string
 	for start := 0; start < len(vs); start += per {
 		batch := vs[start:min(start+per, len(vs))]
 		values := make([]string, len(batch))
@@ -35,12 +37,15 @@ func (s *Store) UpsertVectors(ctx context.Context, model rowcall.EmbedModel, vs 
 			SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6 FROM (VALUES ` + strings.Join(values, ",") + `) AS v
 			WHERE v.column7 = 0 OR EXISTS (SELECT 1 FROM directory d WHERE d.key = v.column1 AND d.version = v.column7)
 			ON CONFLICT (model, key) DO UPDATE SET dim = excluded.dim, text_sha256 = excluded.text_sha256,
-			vector = excluded.vector, updated_at = excluded.updated_at`
-		if _, err := s.DB.ExecContext(ctx, q, args...); err != nil {
-			return err
+			vector = excluded.vector, updated_at = excluded.updated_at
+			RETURNING key`
+		keys, err := queryAll(ctx, s, func(sc scanner) (key string, err error) { return key, sc.Scan(&key) }, q, args...)
+		if err != nil {
+			return stored, err
 		}
+		stored = append(stored, keys...)
 	}
-	return nil
+	return stored, nil
 }
 
 // DeleteVectors removes model's vectors of keys.

@@ -452,7 +452,7 @@ func (st *session) tool(name string) toolFunc {
 	case name == CallTool:
 		return st.callCapability
 	case st.listed(name):
-		return func(ctx context.Context, args []byte) *sdk.CallToolResult { return st.callRow(ctx, name, args) }
+		return st.rowCaller(name)
 	}
 	return nil
 }

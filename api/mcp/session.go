@@ -66,7 +66,7 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 	st.server.AddTool(searchTool, sdkTool(st.search))
 	st.server.AddTool(callTool, sdkTool(st.callCapability))
 	for _, t := range proj {
-		st.server.AddTool(t.tool, st.rowHandler(t.key))
+		st.server.AddTool(t.tool, sdkTool(st.rowCaller(t.key)))
 		st.tools[t.key] = t.fp
 	}
 	st.eventID = head
@@ -209,7 +209,7 @@ func (st *session) apply(proj []projected, head int64) {
 		st.server.RemoveTools(removed...)
 	}
 	for _, t := range changed {
-		st.server.AddTool(t.tool, st.rowHandler(t.key))
+		st.server.AddTool(t.tool, sdkTool(st.rowCaller(t.key)))
 	}
 }
 

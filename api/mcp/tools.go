@@ -186,9 +186,10 @@ func (st *session) callRow(ctx context.Context, key string, args []byte) *sdk.Ca
 	return st.dispatch(ctx, key, b)
 }
 
-// rowHandler is callRow for the tool key, as the SDK's tool handler.
-func (st *session) rowHandler(key string) sdk.ToolHandler {
-	return sdkTool(func(ctx context.Context, args []byte) *sdk.CallToolResult { return st.callRow(ctx, key, args) })
+// rowCaller is callRow for the tool key (the fast path's, and through sdkTool
+// the SDK's).
+func (st *session) rowCaller(key string) toolFunc {
+	return func(ctx context.Context, args []byte) *sdk.CallToolResult { return st.callRow(ctx, key, args) }
 }
 
 // lookup returns the current row for key when the caller may see it (nil

@@ -2,6 +2,7 @@ package vectors
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,7 +17,7 @@ type Store interface {
 	LastEvent(ctx context.Context) (int64, error)   // the newest event but the vectors' (Indexer)
 	NewestEvent(ctx context.Context) (int64, error) // the newest event, the vectors' too (Table)
 	ChangedKeys(ctx context.Context, after, upto int64) ([]string, error)
-	UpsertVectors(ctx context.Context, m rowcall.EmbedModel, vs []rowcall.Vector) error
+	UpsertVectors(ctx context.Context, m rowcall.EmbedModel, vs []rowcall.Vector) (stored []string, err error)
 	DeleteVectors(ctx context.Context, m rowcall.EmbedModel, keys []string) error
 	Vectors(ctx context.Context, m rowcall.EmbedModel, keys []string) ([]rowcall.Vector, error)
 }
@@ -140,22 +141,23 @@ func (t *Table) refresh(ctx context.Context, m rowcall.EmbedModel, keys []string
 	return t.mem.Upsert(ctx, m, vs)
 }
 
-// Upsert implements rowcall.VectorIndex: the table, then the memory as the
-// table holds it after (a vector of a row's older version is not stored:
-// Vector.Version).
+// Upsert implements rowcall.VectorIndex: the table, then the memory with
+// the vectors the table stored (a vector of a row's older version is not:
+// Vector.Version; the memory keeps what the table keeps).
 func (t *Table) Upsert(ctx context.Context, m rowcall.EmbedModel, vs []rowcall.Vector) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	if err := t.Store.UpsertVectors(ctx, m, vs); err != nil {
+	keys, err := t.Store.UpsertVectors(ctx, m, vs)
+	if err != nil {
 		return err
 	}
 	t.Touch()
-	keys := make([]string, len(vs))
-	for i := range vs {
-		keys[i] = vs[i].Key
+	stored := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		stored[k] = true
 	}
-	return t.refresh(ctx, m, keys)
+	return t.mem.Upsert(ctx, m, slices.DeleteFunc(slices.Clone(vs), func(v rowcall.Vector) bool { return !stored[v.Key] }))
 }
 
 // Delete implements rowcall.VectorIndex.
