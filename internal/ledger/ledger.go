@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rowcall/rowcall"
 )
@@ -47,8 +48,7 @@ type Signer struct {
 	// first call.
 	private func() (ed25519.PrivateKey, string)
 
-	mu   sync.Mutex
-	sign func(msg []byte) ([]byte, error) // SignWith's; nil: ed25519.Sign
+	sign atomic.Pointer[func(msg []byte) ([]byte, error)] // SignWith's; nil: ed25519.Sign
 }
 
 // SignWith has SignChain sign with f, which must return the Ed25519
@@ -58,19 +58,18 @@ type Signer struct {
 // ed25519.Sign makes; an error or a signature of the wrong size is signed
 // again with ed25519.Sign, and f is not used again.
 func (s *Signer) SignWith(f func(msg []byte) ([]byte, error)) {
-	s.mu.Lock()
-	s.sign = f
-	s.mu.Unlock()
+	if f == nil {
+		s.sign.Store(nil)
+		return
+	}
+	s.sign.Store(&f)
 }
 
 // signed is msg's signature under key: through SignWith's f while it works,
 // else ed25519.Sign.
 func (s *Signer) signed(key ed25519.PrivateKey, msg []byte) []byte {
-	s.mu.Lock()
-	f := s.sign
-	s.mu.Unlock()
-	if f != nil {
-		if sig, err := f(msg); err == nil && len(sig) == ed25519.SignatureSize {
+	if f := s.sign.Load(); f != nil {
+		if sig, err := (*f)(msg); err == nil && len(sig) == ed25519.SignatureSize {
 			return sig
 		}
 		s.SignWith(nil)
