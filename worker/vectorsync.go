@@ -274,11 +274,12 @@ const maxRestores = 4
 // are now, and deletes the vectors of those deleted. Vectorize has no
 // conditional write: another isolate may have stored a row's newer vector
 // before this upsert replaced it with an older text's. The rows are read on
-// the primary after the upsert was accepted, and Vectorize applies mutations
-// in the order it accepts them (processedUpToMutation), so whichever
-// isolate's upsert of a row lands last, the row's last writer finds its
-// newer text here or upserts after this read: the vector Vectorize keeps is
-// the row's current one.
+// the primary after the upsert was accepted, and Vectorize applies an
+// index's mutations in the order it accepts them (describe's
+// processedUpToMutation is a mark on one sequence; the documentation implies
+// the order but does not state it), so the row's last writer either commits
+// before this read, which then finds its text and upserts it again, or
+// upserts after it: the vector Vectorize keeps is the row's current one.
 func (s *vectorSync) changedSince(ctx context.Context, rows []*rowcall.Row) ([]*rowcall.Row, error) {
 	keys := make([]string, len(rows))
 	for i, r := range rows {
