@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -157,9 +158,13 @@ type Filter struct {
 }
 
 // Scope is a token's scope: rows with one of Keys, or in one of Categories
-// ("*" is every row).
+// ("*" is every row). A scope asked about a second row keeps sets of its
+// keys and categories (Holds), so its lists are not changed once it is used.
 type Scope struct {
 	Keys, Categories []string
+
+	asked atomic.Bool               // Holds ran
+	sets  atomic.Pointer[scopeSets] // built by its second run
 }
 
 // Page sizes for List.

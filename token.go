@@ -70,10 +70,53 @@ func (t *Token) Covers(r *Row) bool { return ScopeOf(t).Covers(r) }
 func (s *Scope) Covers(r *Row) bool { return s.Holds(r.Key, r.Category) }
 
 // Holds is Covers for the row key of category (a vector index knows no
-// more of a row).
+// more of a row). The first call looks through the scope's lists; the
+// second builds sets of them, which every later call looks up (a vector
+// scan checks each row it passes, a tool list each row it offers).
 func (s *Scope) Holds(key, category string) bool {
-	return s == nil || slices.Contains(s.Keys, key) || slices.Contains(s.Categories, "*") ||
-		(category != "" && slices.Contains(s.Categories, category))
+	if s == nil {
+		return true
+	}
+	sets := s.sets.Load()
+	if sets == nil {
+		built := s.asked.Swap(true)
+		sets = s.lists(built)
+		if built {
+			s.sets.Store(sets)
+		}
+	}
+	return sets.all || in(sets.keys, s.Keys, key) || (category != "" && in(sets.categories, s.Categories, category))
+}
+
+// scopeSets are a Scope's lists as sets (nil until built), and whether it
+// holds every row.
+type scopeSets struct {
+	keys, categories map[string]bool
+	all              bool
+}
+
+func (s *Scope) lists(build bool) *scopeSets {
+	l := &scopeSets{all: slices.Contains(s.Categories, "*")}
+	if build {
+		l.keys, l.categories = setOf(s.Keys), setOf(s.Categories)
+	}
+	return l
+}
+
+func setOf(list []string) map[string]bool {
+	set := make(map[string]bool, len(list))
+	for _, v := range list {
+		set[v] = true
+	}
+	return set
+}
+
+// in reports whether v is in list, looked up in set once it is built.
+func in(set map[string]bool, list []string, v string) bool {
+	if set != nil {
+		return set[v]
+	}
+	return slices.Contains(list, v)
 }
 
 // MayCall reports whether the gate could let the token call row at all: in

@@ -1,6 +1,7 @@
 package rowcall
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -28,5 +29,48 @@ func TestTokenState(t *testing.T) {
 	// Sub-millisecond: the stored precision, as the old text comparison judged it.
 	if got := (&Token{ExpiresAt: "2026-12-01T10:00:00.000Z"}).State(now.Add(-time.Microsecond)); got != TokenLive {
 		t.Errorf("a microsecond before expiry: %d", got)
+	}
+}
+
+// A scope answers alike on its first call (its lists) and on every later
+// one (the sets it builds on the second), from goroutines at once too.
+func TestScopeHoldsAlikeEveryCall(t *testing.T) {
+	cases := []struct {
+		key, category string
+		want          bool
+	}{
+		{"PAY_REFUND", "payments", true}, // by key
+		{"OTHER", "time", true},          // by category
+		{"OTHER", "weather", false},
+		{"OTHER", "", false},
+		{"", "", false},
+	}
+	for round := range 3 {
+		s := &Scope{Keys: []string{"PAY_REFUND", "PAY_CHARGE"}, Categories: []string{"time", "news"}}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range round + 1 {
+					for _, c := range cases {
+						if got := s.Holds(c.key, c.category); got != c.want {
+							t.Errorf("Holds(%q, %q) = %v, want %v", c.key, c.category, got, c.want)
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	every := &Scope{Categories: []string{"*"}}
+	for range 3 {
+		if !every.Holds("ANY", "") {
+			t.Error(`a scope of category "*" does not hold a row`)
+		}
+	}
+	var none *Scope
+	if !none.Holds("ANY", "misc") {
+		t.Error("a nil scope does not hold a row")
 	}
 }

@@ -140,15 +140,17 @@ const (
 	d1Run   = 1 // run(): [meta.changes, meta.last_row_id]
 )
 
-// d1Call runs one statement in the D1 session of ctx's request, adds D1's
-// meta for it to the request's account, and returns the shim's JSON answer.
+// d1Call runs one statement in the D1 session of ctx's request (in a
+// first-primary session of its own when ctx has none, or is onPrimary), adds
+// D1's meta for it to the request's account, and returns the shim's JSON
+// answer.
 func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (string, error) {
 	h, err := handleFrom(ctx)
 	if err != nil {
 		return "", err
 	}
 	var db js.Value
-	if _, own := ctx.Value(handleKey{}).(*reqHandle); own {
+	if _, own := ctx.Value(handleKey{}).(*reqHandle); own && ctx.Value(primaryKey{}) == nil {
 		db, err = h.d1()
 	} else {
 		db, err = h.primarySession()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -30,6 +31,10 @@ import (
 //     document, ask, the registry, modules): the bookmark the client sent
 //     back in x-d1-bookmark, so a client that just wrote reads its write; or,
 //     without one, first-unconstrained: the nearest copy, which may lag.
+//
+// A statement on a context marked onPrimary (the vector sync's look at the
+// rows it just upserted, which must see another isolate's newer write) runs
+// in a first-primary session of its own.
 //
 // Every answer carries the newest bookmark this instance has seen (its own
 // session's or a later one: a receipt's INSERT runs in whichever request's
@@ -248,4 +253,15 @@ func (l *d1Ledger) snapshot() map[string]any {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return map[string]any{"total": l.total, "bookmark": l.bookmark, "recent": append([]d1Request(nil), l.recent...)}
+}
+
+// primaryKey marks a context whose D1 statements read the primary, each in a
+// session of its own (first-primary), whatever the request's session.
+type primaryKey struct{}
+
+// onPrimary returns ctx with its statements on the primary: a read that must
+// see another isolate's write committed a moment ago (the vector sync's look
+// at the rows it just upserted, vectorsync.go).
+func onPrimary(ctx context.Context) context.Context {
+	return context.WithValue(ctx, primaryKey{}, true)
 }

@@ -28,7 +28,10 @@ import (
 // syncLimit. Reading the event log rather than the request catches every
 // change, whichever path made it (the API, an import, a row calling $SELF,
 // another isolate), and an update that changes none of what is embedded or
-// filtered on (a planner_rank, say) embeds nothing.
+// filtered on (a planner_rank, say) embeds nothing. Isolates sync
+// independently and Vectorize has no conditional write, so after each
+// upsert the rows are read again and a row whose text changed meanwhile is
+// upserted again: an isolate's late vector of a row's old text never stays.
 //
 // The cursor starts at the event log's end when the instance sees its first
 // write, and moves past what was done; a failed batch stays behind it and is
@@ -200,12 +203,13 @@ func (s *vectorSync) pass(ctx context.Context) (int, error) {
 }
 
 // apply embeds and upserts the rows changed in what is embedded or
-// filtered on, and deletes the deleted ones.
+// filtered on, and deletes the deleted ones; a row that changed again while
+// its vector was on its way (another isolate's write) is upserted again as
+// it is now (changedSince).
 func (s *vectorSync) apply(ctx context.Context, order []string, changes map[string]*changedRow) error {
 	m := s.emb.Model()
 	var gone []string
 	var rows []*rowcall.Row
-	var texts []string
 	for _, key := range order {
 		c := changes[key]
 		switch {
@@ -215,7 +219,6 @@ func (s *vectorSync) apply(ctx context.Context, order []string, changes map[stri
 			// nothing embedded or filtered on changed
 		default:
 			rows = append(rows, &c.last)
-			texts = append(texts, rowcall.EmbedText(&c.last))
 		}
 	}
 	if len(gone) > 0 {
@@ -224,8 +227,27 @@ func (s *vectorSync) apply(ctx context.Context, order []string, changes map[stri
 		}
 		s.noted(func(r *syncReport) { r.Deleted += int64(len(gone)) })
 	}
-	if len(rows) == 0 {
-		return nil
+	for round := 0; len(rows) > 0; round++ {
+		if round == maxRestores {
+			return fmt.Errorf("vectorize: %s changed %d times while its vector was stored; the next write or a reindex stores it", rows[0].Key, round)
+		}
+		if err := s.upsert(ctx, rows); err != nil {
+			return err
+		}
+		var err error
+		if rows, err = s.changedSince(ctx, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upsert embeds rows as they are and upserts their vectors.
+func (s *vectorSync) upsert(ctx context.Context, rows []*rowcall.Row) error {
+	m := s.emb.Model()
+	texts := make([]string, len(rows))
+	for i, r := range rows {
+		texts[i] = rowcall.EmbedText(r)
 	}
 	values, err := s.emb.Embed(ctx, texts)
 	if err != nil {
@@ -233,7 +255,7 @@ func (s *vectorSync) apply(ctx context.Context, order []string, changes map[stri
 	}
 	vs := make([]rowcall.Vector, len(rows))
 	for i, r := range rows {
-		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Values: values[i],
+		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Version: r.Version, Values: values[i],
 			Category: r.Category, Enabled: r.Enabled != 0, Visible: r.PlannerVisible != 0}
 	}
 	if err := s.idx.Upsert(ctx, m, vs); err != nil {
@@ -241,6 +263,48 @@ func (s *vectorSync) apply(ctx context.Context, order []string, changes map[stri
 	}
 	s.noted(func(r *syncReport) { r.Embedded += int64(len(vs)) })
 	return nil
+}
+
+// maxRestores is how many times one pass upserts a row's vector again
+// because the row changed meanwhile (changedSince).
+const maxRestores = 4
+
+// changedSince returns, among rows whose vectors were just upserted, those
+// whose stored row no longer is what its vector holds (indexedAs), as they
+// are now, and deletes the vectors of those deleted. Vectorize has no
+// conditional write: another isolate may have stored a row's newer vector
+// before this upsert replaced it with an older text's. The rows are read on
+// the primary after the upsert was accepted, and Vectorize applies an
+// index's mutations in the order it accepts them (describe's
+// processedUpToMutation is a mark on one sequence; the documentation implies
+// the order but does not state it), so the row's last writer either commits
+// before this read, which then finds its text and upserts it again, or
+// upserts after it: the vector Vectorize keeps is the row's current one.
+func (s *vectorSync) changedSince(ctx context.Context, rows []*rowcall.Row) ([]*rowcall.Row, error) {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Key
+	}
+	now, err := sqlstore.New(s.db).RowsByKey(onPrimary(ctx), keys)
+	if err != nil {
+		return nil, err
+	}
+	var changed []*rowcall.Row
+	var gone []string
+	for _, r := range rows {
+		switch c, ok := now[r.Key]; {
+		case !ok:
+			gone = append(gone, r.Key)
+		case indexedAs(&c) != indexedAs(r):
+			changed = append(changed, &c)
+		}
+	}
+	if len(gone) > 0 {
+		if err := s.idx.Delete(ctx, s.emb.Model(), gone); err != nil {
+			return nil, err
+		}
+	}
+	return changed, nil
 }
 
 // indexed is what of a row its vector holds: the text embedded and what

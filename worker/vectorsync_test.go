@@ -1,15 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/embed/dot"
 	"github.com/rowcall/rowcall/internal/testdb"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -56,10 +60,6 @@ func (x mapIndex) Delete(_ context.Context, _ rowcall.EmbedModel, keys []string)
 		delete(x, k)
 	}
 	return nil
-}
-
-func (x mapIndex) Nearest(context.Context, rowcall.EmbedModel, []float32, int, rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
-	return nil, nil
 }
 
 // The sync reads the event log past its cursor and applies each key's net
@@ -144,5 +144,145 @@ func TestVectorSync(t *testing.T) {
 	}
 	if _, ok := idx[before.Key]; ok {
 		t.Fatal("a row from before the first write was embedded")
+	}
+}
+
+// bagOfWords embeds a text as its words hashed into 32 dimensions: texts
+// sharing words are near. While hold is set, the embedding of the text hold
+// names waits until let is closed, telling held once it is under way.
+type bagOfWords struct {
+	hold      string
+	held, let chan struct{}
+}
+
+func (e *bagOfWords) Model() rowcall.EmbedModel {
+	return rowcall.EmbedModel{Provider: "test", Name: "words", Dim: 32}
+}
+
+func (e *bagOfWords) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	if e.hold != "" && slices.Contains(texts, e.hold) {
+		e.hold = ""
+		close(e.held)
+		<-e.let
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = make([]float32, 32)
+		for _, w := range strings.Fields(strings.ToLower(t)) {
+			h := fnv.New32a()
+			h.Write([]byte(strings.Trim(w, ".,:#")))
+			out[i][h.Sum32()%32]++
+		}
+		normalise(out[i])
+	}
+	return out, nil
+}
+
+// Nearest is an exact cosine scan, filtered as Vectorize's metadata is.
+func (x mapIndex) Nearest(_ context.Context, m rowcall.EmbedModel, q []float32, k int, f rowcall.VectorFilter) ([]rowcall.VectorHit, error) {
+	var hits []rowcall.VectorHit
+	for _, v := range x {
+		if f.Passes(v.Key, v.Category, v.Enabled && v.Visible) {
+			c := []float32{0}
+			dot.Scores(q, v.Values, m.Dim, c)
+			hits = append(hits, rowcall.VectorHit{Key: v.Key, Cosine: float64(c[0])})
+		}
+	}
+	slices.SortFunc(hits, func(a, b rowcall.VectorHit) int { return cmp.Compare(b.Cosine, a.Cosine) })
+	return hits[:min(k, len(hits))], nil
+}
+
+// Two isolates each keep Vectorize current after their own writes, and
+// Vectorize has no conditional write: the first isolate's embedding of a
+// row's old text ends after the second isolate stored the new text's
+// vector, and its upsert replaces it. The first isolate then finds the row
+// changed and stores the current text's vector again, so the row's
+// neighbours are those of its new text; a row deleted meanwhile loses the
+// vector the late upsert gave it back.
+func TestVectorizeLateOldTextIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Open(t)
+	store := sqlstore.New(db)
+	newRow := func(key, what string) rowcall.Row {
+		r := rowcall.NewRow(key, rowcall.TypeHTTP)
+		r.Category, r.Target, r.Content = "misc", "GET https://example.test/"+key, "# WHAT: "+what
+		return r
+	}
+	idx := mapIndex{}
+	old := newRow("PAY", "return money to a buyer")
+	first := &bagOfWords{hold: rowcall.EmbedText(&old), held: make(chan struct{}), let: make(chan struct{})}
+	a, b := newVectorSync(db, first, idx), newVectorSync(db, &bagOfWords{}, idx)
+	a.before(ctx)
+	b.before(ctx)
+
+	// Isolate A writes the row at its old text (and two others) and embeds them, slowly.
+	for _, r := range []rowcall.Row{old, newRow("REFUND", "give money back to a buyer"), newRow("MAIL", "send a parcel to an inbox")} {
+		if _, err := store.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aDone := make(chan struct{})
+	go func() { defer close(aDone); a.after(ctx) }()
+	<-first.held
+	// Isolate B changes the text and stores the new text's vector first.
+	cur, err := store.Get(ctx, "PAY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Content = "# WHAT: send a letter to an inbox"
+	if cur, err = store.Replace(ctx, cur, cur.Version); err != nil {
+		t.Fatal(err)
+	}
+	b.after(ctx)
+	m := first.Model()
+	if idx["PAY"].TextHash != rowcall.EmbedHash(m, rowcall.EmbedText(&cur)) {
+		t.Fatal("isolate B did not store the new text's vector")
+	}
+	close(first.let) // A's old text lands last
+	<-aDone
+
+	if r := a.snapshot(); r.LastError != "" {
+		t.Fatalf("isolate A's sync: %+v", r)
+	}
+	if idx["PAY"].TextHash != rowcall.EmbedHash(m, rowcall.EmbedText(&cur)) {
+		t.Error("Vectorize holds the row's old text's vector after its new text's was stored")
+	}
+	rank := &vectors.Ranker{Words: store, Embedder: first, Index: idx, Weight: vectors.Weight}
+	near := func(text string) []string {
+		q, _ := first.Embed(ctx, []string{text})
+		hits, err := rank.Similar(ctx, q[0], "", rowcall.SearchFilter{}, 3, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, h := range hits {
+			keys = append(keys, h.Key)
+		}
+		return keys
+	}
+	if got := near("# WHAT: send a letter to an inbox"); len(got) == 0 || got[0] != "PAY" {
+		t.Errorf("nearest the row's new text: %v, want PAY first", got)
+	}
+	if got := near("# WHAT: return money to a buyer"); len(got) == 0 || got[0] != "REFUND" {
+		t.Errorf("nearest the row's old text: %v, want REFUND first (PAY no longer says it)", got)
+	}
+
+	// A row deleted while A embeds its text: the late upsert's vector is removed.
+	gone := newRow("GONE", "a row that is deleted at once")
+	first.hold, first.held, first.let = rowcall.EmbedText(&gone), make(chan struct{}), make(chan struct{})
+	if _, err := store.Create(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	aDone = make(chan struct{})
+	go func() { defer close(aDone); a.after(ctx) }()
+	<-first.held
+	if err := store.Delete(ctx, "GONE", 0); err != nil {
+		t.Fatal(err)
+	}
+	b.after(ctx)
+	close(first.let)
+	<-aDone
+	if _, ok := idx["GONE"]; ok {
+		t.Error("a deleted row's vector is in Vectorize after a late upsert of its text")
 	}
 }
