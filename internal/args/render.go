@@ -13,9 +13,10 @@ import (
 type renderer struct {
 	b     strings.Builder
 	mode  Mode
-	query bool // URL: a '?' has been written
-	str   bool // JSON: inside a string literal
-	esc   bool // JSON: inside a string literal, right after a backslash
+	query bool  // URL: a '?' has been written
+	str   bool  // JSON: inside a string literal
+	esc   bool  // JSON: inside a string literal, right after a backslash
+	err   error // the first join reference whose argument was refused
 }
 
 // text writes template text (or a raw value) and follows its structure.
@@ -49,12 +50,35 @@ func (r *renderer) ref(s string, v Values) int {
 		return 1
 	}
 	val, ok := ref.value(v)
-	if !ok || ref.raw || r.mode == Raw {
-		if !ok {
-			val = s[:ref.size] // unresolved: stays as written
-		}
-		r.text(val)
+	if !ok {
+		r.text(s[:ref.size]) // unresolved: stays as written
 		return ref.size
+	}
+	if ref.join == "" {
+		r.value(val, ref.raw)
+		return ref.size
+	}
+	items, err := ref.items(val)
+	if err != nil {
+		if r.err == nil {
+			r.err = err
+		}
+		items = []string{val} // Render's answer: the value whole, as $N would
+	}
+	for i, item := range items {
+		if i > 0 {
+			r.text(ref.join)
+		}
+		r.value(item, ref.raw)
+	}
+	return ref.size
+}
+
+// value writes one value, escaped for where it lands unless raw.
+func (r *renderer) value(val string, raw bool) {
+	if raw || r.mode == Raw {
+		r.text(val)
+		return
 	}
 	switch r.mode {
 	case URL:
@@ -83,7 +107,6 @@ func (r *renderer) ref(s string, v Values) int {
 	default:
 		r.b.WriteString(val)
 	}
-	return ref.size
 }
 
 // isJSONValue reports whether s is exactly one JSON value. The first-byte
