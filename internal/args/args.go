@@ -66,15 +66,19 @@ func render(tmpl string, mode Mode, v Values) (string, error) {
 	}
 	r := renderer{mode: mode}
 	r.b.Grow(len(tmpl) + 64)
+	var first error
 	for i >= 0 {
 		r.text(tmpl[:i])
 		tmpl = tmpl[i:]
-		n := r.ref(tmpl, v)
+		n, err := r.ref(tmpl, v)
+		if first == nil {
+			first = err
+		}
 		tmpl = tmpl[n:]
 		i = strings.IndexByte(tmpl, '$')
 	}
 	r.text(tmpl)
-	return r.b.String(), r.err
+	return r.b.String(), first
 }
 
 // singleRef renders a Body template that is exactly one reference (blanks

@@ -13,10 +13,9 @@ import (
 type renderer struct {
 	b     strings.Builder
 	mode  Mode
-	query bool  // URL: a '?' has been written
-	str   bool  // JSON: inside a string literal
-	esc   bool  // JSON: inside a string literal, right after a backslash
-	err   error // the first join reference whose argument was refused
+	query bool // URL: a '?' has been written
+	str   bool // JSON: inside a string literal
+	esc   bool // JSON: inside a string literal, right after a backslash
 }
 
 // text writes template text (or a raw value) and follows its structure.
@@ -42,28 +41,26 @@ func (r *renderer) text(s string) {
 }
 
 // ref writes the reference at the start of s (s[0] == '$') and returns how
-// many bytes of s it used.
-func (r *renderer) ref(s string, v Values) int {
+// many bytes of s it used, and the refusal of a join reference's argument
+// (which is then written whole, as $N would write it).
+func (r *renderer) ref(s string, v Values) (int, error) {
 	ref := parseRef(s)
 	if ref.size == 0 {
 		r.text("$")
-		return 1
+		return 1, nil
 	}
 	val, ok := ref.value(v)
 	if !ok {
 		r.text(s[:ref.size]) // unresolved: stays as written
-		return ref.size
+		return ref.size, nil
 	}
 	if ref.join == "" {
 		r.value(val, ref.raw)
-		return ref.size
+		return ref.size, nil
 	}
 	items, err := ref.items(val)
 	if err != nil {
-		if r.err == nil {
-			r.err = err
-		}
-		items = []string{val} // Render's answer: the value whole, as $N would
+		items = []string{val}
 	}
 	for i, item := range items {
 		if i > 0 {
@@ -71,7 +68,7 @@ func (r *renderer) ref(s string, v Values) int {
 		}
 		r.value(item, ref.raw)
 	}
-	return ref.size
+	return ref.size, err
 }
 
 // value writes one value, escaped for where it lands unless raw.
