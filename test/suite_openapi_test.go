@@ -10,8 +10,8 @@ import (
 
 // suiteOpenAPI: `rowcall import openapi` (which converts on the caller's
 // machine, so it works against every host), the exported OpenAPI document
-// and tool list, and a typed call through POST /api/dispatch/{key} reaching
-// the upstream; POST /api/import/openapi converts on the local host and
+// and tool list, and typed calls through POST /api/dispatch/{key} reaching
+// the upstream (an array query parameter as status=a&status=b); POST /api/import/openapi converts on the local host and
 // answers 501 on the worker, which leaves the parser out.
 func suiteOpenAPI(t *testing.T, tg *target, up *upstream) {
 	h := tg.host
@@ -38,6 +38,13 @@ func suiteOpenAPI(t *testing.T, tg *target, up *upstream) {
 	call := h.do(t, req{Method: "POST", Path: "/api/dispatch/S_PET_GET_ORDER_BY_ID", Body: map[string]any{"orderId": 3}})
 	expect(t, call, 200, map[string]any{"ok": true, "ran": true, "result": `HTTP 200:{"path":"/store/order/3","q":""}`})
 	if seen := up.requests()[n:]; len(seen) != 1 || seen[0].Method != "GET" {
+		t.Fatalf("upstream saw %+v", seen)
+	}
+	// An array query parameter (form, exploded) repeats its name.
+	n = len(up.requests())
+	call = h.do(t, req{Method: "POST", Path: "/api/dispatch/S_PET_FIND_PETS_BY_STATUS", Body: map[string]any{"status": []string{"available", "sold"}}})
+	expect(t, call, 200, map[string]any{"ok": true, "ran": true})
+	if seen := up.requests()[n:]; len(seen) != 1 || seen[0].Path != "/pet/findByStatus" || seen[0].Query != "status=available&status=sold" {
 		t.Fatalf("upstream saw %+v", seen)
 	}
 	tools := h.do(t, req{Method: "GET", Path: "/api/openapi.json?format=anthropic-tools&keys=S_PET_GET_ORDER_BY_ID"})

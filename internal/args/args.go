@@ -31,29 +31,54 @@ const (
 // form is the mode Body picks for a form body: every value query-escaped.
 const form Mode = -1
 
-// Render replaces the references in tmpl with values from v, escaped for mode.
+// Render replaces the references in tmpl with values from v, escaped for
+// mode. A join reference ($N[sep]) whose argument Check refuses renders that
+// argument whole, as $N would; a caller that must not send such a value calls
+// Check first.
 func Render(tmpl string, mode Mode, v Values) string {
+	out, _ := render(tmpl, mode, v)
+	return out
+}
+
+// Check reports the first join reference in tmpl ($N[sep]) whose argument is
+// neither a JSON array of strings, numbers or booleans nor one plain value
+// (see the package documentation). The error says which argument and why;
+// runners report it as their bad_args failure.
+func Check(tmpl string, v Values) error {
+	if strings.IndexByte(tmpl, '[') < 0 {
+		return nil // no join reference
+	}
+	_, err := render(tmpl, Raw, v)
+	return err
+}
+
+// render is Render, with the first refused join argument.
+func render(tmpl string, mode Mode, v Values) (string, error) {
 	i := strings.IndexByte(tmpl, '$')
 	if i < 0 {
-		return tmpl
+		return tmpl, nil
 	}
 	if mode == Body {
 		if t, ok := singleRef(tmpl, v); ok {
-			return t
+			return t, nil
 		}
 		mode = bodyMode(tmpl)
 	}
 	r := renderer{mode: mode}
 	r.b.Grow(len(tmpl) + 64)
+	var first error
 	for i >= 0 {
 		r.text(tmpl[:i])
 		tmpl = tmpl[i:]
-		n := r.ref(tmpl, v)
+		n, err := r.ref(tmpl, v)
+		if first == nil {
+			first = err
+		}
 		tmpl = tmpl[n:]
 		i = strings.IndexByte(tmpl, '$')
 	}
 	r.text(tmpl)
-	return r.b.String()
+	return r.b.String(), first
 }
 
 // singleRef renders a Body template that is exactly one reference (blanks
@@ -62,7 +87,7 @@ func Render(tmpl string, mode Mode, v Values) string {
 func singleRef(tmpl string, v Values) (string, bool) {
 	t := strings.TrimSpace(tmpl)
 	ref := parseRef(t)
-	if ref.size != len(t) || ref.size == 0 {
+	if ref.size != len(t) || ref.size == 0 || ref.join != "" {
 		return "", false
 	}
 	if val, ok := ref.value(v); ok {

@@ -1,6 +1,7 @@
 package args
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -173,6 +174,82 @@ func TestRenderNoDollarNoAlloc(t *testing.T) {
 		n := testing.AllocsPerRun(100, func() { Render(`{"a": "no references here"}`, mode, v) })
 		if n != 0 {
 			t.Errorf("mode %d: %v allocs, want 0", mode, n)
+		}
+	}
+}
+
+// A join reference $N[sep]: a JSON array's items, each escaped for where it
+// lands, joined by the separator as written; any other argument one value.
+func TestRenderJoin(t *testing.T) {
+	const (
+		explode = "https://h.test/pet/findByStatus?status=$1[&status=]"
+		comma   = "https://h.test/pet/findByStatus?status=$1[,]"
+	)
+	tests := []struct {
+		name string
+		tmpl string
+		mode Mode
+		body string
+		want string
+	}{
+		{"explode", explode, URL, `["available","sold"]`, "https://h.test/pet/findByStatus?status=available&status=sold"},
+		{"explode false", comma, URL, `["available","sold"]`, "https://h.test/pet/findByStatus?status=available,sold"},
+		{"pipe delimited", "https://h.test/p?s=$1[%7C]", URL, `["a","b"]`, "https://h.test/p?s=a%7Cb"},
+		{"space delimited", "https://h.test/p?s=$1[%20]", URL, `["a","b"]`, "https://h.test/p?s=a%20b"},
+		{"items query-escaped", explode, URL, `["a&b=c"," d,e"]`, "https://h.test/pet/findByStatus?status=a%26b%3Dc&status=+d%2Ce"},
+		{"path", "https://h.test/pets/$1[,]/x?q=$2", URL, `["a/b","c d"]|z`, "https://h.test/pets/a%2Fb,c%20d/x?q=z"},
+		{"numbers and booleans", "https://h.test/p?id=$1[&id=]", URL, `[1, 2.50, true]`, "https://h.test/p?id=1&id=2.50&id=true"},
+		{"one item", explode, URL, `["sold"]`, "https://h.test/pet/findByStatus?status=sold"},
+		{"empty array", explode, URL, `[]`, "https://h.test/pet/findByStatus?status="},
+		{"scalar", explode, URL, `sold`, "https://h.test/pet/findByStatus?status=sold"},
+		{"scalar with comma", comma, URL, `a,b c`, "https://h.test/pet/findByStatus?status=a%2Cb+c"},
+		{"missing", explode + "&x=$2", URL, ``, "https://h.test/pet/findByStatus?status=&x="},
+		{"quoted string is one value", "$1[,]", Raw, `"sold"`, `"sold"`},
+		{"raw", "$1[ - ]x$1[;]", Raw, `["a","b"]`, `["a","b"][ - ]xa;b`},
+		{"raw reference", "https://h.test/p?s=$$1[+]", URL, `["a b","c"]`, "https://h.test/p?s=a b+c"},
+		{"json outside a string", `{"ids":[$1[,]]}`, JSON, `["a",2,"q\"t"]`, `{"ids":["a",2,"q\"t"]}`},
+		{"json inside a string, blank", `{"s":"$1[, ]"}`, JSON, `["a","b\"c"]`, `{"s":"[\"a\",\"b\\\"c\"][, ]"}`},
+		{"json inside a string, no blank", `{"s":"$1[;]"}`, JSON, `["a","b\"c"]`, `{"s":"a;b\"c"}`},
+		{"form body", "status=$1[&status=]&n=$2", Body, `["a b","c"]|5`, "status=a+b&status=c&n=5"},
+		{"body single join", "$1[,]", Body, `["a","b"]`, "a,b"},
+		{"not a separator: empty", "$1[]", Raw, `["a"]`, `["a"][]`},
+		{"not a separator: blank", "$1[a b]", Raw, `x`, `x[a b]`},
+		{"not a separator: unclosed", "$1[,", Raw, `x`, `x[,`},
+		{"not a separator: rest", "$1+[,]", Raw, `a|b`, `a|b[,]`},
+		{"not a separator: name", "$PREV[,]", Raw, `x`, `$PREV[,]`},
+		{"refused renders whole", explode, URL, `{"a":1}`, "https://h.test/pet/findByStatus?status=%7B%22a%22%3A1%7D"},
+	}
+	for _, tt := range tests {
+		v := Values{Args: Split(tt.body)}
+		if got := Render(tt.tmpl, tt.mode, v); got != tt.want {
+			t.Errorf("%s: Render(%q, %q) = %q, want %q", tt.name, tt.tmpl, tt.body, got, tt.want)
+		}
+	}
+}
+
+// Check refuses what a join reference cannot render as a list, naming the
+// argument and why, and passes everything else.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		tmpl, body, want string
+	}{
+		{"https://h.test/p?s=$1[&s=]", `["a","b"]`, ""},
+		{"https://h.test/p?s=$1[&s=]", `sold`, ""},
+		{"https://h.test/p?s=$1[&s=]", ``, ""},
+		{"https://h.test/p?s=$1", `{"a":1}`, ""},    // no join: as today
+		{"https://h.test/p?s=$1[]", `{"a":1}`, ""},  // not a join
+		{"https://h.test/p?s=$2[,]", `{"a":1}`, ""}, // argument 2 is missing: empty
+		{"https://h.test/p?s=$1[&s=]", `{"a":1}`, `argument 1 is a JSON object; $1[&s=] takes a JSON array of strings, numbers or booleans, or one plain value`},
+		{"x=$1&y=$2[,]", `a| [1,2`, `argument 2 is not valid JSON (it begins with '['); $2[,] takes a JSON array of strings, numbers or booleans, or one plain value`},
+		{"$1[,]", `["a",{"b":1}]`, `argument 1 is a JSON array whose item 2 is an object; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value`},
+		{"$1[,]", `[["a"]]`, `argument 1 is a JSON array whose item 1 is an array; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value`},
+		{"$1[,]", `["a",null]`, `argument 1 is a JSON array whose item 2 is null; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value`},
+		{"$1[,]$2[,]", `{}|{}`, `argument 1 is a JSON object; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value`},
+	}
+	for _, tt := range tests {
+		err := Check(tt.tmpl, Values{Args: Split(tt.body)})
+		if got := fmt.Sprint(err); (err == nil) != (tt.want == "") || err != nil && got != tt.want {
+			t.Errorf("Check(%q, %q) = %v, want %q", tt.tmpl, tt.body, err, tt.want)
 		}
 	}
 }

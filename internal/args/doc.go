@@ -20,6 +20,24 @@
 //	$N+      arguments N to the end joined back together with '|', so the body
 //	         ROUTER|{"content":"a|b"} read by $2+ gives {"content":"a|b"} intact.
 //	         Empty when there are fewer than N arguments.
+//	$N[sep]  argument N as a list. When it is a JSON array of strings, numbers
+//	         or booleans, each item (a string without its quotes) is escaped
+//	         as a value of its own and the items are joined by sep, which is
+//	         template text and goes in as written; any other argument, an
+//	         empty or missing one included, renders as one value, as $N does.
+//	         sep is one or more bytes, none of them '[', ']', '$', '"', a
+//	         blank or a control character. In a URL, with argument 1
+//	         ["available","sold"] (and, after the arrow, with argument 1 sold):
+//	           ?status=$1[&status=]  ?status=available&status=sold   ?status=sold
+//	           ?status=$1[,]         ?status=available,sold          ?status=sold
+//	           /pets/$1[,]           /pets/available,sold            /pets/sold
+//	         An empty array renders empty. Refused: a JSON object, text that
+//	         begins with '[' or '{' and is not JSON, and an item that is an
+//	         object, an array or null. [Check] reports the refusal (the
+//	         runners fail the call with bad_args and send nothing); [Render]
+//	         itself renders such an argument whole. $$N[sep] writes the items
+//	         raw. "$1[]", "$1[a b]" and "$1+[,]" are a reference followed by
+//	         text, as before, and named values take no separator.
 //	$NAME    a named value from Values.Vars, NAME being [A-Za-z_][A-Za-z0-9_]*:
 //	         $PREV is the previous flow step's output, and every "=> NAME" in a
 //	         flow binds one. A name with no value is left in place as written,

@@ -30,3 +30,19 @@ func ExampleRender_escaping() {
 	// https://h.test/s?q=say+%22hi%22+%26+bye
 	// it is 15.7 C; $TODO stays
 }
+
+// An array query parameter, form style: $1[&status=] repeats the name for
+// each item of a JSON array argument, and a plain argument is one value.
+// Check refuses what cannot be a list.
+func ExampleRender_join() {
+	const target = "https://example.test/pet/findByStatus?status=$1[&status=]"
+	fmt.Println(args.Render(target, args.URL, args.Values{Args: args.Split(`["available","sold"]`)}))
+	fmt.Println(args.Render(target, args.URL, args.Values{Args: args.Split(`sold`)}))
+	fmt.Println(args.Render("https://example.test/pets/$1[,]", args.URL, args.Values{Args: args.Split(`[1,2]`)}))
+	fmt.Println(args.Check(target, args.Values{Args: args.Split(`{"status":"sold"}`)}))
+	// Output:
+	// https://example.test/pet/findByStatus?status=available&status=sold
+	// https://example.test/pet/findByStatus?status=sold
+	// https://example.test/pets/1,2
+	// argument 1 is a JSON object; $1[&status=] takes a JSON array of strings, numbers or booleans, or one plain value
+}

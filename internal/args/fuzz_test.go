@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzRender checks that a value cannot break out of its slot: in JSON mode a
@@ -84,4 +85,44 @@ func fuzzURL(t *testing.T, v Values, first, rest string) {
 	if q.Get("a") != rest || q.Get("b") != first || u.Fragment != "frag" {
 		t.Fatalf("query values = %q %q #%q, want %q %q: %s", q.Get("a"), q.Get("b"), u.Fragment, rest, first, out)
 	}
+}
+
+// FuzzJoin checks that the items of a join reference cannot break out of
+// their slots either: a JSON array of any two strings, spread into a path
+// segment and a repeated query parameter, reads back as the same items.
+func FuzzJoin(f *testing.F) {
+	f.Add("available", "sold")
+	f.Add("a,b", "c&s=d#e")
+	f.Add("", "/?%20+")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return // encoding/json would change them
+		}
+		arg, _ := json.Marshal([]string{a, b})
+		v := Values{Args: []string{string(arg)}}
+		const tmpl = "https://h.test/p/$1[,]/x?s=$1[&s=]&t=1"
+		if err := Check(tmpl, v); err != nil {
+			t.Fatalf("Check(%s): %v", arg, err)
+		}
+		out := Render(tmpl, URL, v)
+		u, err := url.Parse(out)
+		if err != nil {
+			t.Fatalf("URL output invalid: %v: %s", err, out)
+		}
+		seg, _ := strings.CutPrefix(u.EscapedPath(), "/p/")
+		seg, _ = strings.CutSuffix(seg, "/x")
+		parts := strings.Split(seg, ",")
+		if len(parts) != 2 {
+			t.Fatalf("path items %q: %s", parts, out)
+		}
+		for i, want := range []string{a, b} {
+			if p, err := url.PathUnescape(parts[i]); err != nil || p != want {
+				t.Fatalf("path item %d = %q (%v), want %q: %s", i+1, p, err, want, out)
+			}
+		}
+		q := u.Query()
+		if s := q["s"]; len(s) != 2 || s[0] != a || s[1] != b || q.Get("t") != "1" || len(q) != 2 {
+			t.Fatalf("query %v, want s=%q s=%q t=1: %s", q, a, b, out)
+		}
+	})
 }

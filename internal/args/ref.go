@@ -1,6 +1,8 @@
 package args
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -14,6 +16,7 @@ type ref struct {
 	n    int    // argument number, 1-based; 0 for a named reference
 	name string // NAME of $NAME
 	path string // the gjson path after $NAME., or ""
+	join string // the separator of $N[sep], or "": render a JSON array's items joined by it
 }
 
 // maxArg caps an argument number while its digits are read, so a long run of
@@ -44,6 +47,9 @@ func parseRef(s string) ref {
 		if i < len(s) && s[i] == '+' {
 			r.rest = true
 			i++
+		} else if sep, ok := joinSep(s[i:]); ok {
+			r.join = sep
+			i += len(sep) + 2
 		}
 	case isNameStart(c):
 		start := i
@@ -69,6 +75,25 @@ func parseRef(s string) ref {
 	return r
 }
 
+// joinSep reads the separator of a join modifier "[sep]" at the start of s:
+// one or more bytes, none of them '[', ']', '$', '"', a blank or a control
+// character. ok is false when s does not start with one, so "$1[]", "$1[a b]"
+// and "$1[" stay an argument followed by text.
+func joinSep(s string) (sep string, ok bool) {
+	if len(s) < 3 || s[0] != '[' {
+		return "", false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ']':
+			return s[1:i], i > 1
+		case c <= ' ' || c == 0x7f || c == '[' || c == '$' || c == '"':
+			return "", false
+		}
+	}
+	return "", false
+}
+
 // value resolves r against v; ok is false for a name with no value.
 func (r ref) value(v Values) (val string, ok bool) {
 	if r.n == 0 {
@@ -85,6 +110,55 @@ func (r ref) value(v Values) (val string, ok bool) {
 		return v.Args[r.n-1], true
 	}
 	return strings.Join(v.Args[r.n-1:], "|"), true
+}
+
+// items are the values a join reference $N[sep] renders for the argument
+// val: the items of a JSON array (a string without its quotes, a number or
+// boolean as its JSON text), or val itself, one value, when it is not JSON
+// array or object text. An object, text that begins like JSON but is not, and
+// an item that is an object, an array or null are refused.
+func (r ref) items(val string) ([]string, error) {
+	t := strings.TrimLeft(val, " \t\r\n")
+	if t == "" || (t[0] != '[' && t[0] != '{') {
+		return []string{val}, nil
+	}
+	what := ""
+	switch {
+	case !gjson.Valid(t):
+		what = "not valid JSON (it begins with " + strconv.QuoteRune(rune(t[0])) + ")"
+	case t[0] == '{':
+		what = "a JSON object"
+	}
+	var out []string
+	if what == "" {
+		gjson.Parse(t).ForEach(func(_, item gjson.Result) bool {
+			switch item.Type {
+			case gjson.String:
+				out = append(out, item.Str)
+			case gjson.Number, gjson.True, gjson.False:
+				out = append(out, item.Raw)
+			default:
+				what = fmt.Sprintf("a JSON array whose item %d is %s", len(out)+1, kind(item))
+				return false
+			}
+			return true
+		})
+	}
+	if what != "" {
+		return nil, fmt.Errorf("argument %d is %s; $%d[%s] takes a JSON array of strings, numbers or booleans, or one plain value", r.n, what, r.n, r.join)
+	}
+	return out, nil
+}
+
+// kind names a JSON value that a join cannot render as an item.
+func kind(v gjson.Result) string {
+	switch {
+	case v.Type == gjson.Null:
+		return "null"
+	case v.IsArray():
+		return "an array"
+	}
+	return "an object"
 }
 
 // pick returns the field at path in the JSON text val (or in the body of an

@@ -41,20 +41,41 @@ func (r *renderer) text(s string) {
 }
 
 // ref writes the reference at the start of s (s[0] == '$') and returns how
-// many bytes of s it used.
-func (r *renderer) ref(s string, v Values) int {
+// many bytes of s it used, and the refusal of a join reference's argument
+// (which is then written whole, as $N would write it).
+func (r *renderer) ref(s string, v Values) (int, error) {
 	ref := parseRef(s)
 	if ref.size == 0 {
 		r.text("$")
-		return 1
+		return 1, nil
 	}
 	val, ok := ref.value(v)
-	if !ok || ref.raw || r.mode == Raw {
-		if !ok {
-			val = s[:ref.size] // unresolved: stays as written
+	if !ok {
+		r.text(s[:ref.size]) // unresolved: stays as written
+		return ref.size, nil
+	}
+	if ref.join == "" {
+		r.value(val, ref.raw)
+		return ref.size, nil
+	}
+	items, err := ref.items(val)
+	if err != nil {
+		items = []string{val}
+	}
+	for i, item := range items {
+		if i > 0 {
+			r.text(ref.join)
 		}
+		r.value(item, ref.raw)
+	}
+	return ref.size, err
+}
+
+// value writes one value, escaped for where it lands unless raw.
+func (r *renderer) value(val string, raw bool) {
+	if raw || r.mode == Raw {
 		r.text(val)
-		return ref.size
+		return
 	}
 	switch r.mode {
 	case URL:
@@ -83,7 +104,6 @@ func (r *renderer) ref(s string, v Values) int {
 	default:
 		r.b.WriteString(val)
 	}
-	return ref.size
 }
 
 // isJSONValue reports whether s is exactly one JSON value. The first-byte

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -490,6 +491,108 @@ func BenchmarkConvertGitHub(b *testing.B) {
 	for b.Loop() {
 		if res, err := openapi.Convert(doc, openapi.Options{}); err != nil || len(res.Rows) != 313 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// lists is a document whose array parameters use each style rowcall writes.
+const lists = `openapi: 3.0.3
+info: {title: lists, version: "1"}
+paths:
+  /pets/{ids}:
+    get:
+      operationId: listPets
+      parameters:
+        - {name: ids, in: path, required: true, schema: {type: array, items: {type: integer}}}
+        - {name: tags, in: query, explode: false, schema: {type: array, items: {type: string}}}
+        - {name: pipe, in: query, style: pipeDelimited, schema: {type: array, items: {type: string}}}
+        - {name: space, in: query, style: spaceDelimited, schema: {type: array, items: {type: string}}}
+        - {name: "sort[]", in: query, schema: {type: array, items: {type: string}}}
+        - {name: one, in: query, schema: {type: string}}
+      responses: {"200": {description: ok}}
+`
+
+// An array parameter reaches the upstream as its style says, not as one
+// JSON text: the Petstore's GET /pet/findByStatus (query, form, explode) with
+// ["available","sold"] sends status=available&status=sold; not exploded the
+// items are joined by ',', pipeDelimited by '|', spaceDelimited by ' ', and a
+// path parameter by ','. The row's input_schema still says array, so an
+// argument that is not one is refused before anything is sent.
+func TestImportArrayParameters(t *testing.T) {
+	var seen []string // each request's escaped path and raw query
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.EscapedPath()+"?"+r.URL.RawQuery)
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	saw := func() []string { // what the upstream saw since the last call, emptied
+		mu.Lock()
+		defer mu.Unlock()
+		out := seen
+		seen = nil
+		return out
+	}
+	t.Cleanup(srv.Close)
+	h := newHost(t)
+	pet, _ := os.ReadFile("testdata/petstore.yaml")
+	h.importDoc(pet, "server="+url.QueryEscape(srv.URL))
+	h.importDoc([]byte(lists), "server="+url.QueryEscape(srv.URL))
+
+	var row rowcall.Row
+	h.do("GET", "/api/directory/FIND_PETS_BY_STATUS", ownerKey, nil, &row)
+	var schema struct {
+		Properties map[string]struct {
+			Type  any
+			Items struct{ Type string }
+		}
+	}
+	json.Unmarshal([]byte(row.InputSchema), &schema)
+	if p := schema.Properties["status"]; p.Type != "array" || p.Items.Type != "string" {
+		t.Fatalf("input_schema %s", row.InputSchema)
+	}
+
+	call := func(key, args string) dispatched {
+		t.Helper()
+		var res dispatched
+		h.do("POST", "/api/dispatch/"+key, ownerKey, []byte(args), &res)
+		return res
+	}
+	for _, c := range []struct{ key, args, want string }{
+		{"FIND_PETS_BY_STATUS", `{"status":["available","sold"]}`, "/pet/findByStatus?status=available&status=sold"},
+		{"FIND_PETS_BY_STATUS", `{"status":["pending"]}`, "/pet/findByStatus?status=pending"},
+		{"FIND_PETS_BY_STATUS", `{"args":"[\"available\",\"sold\"]"}`, "/pet/findByStatus?status=available&status=sold"}, // positional
+		{"LIST_PETS", `{"ids":[1,2],"tags":["a b","c,d"],"pipe":["x","y"],"space":["p","q"],"sort[]":["name","-age"],"one":"z"}`,
+			"/pets/1,2?tags=a+b,c%2Cd&pipe=x%7Cy&space=p%20q&sort%5B%5D=name&sort%5B%5D=-age&one=z"},
+		{"LIST_PETS", `{"ids":[7]}`, "/pets/7?tags=&pipe=&space=&sort%5B%5D=&one="},
+	} {
+		if res, seen := call(c.key, c.args), saw(); !res.OK || res.Result != "HTTP 200:ok" || len(seen) != 1 || seen[0] != c.want {
+			t.Errorf("%s %s: %+v; the upstream saw %q, want %q", c.key, c.args, res, seen, c.want)
+		}
+	}
+	var refused struct{ Error, Message string }
+	if st, seen := h.do("POST", "/api/dispatch/FIND_PETS_BY_STATUS", ownerKey, []byte(`{"status":{"s":"sold"}}`), &refused), saw(); st != 400 || refused.Error != "invalid_arguments" || len(seen) != 0 {
+		t.Fatalf("an object for an array: HTTP %d %+v; the upstream saw %q", st, refused, seen)
+	}
+
+	// A row written by hand, with no input_schema: a plain argument is one
+	// value, and one the join cannot spread fails with bad_args, unsent.
+	put := map[string]string{"key": "BY_STATUS", "type": "http", "target": "GET " + srv.URL + "/pet/findByStatus?status=$1[&status=]", "content": "# WHAT: Pets by status.\n# ARGS: $1=status, one or a JSON array\n# EX: [BY_STATUS]sold[/BY_STATUS]"}
+	body, _ := json.Marshal(put)
+	if st := h.do("POST", "/api/directory", ownerKey, body, nil); st != 201 {
+		t.Fatalf("POST /api/directory: HTTP %d", st)
+	}
+	for _, c := range []struct{ args, result, want string }{
+		{"sold", "HTTP 200:ok", "/pet/findByStatus?status=sold"},
+		{`["available","sold"]`, "HTTP 200:ok", "/pet/findByStatus?status=available&status=sold"},
+		{`{"s":"sold"}`, `ERR:http:bad_args:argument 1 is a JSON object; $1[&status=] takes a JSON array of strings, numbers or booleans, or one plain value`, ""},
+		{`["sold",{"s":1}]`, `ERR:http:bad_args:argument 1 is a JSON array whose item 2 is an object; $1[&status=] takes a JSON array of strings, numbers or booleans, or one plain value`, ""},
+	} {
+		args, _ := json.Marshal(map[string]string{"args": c.args})
+		res, seen := call("BY_STATUS", string(args)), saw()
+		if res.Result != c.result || (c.want == "") != (len(seen) == 0) || c.want != "" && seen[0] != c.want {
+			t.Errorf("BY_STATUS %s: %+v; the upstream saw %q, want %q", c.args, res, seen, c.want)
 		}
 	}
 }

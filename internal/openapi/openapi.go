@@ -15,7 +15,14 @@
 //   - target: "METHOD server+path", the first server of the operation, path
 //     or document (variables at their defaults; Options.Server instead when
 //     set, and needed when the document names none or a relative one), each
-//     {param} of the path a $N slot and each query parameter a name=$N pair.
+//     {param} of the path a $N slot and each query parameter a name=$N pair;
+//     an array parameter's slot is a join reference that spreads a JSON
+//     array argument as its style and explode say (package args): query
+//     status=$N[&status=] (form, exploded: status=a&status=b, the default),
+//     status=$N[,] (not exploded), $N[%20] (spaceDelimited), $N[%7C]
+//     (pipeDelimited); path $N[,] (simple). Swagger 2.0 is not read, so
+//     collectionFormat has no part; label and matrix path styles are written
+//     as simple.
 //   - input_schema: one property per path parameter (in path order), query
 //     parameter (in declared order) and top-level property of a JSON or form
 //     request body (a body of any other shape is one property, "body"), so
@@ -126,6 +133,7 @@ type slot struct {
 	schema   map[string]any
 	required bool
 	desc     string
+	sep      string // an array parameter's join separator: its slot is $N[sep]
 }
 
 func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method string, op *openapi3.Operation, o Options) (rowcall.Row, error) {
@@ -154,13 +162,13 @@ func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method strin
 		p := params.find("path", name)
 		s := slot{name: name, in: "path", wire: name, required: true, schema: map[string]any{"type": "string"}}
 		if p != nil {
-			s.schema, s.desc = paramSchema(p), p.Description
+			s.schema, s.desc, s.sep = paramSchema(p), p.Description, listSep(p)
 		}
 		add(s)
 	}
 	for _, p := range params {
 		if p.In == "query" {
-			add(slot{name: p.Name, in: "query", wire: p.Name, required: p.Required, schema: paramSchema(p), desc: p.Description})
+			add(slot{name: p.Name, in: "query", wire: p.Name, required: p.Required, schema: paramSchema(p), desc: p.Description, sep: listSep(p)})
 		}
 	}
 	bodyKind := ""
@@ -177,12 +185,13 @@ func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method strin
 		n[s.in+"\x00"+s.wire] = i + 1
 	}
 	target := pathSlot.ReplaceAllStringFunc(path, func(m string) string {
-		return fmt.Sprintf("$%d", n["path\x00"+m[1:len(m)-1]])
+		i := n["path\x00"+m[1:len(m)-1]]
+		return slots[i-1].ref(i)
 	})
 	var query []string
 	for i, s := range slots {
 		if s.in == "query" {
-			query = append(query, url.QueryEscape(s.wire)+"="+fmt.Sprintf("$%d", i+1))
+			query = append(query, url.QueryEscape(s.wire)+"="+s.ref(i+1))
 		}
 	}
 	target = strings.TrimRight(base, "/") + target
@@ -314,6 +323,50 @@ func pathParams(path string) []string {
 		out = append(out, m[1:len(m)-1])
 	}
 	return out
+}
+
+// ref is the slot's reference in the target, it being argument n: $n, or
+// $n[sep] for an array parameter.
+func (s slot) ref(n int) string {
+	if s.sep != "" {
+		return fmt.Sprintf("$%d[%s]", n, s.sep)
+	}
+	return fmt.Sprintf("$%d", n)
+}
+
+// listSep is the separator an array parameter's items are joined by on the
+// wire (OpenAPI 3's style and explode, their defaults as kin-openapi reads
+// them), "" for a parameter that is not an array. A query parameter exploded
+// (form's default) repeats its name, status=a&status=b; not exploded it is
+// status=a,b (form), a%20b (spaceDelimited) or a%7Cb (pipeDelimited). A path
+// parameter (simple) is a,b.
+func listSep(p *openapi3.Parameter) string {
+	if p.Schema == nil || p.Schema.Value == nil || !hasType(shallow(p.Schema, 0), "array") {
+		return ""
+	}
+	m, err := p.SerializationMethod()
+	switch {
+	case err != nil || p.In == openapi3.ParameterInPath:
+		return ","
+	case m.Explode:
+		return "&" + url.QueryEscape(p.Name) + "="
+	case m.Style == openapi3.SerializationSpaceDelimited:
+		return "%20"
+	case m.Style == openapi3.SerializationPipeDelimited:
+		return "%7C"
+	}
+	return ","
+}
+
+// hasType reports whether a shallow schema's type is t or lists it.
+func hasType(s map[string]any, t string) bool {
+	switch x := s["type"].(type) {
+	case string:
+		return x == t
+	case []string:
+		return slices.Contains(x, t)
+	}
+	return false
 }
 
 func paramSchema(p *openapi3.Parameter) map[string]any {

@@ -17,7 +17,8 @@ import (
 // the rendered JSON array (a string element as is, any other element as its
 // compact JSON text). fail is the row's ERR result when the template is unusable:
 // the seed's ERR:fn:bad_content_json:<message> and ERR:fn:content_not_array, or
-// ERR:fn:bad_args when an argument holds a NUL byte (argv strings cannot).
+// ERR:fn:bad_args when an argument holds a NUL byte (argv strings cannot) or
+// is refused by a join reference $N[sep] (args.Check).
 func Argv(module string, inv *rowcall.Invocation) (argv []string, fail *rowcall.Failure) {
 	tmpl := inv.Row.Payload()
 	if tmpl == "" {
@@ -27,7 +28,11 @@ func Argv(module string, inv *rowcall.Invocation) (argv []string, fail *rowcall.
 	if a == nil {
 		a = args.Split(inv.Body)
 	}
-	text := args.Render(tmpl, args.JSON, args.Values{Args: a, Vars: inv.Vars})
+	v := args.Values{Args: a, Vars: inv.Vars}
+	if err := args.Check(tmpl, v); err != nil {
+		return nil, rowcall.Fail("fn", "bad_args", err.Error())
+	}
+	text := args.Render(tmpl, args.JSON, v)
 	if argv, ok := plainArgv(module, text); ok {
 		return argv, nil
 	}

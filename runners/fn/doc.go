@@ -43,7 +43,8 @@
 //	                             Config.MaxConcurrent calls held every slot for
 //	                             Config.QueueWait; nothing ran, try again later
 //	digest_mismatch:sha256:<pinned>!=sha256:<current>   the pinned code changed
-//	bad_args:<why>               an argument holds a NUL byte
+//	bad_args:<why>               an argument holds a NUL byte, or is refused by a
+//	                             join reference $N[sep] (args.Check)
 //	module_unavailable:<why>, compile:<why>, instantiate:<why>, registry:<why>
 //	                             host-side problems, named
 //

@@ -27,6 +27,7 @@ func TestExamples(t *testing.T) {
 		{"wat echo escaped quote", "echo", `["$1"]`, `say "hi"\n`, `say "hi"\n`},
 		{"wat echo no args", "echo", `[]`, "", ""},
 		{"wat echo json values", "echo", `[1, true, {"a": [1, 2]}, null, "$1"]`, "s", `1 true {"a":[1,2]} null s`},
+		{"wat echo joined array", "echo", `[$1[,], "$2"]`, `["a b",2]|c`, "a b 2 c"},
 		{"as upper", "upper", whole, "hello wörld|ok", "HELLO WÖRLD|OK"},
 		{"as upper docstring stripped", "upper", "# WHAT: shout\n[\"$1\", \"$2\"]", "a|b", "A B"},
 		{"go last_reply_of", "last_reply_of", whole, "thinking… [REPLY]draft[/REPLY] no: [REPLY] Hi | there! [/REPLY] bye", "Hi | there!"},
@@ -66,6 +67,7 @@ func TestSeedErrors(t *testing.T) {
 		{"echo", `[$$1]`, "x", "ERR:fn:bad_content_json:invalid character 'x' looking for beginning of value"},
 		{"nope", `not json`, "", "ERR:fn:unknown_target:nope"}, // the target is checked first, as in the seed
 		{"echo", "[\"$1\"]", "a\x00b", "ERR:fn:bad_args:argument 1 contains a NUL byte, which a WASI argument cannot hold"},
+		{"echo", `[$1[,]]`, `{"a":1}`, "ERR:fn:bad_args:argument 1 is a JSON object; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

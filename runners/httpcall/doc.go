@@ -75,6 +75,8 @@
 //	timeout       ERR:http:fetch:timeout after 30s
 //	too large     ERR:http:too_large:<limit> bytes — …
 //	bad target    ERR:http:bad_target:<message>
+//	bad argument  ERR:http:bad_args:<message>     (a join reference $N[sep] refused its
+//	                                               argument, args.Check; nothing sent)
 //
 // Output.Status is the upstream status and Output.Material is true whenever an
 // upstream answered. Output.Secrets lists every value read from the

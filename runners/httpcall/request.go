@@ -54,6 +54,12 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, *rowcall.Failure) {
 	if v.Args == nil && inv.Body != "" {
 		v.Args = args.Split(inv.Body)
 	}
+	p := row.Payload()
+	for _, t := range []string{tmpl, p} {
+		if err := args.Check(t, v); err != nil {
+			return nil, rowcall.Fail("http", "bad_args", err.Error())
+		}
+	}
 	u, err := url.Parse(args.Render(tmpl, args.URL, v))
 	if err != nil {
 		return nil, rowcall.Fail("http", "bad_target", errorsUnwrapURL(err))
@@ -62,7 +68,7 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, *rowcall.Failure) {
 		return nil, rowcall.Fail("http", "bad_target", "url "+quote(tmpl)+" is not an absolute http or https URL")
 	}
 	c := &call{method: method, url: u, headers: http.Header{}, credHeaders: map[string]bool{}}
-	if p := row.Payload(); p != "" {
+	if p != "" {
 		c.body = args.Render(p, args.Body, v)
 	}
 	if r.agent != "" {
