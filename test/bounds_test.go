@@ -1,0 +1,74 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rowcall/rowcall/internal/dispatch"
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
+)
+
+// fanOut is a flow payload of n calls of key: one block of n branches, or n
+// steps one after the other.
+func fanOut(key string, n int, block bool) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = key + ": x"
+		if block {
+			parts[i] += fmt.Sprintf(" => b%d", i)
+		}
+	}
+	if block {
+		return "{ " + strings.Join(parts, " | ") + " }"
+	}
+	return strings.Join(parts, "\n> ")
+}
+
+// A row author's flow that multiplies its calls — one that fans out into
+// itself (3 branches, 8 deep: 3^8 calls), or 64 steps of 64 — ends after
+// dispatch.MaxCalls nested calls with ERR:dispatch:too_many_calls, its trace
+// holding no more receipts than that, instead of running (and recording)
+// every call the depth limit alone would allow. Calls of the host's own API
+// through $SELF (each a new top-level call, in another trace) count in the
+// count of the call that made them.
+func TestFlowFanOutIsBounded(t *testing.T) {
+	h := startHost(t, nil)
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, putModule(t, h, "echo", echo.Wasm), 200, nil)
+	createRow(t, h, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": echo.Content})
+	createRow(t, h, map[string]any{"key": "FAN_SELF", "type": "flow", "content": "# WHAT: fans out into itself\n" + fanOut("FAN_SELF", 3, true)})
+	createRow(t, h, map[string]any{"key": "FAN_MID", "type": "flow", "content": "# WHAT: 64 echoes\n" + fanOut("ECHO", 64, false)})
+	createRow(t, h, map[string]any{"key": "FAN_TOP", "type": "flow", "content": "# WHAT: 64 flows of 64\n" + fanOut("FAN_MID", 64, true)})
+
+	want := fmt.Sprintf("ERR:dispatch:too_many_calls:%d — one call makes at most %d nested calls in all", dispatch.MaxCalls, dispatch.MaxCalls)
+	for _, key := range []string{"FAN_SELF", "FAN_TOP"} {
+		got := dispatchCall(t, h, key, "")
+		expect(t, got, 200, map[string]any{"ok": false})
+		trace, _ := got.JSON["trace"].(string)
+		list, _ := h.do(t, req{Method: "GET", Path: "/api/receipts?trace=" + trace}).JSON["receipts"].([]any)
+		if len(list) == 0 || len(list) > dispatch.MaxCalls+1 {
+			t.Fatalf("%s: %d receipts in its trace, want at most %d (the call and its nested calls)", key, len(list), dispatch.MaxCalls+1)
+		}
+		if key == "FAN_TOP" && !strings.HasPrefix(got.JSON["result"].(string), want) {
+			t.Fatalf("%s: result %q, want %q…", key, got.JSON["result"], want)
+		}
+	}
+
+	createRow(t, h, map[string]any{"key": "SELF_FAN", "type": "http", "target": "POST $SELF/api/dispatch", "auth": "bearer:ROWCALL_OWNER_KEY",
+		"content": "# WHAT: calls FAN_VIA_SELF through this host's API\n" + `{"key":"FAN_VIA_SELF","body":""}`})
+	createRow(t, h, map[string]any{"key": "FAN_VIA_SELF", "type": "flow", "content": "# WHAT: fans out through the API\n" + fanOut("SELF_FAN", 3, true)})
+	db := h.db(t)
+	count := func() (n int) {
+		if err := db.QueryRow(`SELECT COUNT(*) FROM receipts`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	expect(t, dispatchCall(t, h, "FAN_VIA_SELF", ""), 200, map[string]any{"ok": false})
+	// Each counted SELF_FAN call makes one top-level FAN_VIA_SELF call.
+	if n := count() - before; n > 2*dispatch.MaxCalls+1 {
+		t.Fatalf("FAN_VIA_SELF: %d receipts, want at most %d", n, 2*dispatch.MaxCalls+1)
+	}
+}
