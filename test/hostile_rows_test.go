@@ -72,3 +72,29 @@ func TestFlowFanOutIsBounded(t *testing.T) {
 		t.Fatalf("FAN_VIA_SELF: %d receipts, want at most %d", n, 2*dispatch.MaxCalls+1)
 	}
 }
+
+// A caller's argument in a URL's authority (here its port) cannot make the
+// rest of the authority a user name and send the row's credential to a host
+// of the caller's choosing ("80@evil"): an '@' there is escaped, and the URL
+// that leaves is refused as a bad target before anything is sent.
+func TestArgumentCannotMoveTheHost(t *testing.T) {
+	up := newUpstream(t, openMeteo)
+	evil := newUpstream(t, openMeteo)
+	h := startHost(t, allowLoopback, "AUDIT_API_KEY=sekret-audit-key")
+	createRow(t, h, map[string]any{"key": "PORTED", "type": "http", "target": "GET http://127.0.0.1:$1/v1/forecast?latitude=1&longitude=2", "auth": "bearer:AUDIT_API_KEY"})
+	upPort, evilPort := up.URL[strings.LastIndexByte(up.URL, ':')+1:], evil.URL[strings.LastIndexByte(evil.URL, ':')+1:]
+	secret, _, _ := mint(t, h, map[string]any{"keys": []string{"PORTED"}})
+
+	expect(t, tokenCall(t, h, secret, "PORTED", upPort), 200, map[string]any{"ok": true})
+	if got := up.requests(); len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer sekret-audit-key" {
+		t.Fatalf("the row's own upstream saw %+v", got)
+	}
+	got := tokenCall(t, h, secret, "PORTED", upPort+"@127.0.0.1:"+evilPort)
+	expect(t, got, 200, map[string]any{"ok": false})
+	if r, _ := got.JSON["result"].(string); !strings.HasPrefix(r, "ERR:http:bad_target:") {
+		t.Fatalf("result %q, want ERR:http:bad_target:…", r)
+	}
+	if n := len(evil.requests()); n != 0 {
+		t.Fatalf("the caller's host got %d requests, the credential with them: %+v", n, evil.requests())
+	}
+}
