@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rowcall/rowcall/internal/dispatch"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
@@ -96,5 +98,47 @@ func TestArgumentCannotMoveTheHost(t *testing.T) {
 	}
 	if n := len(evil.requests()); n != 0 {
 		t.Fatalf("the caller's host got %d requests, the credential with them: %+v", n, evil.requests())
+	}
+}
+
+// A token pinned to an fn row's contract stops on every path a call takes —
+// the API twice (the row cache, then a speculative run on it) and MCP's
+// tools/call answered by the fast path, through call_capability and the
+// row's own tool — once the module's code changes, with the same
+// contract_changed reason; nothing the pinned token calls runs the new code.
+func TestPinnedTokenStopsOnEveryPath(t *testing.T) {
+	h := startHost(t, nil)
+	echo, _ := wasmexamples.ByName("echo")
+	upper, _ := wasmexamples.ByName("upper")
+	expect(t, putModule(t, h, "shout", echo.Wasm), 200, nil)
+	createRow(t, h, map[string]any{"key": "SHOUT", "type": "fn", "target": "shout", "content": "# WHAT: shout\n[\"$1+\"]"})
+	secret, _, scope := mint(t, h, map[string]any{"keys": []string{"SHOUT"}, "pin": []string{"SHOUT"}})
+	pinned := scope["pins"].(map[string]any)["SHOUT"].(string)
+	s := connectMCP(t, h, "Authorization", "Bearer "+secret)
+	if _, ok := s.tools(t)["SHOUT"]; !ok {
+		t.Fatal("SHOUT is not listed as a tool")
+	}
+	viaMCP := func() []*sdk.CallToolResult {
+		return []*sdk.CallToolResult{s.call(t, "call_capability", map[string]any{"key": "SHOUT", "args": "hi"}), s.call(t, "SHOUT", map[string]any{"args": "hi"})}
+	}
+	for range 2 {
+		expect(t, tokenCall(t, h, secret, "SHOUT", "hi"), 200, map[string]any{"result": "hi"})
+	}
+	for _, res := range viaMCP() {
+		if res.IsError || texts(res)[0] != "hi" {
+			t.Fatalf("before the change: %v", texts(res))
+		}
+	}
+
+	expect(t, putModule(t, h, "shout", upper.Wasm), 200, nil)
+	current := proof(t, dispatchCall(t, h, "SHOUT", "hi"))["contract_sha256"].(string)
+	reason := "contract_changed:" + pinned + "!=" + current
+	for range 2 {
+		refused(t, h, tokenCall(t, h, secret, "SHOUT", "hi"), 409, reason)
+	}
+	for _, res := range viaMCP() {
+		if !res.IsError || !strings.HasPrefix(texts(res)[0], "ERR:"+reason) {
+			t.Fatalf("after the change: %v", texts(res))
+		}
 	}
 }
