@@ -2,12 +2,15 @@ package test
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/test/modelserver"
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
@@ -141,4 +144,49 @@ func TestPinnedTokenStopsOnEveryPath(t *testing.T) {
 			t.Fatalf("after the change: %v", texts(res))
 		}
 	}
+}
+
+// A token's spend stays spent when its receipts are sealed into segments and
+// pruned from the table (--receipt-retain 0): its USD budget is summed from
+// the table, so a host that reads it again (here, after a restart) still
+// refuses the token, instead of finding nothing spent.
+func TestPrunedReceiptsStillCountInBudgets(t *testing.T) {
+	ms := modelserver.Start(t)
+	ms.Key = suiteSecret
+	env := []string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
+		fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut),
+		"ROWCALL_RECEIPT_SEGMENT=2", "ROWCALL_RECEIPT_RETAIN=0s", "ROWCALL_RECEIPT_SEAL_EVERY=20ms"}
+	data := t.TempDir()
+	env = append(env, "ROWCALL_RECEIPT_ARCHIVE="+filepath.Join(data, "archive"))
+	h := startHostIn(t, data, allowLoopback, env...)
+	up := newUpstream(t, openMeteo)
+	createRow(t, h, map[string]any{"key": "B_AGENT", "type": "agent", "target": "suite-1", "auth": "bearer:SUITE_API_KEY",
+		"content": "You are the budget test's agent."})
+	createRow(t, h, map[string]any{"key": "B_PLAIN", "type": "http", "target": "GET " + up.URL + "/v1/forecast?latitude=1&longitude=2"})
+	reply := modelserver.Reply{Content: "[REPLY]ok[/REPLY]", Usage: &modelserver.Usage{PromptTokens: 1000, CompletionTokens: 50}}
+	secret, _, _ := mint(t, h, map[string]any{"keys": []string{"B_AGENT"}, "budget_usd_day": 0.005})
+	ms.Script(reply, reply)
+	for range 2 {
+		expect(t, tokenCall(t, h, secret, "B_AGENT", "hi"), 200, map[string]any{"ok": true})
+	}
+	refused(t, h, tokenCall(t, h, secret, "B_AGENT", "hi"), 429, "budget_exhausted:0.0075>=0.005")
+	// The owner's later calls are sealed and pruned: the pruning has passed the token's.
+	for range 4 {
+		expect(t, dispatchCall(t, h, "B_PLAIN", ""), 200, map[string]any{"ok": true})
+	}
+	db := h.db(t)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		db.QueryRow(`SELECT COUNT(*) FROM receipts WHERE key = 'B_PLAIN'`).Scan(&n)
+		if n <= 1 { // the chain's newest stays
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of B_PLAIN's receipts are still in the table", n)
+		}
+	}
+	h.stop()
+	h = startHostIn(t, data, allowLoopback, env...)
+	ms.Script(reply)
+	refused(t, h, tokenCall(t, h, secret, "B_AGENT", "hi"), 429, "budget_exhausted:0.0075>=0.005")
 }
