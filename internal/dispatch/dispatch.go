@@ -126,8 +126,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 // receipts are stored only while the event log's newest id is that (see
 // Speculate). A gate refusal waits for its receipt and is the error.
 func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
-	ctx, spent := callsOf(ctx)
-	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", d.now(), 6), snapshot: snapshot, calls: spent}
+	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", d.now(), 6), snapshot: snapshot}
+	ctx = c.count(ctx, l.row.Type)
 	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
 	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
 	if refused != nil {
@@ -202,7 +202,8 @@ type call struct {
 	token    *rowcall.Token
 	trace    string
 	snapshot *int64        // speculative: receipts are stored only while the event log's newest id is this
-	calls    *atomic.Int64 // the nested calls made so far, shared with the calls of this host's API it makes (callsOf)
+	calls    *atomic.Int64 // the nested calls made so far: own's, or those of the call whose $SELF request this is (count)
+	own      atomic.Int64
 }
 
 // MaxCalls bounds the nested calls (flow steps and branches, agent tool
@@ -215,16 +216,21 @@ const MaxCalls = 1024
 
 type callsKey struct{}
 
-// callsOf returns the count of nested calls that ctx's call belongs to: a
-// call of this host's API made by a row (outbound.Self serves it in process,
-// with the calling row's context) counts in its caller's; any other starts
-// its own, carried in the returned context to the calls it makes.
-func callsOf(ctx context.Context) (context.Context, *atomic.Int64) {
+// count sets the count of nested calls c belongs to: a call of this host's
+// API made by a row (outbound.Self serves it in process, with the calling
+// row's context) counts in its caller's; any other in its own, carried in
+// the returned context to the calls its row makes — unless the row is an fn
+// row, which calls nothing.
+func (c *call) count(ctx context.Context, typ rowcall.Type) context.Context {
 	if n, ok := ctx.Value(callsKey{}).(*atomic.Int64); ok {
-		return ctx, n
+		c.calls = n
+		return ctx
 	}
-	n := new(atomic.Int64)
-	return context.WithValue(ctx, callsKey{}, n), n
+	c.calls = &c.own
+	if typ == rowcall.TypeFn {
+		return ctx
+	}
+	return context.WithValue(ctx, callsKey{}, c.calls)
 }
 
 // parented binds a call to the invocation id its nested calls hang under.
