@@ -220,13 +220,18 @@ func (a *Archive) seal(ctx context.Context, sealed int64, rs []rowcall.Receipt) 
 }
 
 // Prune deletes, in runs of pruneRun, the receipts that are sealed, started
-// before Retain ago and are not the chain's newest; it returns how many.
+// before Retain ago and are not the chain's newest; it returns how many. A
+// token's receipt that cost something stays while its UTC month lasts,
+// whatever Retain says: tokens' USD budgets are summed from the table
+// (Store.Spent), so pruning it would give its cost back to the token.
 func (a *Archive) Prune(ctx context.Context) (int64, error) {
 	now := time.Now
 	if a.Store.Now != nil {
 		now = a.Store.Now
 	}
-	cutoff := now().Add(-a.Retain).UTC().Format(rowcall.Timestamp)
+	at := now()
+	cutoff := at.Add(-a.Retain).UTC().Format(rowcall.Timestamp)
+	month := rowcall.Month(at).UTC().Format(rowcall.Timestamp)
 	sealed, err := a.Sealed(ctx)
 	if err != nil || sealed == 0 {
 		return 0, err
@@ -238,8 +243,9 @@ func (a *Archive) Prune(ctx context.Context) (int64, error) {
 	var total int64
 	for {
 		res, err := a.Store.DB.ExecContext(ctx, `DELETE FROM receipts WHERE seq IN (
-			SELECT seq FROM receipts WHERE seq <= ? AND seq < ? AND started_at < ? ORDER BY seq LIMIT ?)`,
-			sealed, head, cutoff, pruneRun)
+			SELECT seq FROM receipts WHERE seq <= ? AND seq < ? AND started_at < ?
+				AND (token_id IS NULL OR COALESCE(cost_usd, 0) = 0 OR started_at < ?) ORDER BY seq LIMIT ?)`,
+			sealed, head, cutoff, month, pruneRun)
 		if err != nil {
 			return total, err
 		}

@@ -109,6 +109,14 @@ func TestRender(t *testing.T) {
 		{"url raw", "$$1/v1?q=$2", URL, vals("https://h.test|a b"), "https://h.test/v1?q=a+b"},
 		{"url raw question mark", "$$1&q=$2", URL, vals("https://h.test/?x=1|a/b"), "https://h.test/?x=1&q=a%2Fb"},
 		{"url rest", "https://h.test/x?q=$1+", URL, vals("a|b"), "https://h.test/x?q=a%7Cb"},
+		// In the authority an '@' is escaped: a value cannot make the host a user name.
+		{"url port", "https://h.test:$1/x", URL, vals("443"), "https://h.test:443/x"},
+		{"url port at", "https://h.test:$1/x", URL, vals("80@evil.test"), "https://h.test:80%40evil.test/x"},
+		{"url after host at", "https://h.test$1", URL, vals("@evil.test/p"), "https://h.test%40evil.test%2Fp"},
+		{"url host and port", "http://$1/x/$2", URL, vals("10.0.0.1:8080|a@b"), "http://10.0.0.1:8080/x/a@b"},
+		{"url password", "https://u:$1@h.test/", URL, vals("p@evil.test:1/"), "https://u:p%40evil.test:1%2F@h.test/"},
+		{"url scheme in path", "https://h.test/go/https://$1", URL, vals("a@b"), "https://h.test/go/https://a@b"},
+		{"url raw host", "$$1/x/$2", URL, vals("https://h.test|a@b"), "https://h.test/x/a@b"},
 
 		// JSON.
 		{"json string", `["$1","$2"]`, JSON, vals(`say "hi"|x`), `["say \"hi\"","x"]`},

@@ -79,9 +79,12 @@
 //
 //	Raw   values go in unchanged. Used for flow step bodies and agent messages.
 //	URL   the template is a URL. A value before the URL's first '?' is
-//	      path-escaped (url.PathEscape: "a/b c" becomes "a%2Fb%20c"); a value
-//	      after it is query-escaped (url.QueryEscape: "a&b=c" becomes
-//	      "a%26b%3Dc"). Used for an http row's target.
+//	      path-escaped (url.PathEscape: "a/b c" becomes "a%2Fb%20c"), and in
+//	      the authority (after the first "://", before the '/', '?' or '#'
+//	      that ends it) its '@' too, so a value cannot make the host a user
+//	      name ("https://h:$1/" with 80@evil gives h:80%40evil, which no URL
+//	      parser takes); a value after it is query-escaped (url.QueryEscape:
+//	      "a&b=c" becomes "a%26b%3Dc"). Used for an http row's target.
 //	JSON  the template is JSON text. A value that lands inside a string literal
 //	      ("$1") is escaped as string characters, no quotes added. A value that
 //	      lands outside any string literal goes in as-is when it is exactly
@@ -100,9 +103,10 @@
 //	           every value is query-escaped (url.QueryEscape);
 //	        4. anything else: Raw.
 //
-// Whether a value is "before the '?'" or "inside a string literal" is decided
-// by the text written so far: the template's own text and any $$ raw values,
-// never by escaped values (which cannot contain a '?' or an unescaped '"').
+// Whether a value is "in the authority", "before the '?'" or "inside a string
+// literal" is decided by the text written so far: the template's own text and
+// any $$ raw values, never by escaped values (which cannot contain a '/', '?'
+// or an unescaped '"').
 // A backslash in the template right before a reference inside a JSON string
 // is taken as a literal backslash ("\\" is written) so it cannot swallow the
 // value's first character.

@@ -9,13 +9,16 @@ import (
 )
 
 // renderer writes one template's output and tracks where in it the next value
-// lands: after a '?' (URL) or inside a string literal (JSON).
+// lands: in the authority or after a '?' (URL), or inside a string literal
+// (JSON).
 type renderer struct {
-	b     strings.Builder
-	mode  Mode
-	query bool // URL: a '?' has been written
-	str   bool // JSON: inside a string literal
-	esc   bool // JSON: inside a string literal, right after a backslash
+	b         strings.Builder
+	mode      Mode
+	query     bool // URL: a '?' has been written
+	authority bool // URL: after the first "://", before the '/', '?' or '#' that ends the authority
+	pathed    bool // URL: the authority has ended (a later "://" is in the path)
+	str       bool // JSON: inside a string literal
+	esc       bool // JSON: inside a string literal, right after a backslash
 }
 
 // text writes template text (or a raw value) and follows its structure.
@@ -23,8 +26,8 @@ func (r *renderer) text(s string) {
 	r.b.WriteString(s)
 	switch r.mode {
 	case URL:
-		if !r.query && strings.IndexByte(s, '?') >= 0 {
-			r.query = true
+		if !r.query {
+			r.url(s)
 		}
 	case JSON:
 		for i := 0; i < len(s); i++ {
@@ -36,6 +39,23 @@ func (r *renderer) text(s string) {
 			case c == '"':
 				r.str = !r.str
 			}
+		}
+	}
+}
+
+// url follows URL text s (just written, before any '?'): its first '?', and
+// where its authority begins ("://") and ends.
+func (r *renderer) url(s string) {
+	end := r.b.Len() - len(s) // where s starts in the output
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '?':
+			r.query, r.authority = true, false
+			return
+		case r.authority && (c == '/' || c == '#'):
+			r.authority, r.pathed = false, true
+		case c == '/' && !r.authority && !r.pathed && end+i >= 2 && r.b.String()[end+i-2:end+i] == ":/":
+			r.authority = true
 		}
 	}
 }
@@ -79,9 +99,12 @@ func (r *renderer) value(val string, raw bool) {
 	}
 	switch r.mode {
 	case URL:
-		if r.query {
+		switch {
+		case r.query:
 			r.b.WriteString(url.QueryEscape(val))
-		} else {
+		case r.authority: // an '@' would make what came before it a user name, and the value the host
+			r.b.WriteString(strings.ReplaceAll(url.PathEscape(val), "@", "%40"))
+		default:
 			r.b.WriteString(url.PathEscape(val))
 		}
 	case form:

@@ -1,7 +1,7 @@
 // Package dispatch invokes a row by key: it looks the row up, refuses what must
 // not run (an unknown key, a disabled row, a call the caller's token does not
 // allow, arguments the row's input_schema rejects, an open breaker, a call
-// nested too deep), hands the call to the runner for the row's type, redacts
+// nested too deep or one nested call too many: MaxCalls), hands the call to the runner for the row's type, redacts
 // every credential value the runner injected, and appends the engine's signed
 // receipt to the chain — for every invocation and every refusal at the gate,
 // nested flow steps and agent tool calls included, linked by trace and parent.
@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -126,6 +127,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 // Speculate). A gate refusal waits for its receipt and is the error.
 func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
 	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", d.now(), 6), snapshot: snapshot}
+	ctx = c.count(ctx, l.row.Type)
 	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
 	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
 	if refused != nil {
@@ -199,7 +201,36 @@ type call struct {
 	actor    string
 	token    *rowcall.Token
 	trace    string
-	snapshot *int64 // speculative: receipts are stored only while the event log's newest id is this
+	snapshot *int64        // speculative: receipts are stored only while the event log's newest id is this
+	calls    *atomic.Int64 // the nested calls made so far: own's, or those of the call whose $SELF request this is (count)
+	own      atomic.Int64
+}
+
+// MaxCalls bounds the nested calls (flow steps and branches, agent tool
+// calls) one top-level call makes in all, the top-level calls its rows make
+// of this host's own API through $SELF and theirs included: MaxDepth bounds
+// how deep calls nest, this how many there are, so a flow that fans out into
+// itself (64 branches, 8 deep: 64^8 calls) ends after MaxCalls with
+// ERR:dispatch:too_many_calls:<MaxCalls>.
+const MaxCalls = 1024
+
+type callsKey struct{}
+
+// count sets the count of nested calls c belongs to: a call of this host's
+// API made by a row (outbound.Self serves it in process, with the calling
+// row's context) counts in its caller's; any other in its own, carried in
+// the returned context to the calls its row makes — unless the row is an fn
+// row, which calls nothing.
+func (c *call) count(ctx context.Context, typ rowcall.Type) context.Context {
+	if n, ok := ctx.Value(callsKey{}).(*atomic.Int64); ok {
+		c.calls = n
+		return ctx
+	}
+	c.calls = &c.own
+	if typ == rowcall.TypeFn {
+		return ctx
+	}
+	return context.WithValue(ctx, callsKey{}, c.calls)
 }
 
 // parented binds a call to the invocation id its nested calls hang under.
@@ -214,6 +245,10 @@ func (p parented) Call(ctx context.Context, parent *rowcall.Invocation, key, bod
 	if parent.Depth+1 > rowcall.MaxDepth {
 		return rowcall.Fail("dispatch", "depth_exceeded", strconv.Itoa(parent.Depth+1)).
 			Because(fmt.Sprintf("calls nest at most %d deep; check for a flow that calls itself", rowcall.MaxDepth)).Output()
+	}
+	if p.calls.Add(1) > MaxCalls {
+		return rowcall.Fail("dispatch", "too_many_calls", strconv.Itoa(MaxCalls)).
+			Because(fmt.Sprintf("one call makes at most %d nested calls in all; check for a flow that fans out into itself", MaxCalls)).Output()
 	}
 	l, err := p.d.find(ctx, key, p.token)
 	if err != nil {
