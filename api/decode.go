@@ -22,7 +22,10 @@ const MaxBody = 4 << 20
 // oversized body, malformed JSON (saying where) and anything but one object.
 func readJSON(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(ct)
+	mt := ct
+	if ct != "application/json" { // the common header needs no parsing
+		mt, _, _ = mime.ParseMediaType(ct)
+	}
 	if mt != "application/json" && mt != "application/merge-patch+json" {
 		return &rowcall.Error{Code: rowcall.EMediaType, Message: fmt.Sprintf("Content-Type %q is not JSON", ct),
 			HowToFix: "send the body as JSON with the header Content-Type: application/json"}

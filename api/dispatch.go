@@ -1,15 +1,18 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/jsontext"
 	"github.com/rowcall/rowcall/internal/ledger"
 )
 
@@ -47,19 +50,48 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 }
 
 // answer writes a dispatch result in the seed's shape, once its receipt is
-// stored: nothing is acknowledged that a crash could lose.
+// stored: nothing is acknowledged that a crash could lose. The answer
+// {"ok","ran","trace","result"[,"shape"],"proof":{"ok","invocation_id",
+// "public_receipt","contract_sha256"}} is written straight into a pooled
+// buffer, field by field (no ordered pairs to box): it is every call's.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, res dispatch.Result, shape bool) {
 	if err := res.Wait(); err != nil {
 		writeError(w, r, fmt.Errorf("receipt %s could not be stored: %w", res.Receipt.ID, err))
 		return
 	}
-	proof := ordered{{"ok", res.Receipt.ID != ""}, {"invocation_id", res.Receipt.ID}, {"public_receipt", h.receiptURL(r, res.Receipt.ID)},
-		{"contract_sha256", res.Receipt.Contract}}
-	out := ordered{{"ok", res.OK}, {"ran", res.Ran}, {"trace", res.Trace}, {"result", res.Result}}
+	b := answers.Get().(*bytes.Buffer)
+	defer answers.put(b)
+	b.WriteString(`{"ok":`)
+	b.WriteString(strconv.FormatBool(res.OK))
+	b.WriteString(`,"ran":`)
+	b.WriteString(strconv.FormatBool(res.Ran))
+	b.WriteString(`,"trace":`)
+	jsontext.Write(b, res.Trace)
+	b.WriteString(`,"result":`)
+	jsontext.Write(b, res.Result)
 	if shape {
-		out = append(out, kv{"shape", res.Plan})
+		j, err := marshal(res.Plan)
+		if err != nil {
+			writeError(w, r, fmt.Errorf("unencodable plan: %w", err))
+			return
+		}
+		b.WriteString(`,"shape":`)
+		b.Write(j)
 	}
-	writeJSON(w, http.StatusOK, append(out, kv{"proof", proof}))
+	b.WriteString(`,"proof":{"ok":`)
+	b.WriteString(strconv.FormatBool(res.Receipt.ID != ""))
+	b.WriteString(`,"invocation_id":`)
+	jsontext.Write(b, res.Receipt.ID)
+	b.WriteString(`,"public_receipt":"`)
+	jsontext.WriteChars(b, h.baseURL(r))
+	b.WriteString(`/receipt/`)
+	jsontext.WriteChars(b, res.Receipt.ID)
+	b.WriteString(`","contract_sha256":`)
+	jsontext.Write(b, res.Receipt.Contract)
+	b.WriteString("}}\n")
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusOK)
+	w.Write(b.Bytes())
 }
 
 // bodyString accepts a string (or nothing, or a number, which reads as text).

@@ -22,10 +22,13 @@ import (
 // hashArg is a hash's column value: its bytes when s is lowercase hex, s
 // otherwise.
 func hashArg(s string) any {
-	if s == "" || len(s)%2 != 0 || !isLowerHex(s) {
+	if s == "" {
 		return s
 	}
-	b, _ := hex.DecodeString(s)
+	b, ok := appendLowerHex(make([]byte, 0, len(s)/2), s)
+	if !ok {
+		return s
+	}
 	return b
 }
 
@@ -39,14 +42,35 @@ func sigArg(s string) any {
 	return b
 }
 
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
+// appendLowerHex appends the bytes s spells when s is lowercase hex of even
+// length (checked and decoded in one pass); otherwise ok is false and dst is
+// returned as it was.
+func appendLowerHex(dst []byte, s string) (_ []byte, ok bool) {
+	if len(s)%2 != 0 {
+		return dst, false
 	}
-	return true
+	n := len(dst)
+	for i := 0; i < len(s); i += 2 {
+		hi, lo := lowerHexValue[s[i]], lowerHexValue[s[i+1]]
+		if hi|lo > 0xf {
+			return dst[:n], false
+		}
+		dst = append(dst, hi<<4|lo)
+	}
+	return dst, true
 }
+
+// lowerHexValue is each byte's value as a lowercase hex digit, 0xff for a
+// byte that is not one.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 // hexCol scans a hash column: bytes become lowercase hex, text is as stored.
 type hexCol struct{ s *string }
@@ -90,12 +114,6 @@ func batchArg(b *rowcall.Batch) any {
 	if b == nil {
 		return nil
 	}
-	for _, h := range b.Path {
-		if len(h) != 64 || !isLowerHex(h) {
-			j, _ := json.Marshal(b)
-			return string(j)
-		}
-	}
 	out := make([]byte, 1, 1+2*binary.MaxVarintLen64+32*len(b.Path))
 	if b.Path != nil {
 		out[0] = batchPath
@@ -103,7 +121,11 @@ func batchArg(b *rowcall.Batch) any {
 	out = binary.AppendUvarint(out, uint64(b.Index))
 	out = binary.AppendUvarint(out, uint64(b.Size))
 	for _, h := range b.Path {
-		out, _ = hex.AppendDecode(out, []byte(h))
+		var ok bool
+		if out, ok = appendLowerHex(out, h); !ok || len(h) != 64 {
+			j, _ := json.Marshal(b)
+			return string(j)
+		}
 	}
 	return out
 }
