@@ -55,3 +55,34 @@ func TestAnswerIsTheOrderedObject(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDispatchRequest: whenever the dispatch body's plain reading takes a
+// body, encoding/json takes it too and makes the same request of it; and the
+// bodies callers send take the plain path.
+func FuzzDispatchRequest(f *testing.F) {
+	common := []string{`{"key":"ECHO","body":"hello"}`, `{"key":"NOW"}`, ` { "body" : "a|b" , "key":"K", "shape":true } `,
+		`{"key":"WEATHER","body":"37.77|-122.42","shape":false}`, `{}`, "{\"key\":\"é€\",\"body\":\"<&>\"}\n"}
+	for _, s := range common {
+		var d dispatchRequest
+		if !d.decodePlain([]byte(s)) {
+			f.Fatalf("%s does not take the plain path", s)
+		}
+		f.Add(s)
+	}
+	for _, s := range []string{`{"key":"A","key":"B"}`, `{"Key":"A"}`, `{"key":"a\"b"}`, `{"key":"A",}`, `{"body":1}`, `{"body":null}`,
+		`{"shape":tru}`, `{"key":"A"}x`, `{"key":"A""body":"b"}`, "{\"key\":\"\xff\"}", `{"key":"A","shape":truex}`, `[]`, `{"key":"\u0041"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var plain, full dispatchRequest
+		if !plain.decodePlain([]byte(s)) {
+			return
+		}
+		if err := json.Unmarshal([]byte(s), &full); err != nil {
+			t.Fatalf("%q: the plain path took what encoding/json refuses: %v", s, err)
+		}
+		if plain != full {
+			t.Fatalf("%q: plain %#v, encoding/json %#v", s, plain, full)
+		}
+	})
+}

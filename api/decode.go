@@ -42,6 +42,9 @@ func readJSON(r *http.Request, v any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == 'n' {
 		return &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body must be a JSON object, not null", HowToFix: `send {"key":"…",…}`}
 	}
+	if p, ok := v.(plainDecoder); ok && p.decodePlain(body) {
+		return nil // what json.Unmarshal would have made of it, without it
+	}
 	if json.Unmarshal(body, v) == nil {
 		return nil // one JSON value and nothing after it: what the decoder below accepts
 	}
@@ -55,6 +58,10 @@ func readJSON(r *http.Request, v any) error {
 	}
 	return nil
 }
+
+// plainDecoder is a request body that reads its common form itself (ok), and
+// leaves anything else to encoding/json, with the same result.
+type plainDecoder interface{ decodePlain(body []byte) (ok bool) }
 
 // readObject reads a JSON object body as its raw fields.
 func readObject(r *http.Request) (map[string]json.RawMessage, error) {
