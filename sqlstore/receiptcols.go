@@ -20,16 +20,29 @@ import (
 // export and canonical form still sees the hex and base64 strings.
 
 // hashArg is a hash's column value: its bytes when s is lowercase hex, s
-// otherwise.
-func hashArg(s string) any {
+// otherwise. The bytes are appended to *blobs and the value is their
+// sub-slice, capped (what is appended after it cannot reach it).
+func hashArg(blobs *[]byte, s string) any {
 	if s == "" {
 		return s
 	}
-	b, ok := appendLowerHex(make([]byte, 0, len(s)/2), s)
+	start := len(*blobs)
+	b, ok := appendLowerHex(*blobs, s)
 	if !ok {
 		return s
 	}
-	return b
+	*blobs = b
+	return b[start:len(b):len(b)]
+}
+
+// receiptBlobs is how many bytes appendReceiptArgs appends to its blobs for
+// r at most: its five hashes and its batch.
+func receiptBlobs(r *rowcall.Receipt) int {
+	n := (len(r.Input) + len(r.Output) + len(r.Contract) + len(r.Prev) + len(r.SHA256)) / 2
+	if r.Batch != nil {
+		n += 1 + 2*binary.MaxVarintLen64 + 32*len(r.Batch.Path)
+	}
+	return n
 }
 
 // sigArg is the signature's column value: its bytes when s is canonical
@@ -109,25 +122,29 @@ const (
 	batchPath   = 1
 )
 
-// batchArg is the batch column's value.
-func batchArg(b *rowcall.Batch) any {
+// batchArg is the batch column's value; its binary form is appended to
+// *blobs as hashArg's is.
+func batchArg(blobs *[]byte, b *rowcall.Batch) any {
 	if b == nil {
 		return nil
 	}
-	out := make([]byte, 1, 1+2*binary.MaxVarintLen64+32*len(b.Path))
+	start := len(*blobs)
+	kind := byte(batchNoPath)
 	if b.Path != nil {
-		out[0] = batchPath
+		kind = batchPath
 	}
+	out := append(*blobs, kind)
 	out = binary.AppendUvarint(out, uint64(b.Index))
 	out = binary.AppendUvarint(out, uint64(b.Size))
 	for _, h := range b.Path {
 		var ok bool
 		if out, ok = appendLowerHex(out, h); !ok || len(h) != 64 {
 			j, _ := json.Marshal(b)
-			return string(j)
+			return string(j) // *blobs as it was
 		}
 	}
-	return out
+	*blobs = out
+	return out[start:len(out):len(out)]
 }
 
 // batchCol scans the batch column, binary or JSON; NULL leaves *b nil.

@@ -24,14 +24,15 @@ func FuzzHashArg(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := hashArg(s)
+		blobs := []byte("before")
+		got := hashArg(&blobs, s)
 		if lowerHexRE.MatchString(s) {
 			want, _ := hex.DecodeString(s)
-			if b, ok := got.([]byte); !ok || !bytes.Equal(b, want) {
-				t.Fatalf("hashArg(%q) = %#v, want its bytes %x", s, got, want)
+			if b, ok := got.([]byte); !ok || !bytes.Equal(b, want) || string(blobs) != "before"+string(want) {
+				t.Fatalf("hashArg(%q) = %#v (blobs %q), want its bytes %x", s, got, blobs, want)
 			}
-		} else if got != any(s) {
-			t.Fatalf("hashArg(%q) = %#v, want the text itself", s, got)
+		} else if got != any(s) || string(blobs) != "before" {
+			t.Fatalf("hashArg(%q) = %#v (blobs %q), want the text itself", s, got, blobs)
 		}
 		var back string
 		if err := (hexCol{&back}).Scan(got); err != nil || back != s {
@@ -59,7 +60,13 @@ func TestBatchArgKeepsEachPath(t *testing.T) {
 		{&rowcall.Batch{Index: 1, Size: 2, Path: []string{h("a"), h("g")}}, false},
 		{&rowcall.Batch{Index: 1, Size: 2, Path: []string{""}}, false},
 	} {
-		v := batchArg(c.b)
+		blobs := make([]byte, 0, 4) // grows: values made before must keep their bytes
+		before := hashArg(&blobs, h("e"))
+		v := batchArg(&blobs, c.b)
+		after := hashArg(&blobs, h("7"))
+		if !bytes.Equal(before.([]byte), bytes.Repeat([]byte{0xee}, 32)) || !bytes.Equal(after.([]byte), bytes.Repeat([]byte{0x77}, 32)) {
+			t.Errorf("%+v: the hashes beside it changed: %x %x", c.b, before, after)
+		}
 		if _, isBinary := v.([]byte); isBinary != c.binary {
 			t.Errorf("%+v stored as %T, want binary %v", c.b, v, c.binary)
 		}
@@ -73,7 +80,7 @@ func TestBatchArgKeepsEachPath(t *testing.T) {
 			t.Errorf("%+v reads back as %+v, %v", c.b, back, err)
 		}
 	}
-	if batchArg(nil) != nil {
+	if batchArg(new([]byte), nil) != nil {
 		t.Error("a nil batch is not NULL")
 	}
 }

@@ -329,12 +329,17 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 // held (nothing was written).
 func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
 	args := make([]any, 0, len(rcs)*len(receiptCols)+1)
+	size := 0
+	for _, rc := range rcs {
+		size += receiptBlobs(rc)
+	}
+	blobs := make([]byte, 0, size) // every receipt's hashes and batch, in one allocation
 	for i, rc := range rcs {
 		var prev *rowcall.Receipt
 		if i > 0 {
 			prev = rcs[i-1]
 		}
-		args = appendReceiptArgs(args, rc, prev)
+		args = appendReceiptArgs(args, &blobs, rc, prev)
 	}
 	if cond.set {
 		args = append(args, cond.event)
@@ -411,12 +416,14 @@ func col(name string) int {
 	return i
 }
 
-// appendReceiptArgs appends r's column values to args, in receiptCols' order.
-// prev is the receipt whose values end args (nil: none): a value r shares
-// with it is its value again, not converted and boxed a second time — a group
-// shares one signature and key id, mostly one row, actor and contract, and each
-// receipt's prev is the sha256 of the one before.
-func appendReceiptArgs(args []any, r, prev *rowcall.Receipt) []any {
+// appendReceiptArgs appends r's column values to args, in receiptCols' order;
+// the bytes of its hashes and batch go to the end of *blobs (values
+// sub-slice it; sized by receiptBlobs, it need not grow). prev is the receipt
+// whose values end args (nil: none): a value r shares with it is its value
+// again, not converted and boxed a second time — a group shares one signature
+// and key id, mostly one row, actor and contract, and each receipt's prev is
+// the sha256 of the one before.
+func appendReceiptArgs(args []any, blobs *[]byte, r, prev *rowcall.Receipt) []any {
 	var last []any
 	p := &rowcall.Receipt{}
 	if prev != nil {
@@ -429,14 +436,15 @@ func appendReceiptArgs(args []any, r, prev *rowcall.Receipt) []any {
 		}
 		return conv(v)
 	}
+	hash := func(s string) any { return hashArg(blobs, s) }
 	return append(args, r.ID, r.Trace, nullable(r.Parent), carried(colActor, r.Actor == p.Actor, r.Actor, text),
 		carried(colKey, r.Key == p.Key, r.Key, text), carried(colType, r.Type == p.Type, string(r.Type), text),
 		carried(colRunner, r.Runner == p.Runner, r.Runner, text), r.StartedAt, r.Millis, r.OK, r.Material, r.Shape, r.CostUSD,
-		nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), carried(colContract, r.Contract == p.Contract, r.Contract, hashArg),
+		nullInt(r.Status), r.Outcome, hash(r.Input), hash(r.Output), carried(colContract, r.Contract == p.Contract, r.Contract, hash),
 		carried(colToken, r.TokenID == p.TokenID, r.TokenID, nullable), r.Seq,
-		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hashArg), // the previous receipt's own hash
-		hashArg(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
-		batchArg(r.Batch))
+		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hash), // the previous receipt's own hash
+		hash(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
+		batchArg(blobs, r.Batch))
 }
 
 func text(s string) any { return s }
