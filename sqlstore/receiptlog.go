@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,10 +58,14 @@ type condition struct {
 	event int64
 }
 
-// insertKind names a prepared INSERT: n receipts, with or without a condition.
+// insertKind names a prepared INSERT: n receipts, with or without a
+// condition, and shared: the receipts agree on every sharedCols column (one
+// group of one row's calls, as a busy host writes), so those values are bound
+// once (sharedValues) and not for every receipt.
 type insertKind struct {
-	n    int
-	cond bool
+	n      int
+	cond   bool
+	shared bool
 }
 
 // MaxBatch bounds one group commit.
@@ -328,6 +333,7 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 // insert stores rcs in one statement; stored is false when cond no longer
 // held (nothing was written).
 func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
+	k := insertKind{n: len(rcs), cond: cond.set, shared: sharing(rcs)}
 	args := make([]any, 0, len(rcs)*len(receiptCols)+1)
 	size := 0
 	for _, rc := range rcs {
@@ -341,10 +347,13 @@ func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond co
 		}
 		args = appendReceiptArgs(args, &blobs, rc, prev)
 	}
+	if k.shared {
+		args = sharedValues(args, k.n)
+	}
 	if cond.set {
 		args = append(args, cond.event)
 	}
-	stmt, err := l.stmt(ctx, insertKind{n: len(rcs), cond: cond.set})
+	stmt, err := l.stmt(ctx, k)
 	if err != nil {
 		return false, err
 	}
@@ -366,17 +375,76 @@ func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) 
 	if len(l.stmts) >= maxStmts {
 		l.closeStmts()
 	}
-	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(receiptCols)), ",") + ")"
-	values := `VALUES ` + strings.TrimSuffix(strings.Repeat(one+",", k.n), ",")
-	q := `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) ` + values
+	cols, values := valuesSQL(k)
+	q := `INSERT INTO receipts (` + cols + `) ` + values
 	if k.cond {
-		q = `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) SELECT * FROM (` + values + `) WHERE ` + lastEventSQL + ` = ?`
+		q = `INSERT INTO receipts (` + cols + `) SELECT * FROM (` + values + `) WHERE ` + lastEventSQL + ` = ?`
 	}
 	s, err := l.conn.PrepareContext(ctx, q)
 	if err == nil {
 		l.stmts[k] = s
 	}
 	return s, err
+}
+
+// valuesSQL is the column list and the VALUES list of k's INSERT: a ? for
+// each of each receipt's values, in receiptCols' order; or, when k.shared,
+// the sharedCols first, as ?1… in every row (bound once), then the others,
+// each a ? (which SQLite numbers after them, in order): sharedValues' order.
+// Only those few are numbered: the driver reads every numbered parameter's
+// name back, an allocation each.
+func valuesSQL(k insertKind) (cols, values string) {
+	names, row := receiptCols, strings.Repeat(",?", len(receiptCols))[1:]
+	if k.shared {
+		names, row = nil, ""
+		for i, c := range sharedCols {
+			names, row = append(names, receiptCols[c]), row+"?"+strconv.Itoa(i+1)+","
+		}
+		for c, name := range receiptCols {
+			if !slices.Contains(sharedCols, c) {
+				names, row = append(names, name), row+"?,"
+			}
+		}
+		row = strings.TrimSuffix(row, ",")
+	}
+	return strings.Join(names, ", "), `VALUES ` + strings.TrimSuffix(strings.Repeat("("+row+"),", k.n), ",")
+}
+
+// sharedCols are the columns a shared INSERT binds once for all its receipts.
+var sharedCols = []int{colActor, colKey, colType, colRunner, colContract, colToken, colSig, colKeyID}
+
+// sharing reports whether rcs can be stored by a shared INSERT (insertKind).
+func sharing(rcs []*rowcall.Receipt) bool {
+	if len(rcs) < 2 {
+		return false
+	}
+	a := rcs[0]
+	for _, r := range rcs[1:] {
+		if r.Actor != a.Actor || r.Key != a.Key || r.Type != a.Type || r.Runner != a.Runner || r.Contract != a.Contract ||
+			r.TokenID != a.TokenID || r.Sig != a.Sig || r.KeyID != a.KeyID {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedValues orders n receipts' values (appendReceiptArgs') as a shared
+// INSERT's parameters: the first receipt's sharedCols values, then each
+// receipt's others.
+func sharedValues(rows []any, n int) []any {
+	w := len(receiptCols)
+	out := make([]any, 0, len(sharedCols)+n*(w-len(sharedCols)))
+	for _, c := range sharedCols {
+		out = append(out, rows[c])
+	}
+	for i := range n {
+		for c, v := range rows[i*w : (i+1)*w] {
+			if !slices.Contains(sharedCols, c) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // maxStmts bounds the prepared INSERTs the writer keeps.
