@@ -38,6 +38,12 @@ func TestCanonicalMatchesDefinition(t *testing.T) {
 			Input: pick(), Output: pick(), Contract: pick(), TokenID: pick(), Seq: int64(rng.IntN(1000)), Prev: pick(),
 			KeyID: pick(), SHA256: pick(), Sig: pick()}
 		got, want := r.Canonical(), reference(&r)
+		// Appended after other bytes (a signer's reused buffer), it is the same.
+		prefix := []byte(pick())
+		prefix = prefix[:len(prefix):len(prefix)] // each append below gets its own copy
+		if !bytes.Equal(r.AppendCanonical(prefix), append(prefix, got...)) {
+			t.Fatalf("case %d: appended after %q: %s, want %s", i, prefix, r.AppendCanonical(prefix), got)
+		}
 		var g, w any
 		if err := json.Unmarshal(got, &g); err != nil {
 			t.Fatalf("case %d: not JSON: %s", i, got)

@@ -60,8 +60,13 @@ type Batch struct {
 // only where JSON requires, numbers in their shortest round-trip form — with
 // empty omitempty fields left out. Anyone holding a receipt can recompute it
 // from the receipt's JSON, in any language with a JCS library.
-func (r *Receipt) Canonical() []byte {
-	w := &appender{b: make([]byte, 0, 640)}
+func (r *Receipt) Canonical() []byte { return r.AppendCanonical(make([]byte, 0, 640)) }
+
+// AppendCanonical appends Canonical's bytes to dst (a signer reuses one
+// buffer for a whole group).
+func (r *Receipt) AppendCanonical(dst []byte) []byte {
+	start := len(dst)
+	w := &appender{b: dst}
 	w.b = append(w.b, '{')
 	w.field("actor", r.Actor)
 	w.field("contract_sha256", r.Contract)
@@ -92,7 +97,7 @@ func (r *Receipt) Canonical() []byte {
 		w.b = strconv.AppendInt(append(w.b, `,"upstream_status":`...), int64(r.Status), 10)
 	}
 	b := append(w.b, '}')
-	return append(b[:1], b[2:]...) // drop the first field's leading comma
+	return append(b[:start+1], b[start+2:]...) // drop the first field's leading comma
 }
 
 // appender is a byte slice that jsontext can write to: one for a whole

@@ -22,7 +22,10 @@ const MaxBody = 4 << 20
 // oversized body, malformed JSON (saying where) and anything but one object.
 func readJSON(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(ct)
+	mt := ct
+	if ct != "application/json" { // the common header needs no parsing
+		mt, _, _ = mime.ParseMediaType(ct)
+	}
 	if mt != "application/json" && mt != "application/merge-patch+json" {
 		return &rowcall.Error{Code: rowcall.EMediaType, Message: fmt.Sprintf("Content-Type %q is not JSON", ct),
 			HowToFix: "send the body as JSON with the header Content-Type: application/json"}
@@ -39,6 +42,9 @@ func readJSON(r *http.Request, v any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == 'n' {
 		return &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body must be a JSON object, not null", HowToFix: `send {"key":"…",…}`}
 	}
+	if p, ok := v.(plainDecoder); ok && p.decodePlain(body) {
+		return nil // what json.Unmarshal would have made of it, without it
+	}
 	if json.Unmarshal(body, v) == nil {
 		return nil // one JSON value and nothing after it: what the decoder below accepts
 	}
@@ -52,6 +58,10 @@ func readJSON(r *http.Request, v any) error {
 	}
 	return nil
 }
+
+// plainDecoder is a request body that reads its common form itself (ok), and
+// leaves anything else to encoding/json, with the same result.
+type plainDecoder interface{ decodePlain(body []byte) (ok bool) }
 
 // readObject reads a JSON object body as its raw fields.
 func readObject(r *http.Request) (map[string]json.RawMessage, error) {

@@ -1,15 +1,19 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/jsontext"
 	"github.com/rowcall/rowcall/internal/ledger"
 )
 
@@ -18,11 +22,7 @@ import (
 // starting with ERR:, answered 200; only a call that could not be made at all
 // (unknown key, disabled row, bad request) is an HTTP error.
 func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) {
-	var req struct {
-		Key   string `json:"key"`
-		Body  any    `json:"body"`
-		Shape bool   `json:"shape"`
-	}
+	var req dispatchRequest
 	if err := readJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -46,20 +46,126 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 	h.answer(w, r, res, req.Shape)
 }
 
+// dispatchRequest is POST /api/dispatch's body.
+type dispatchRequest struct {
+	Key   string `json:"key"`
+	Body  any    `json:"body"`
+	Shape bool   `json:"shape"`
+}
+
+// decodePlain reads body when it is an object of "key" and "body" strings
+// without escapes, and "shape" true or false, in any order, each at most once:
+// nearly every call's, read without encoding/json (readJSON). ok is false for
+// anything else (another field or spelling, an escape, a number, null, a
+// repeated field), which readJSON decodes as JSON; FuzzDispatchRequest checks
+// that the two agree.
+func (d *dispatchRequest) decodePlain(body []byte) (ok bool) {
+	var t dispatchRequest
+	if !utf8.Valid(body) {
+		return false
+	}
+	s := strings.Trim(string(body), jsontext.Space)
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return false
+	}
+	s = strings.TrimLeft(s[1:len(s)-1], jsontext.Space)
+	var seen [3]bool
+	for s != "" {
+		name, rest, ok := jsontext.PlainString(s)
+		if !ok {
+			return false
+		}
+		if s = strings.TrimLeft(rest, jsontext.Space); s == "" || s[0] != ':' {
+			return false
+		}
+		s = strings.TrimLeft(s[1:], jsontext.Space)
+		var field int
+		switch name {
+		case "key", "body":
+			v, rest, ok := jsontext.PlainString(s)
+			if !ok {
+				return false
+			}
+			if field = 0; name == "key" {
+				t.Key = v
+			} else {
+				field, t.Body = 1, v
+			}
+			s = rest
+		case "shape":
+			switch {
+			case strings.HasPrefix(s, "true"):
+				t.Shape, s = true, s[4:]
+			case strings.HasPrefix(s, "false"):
+				t.Shape, s = false, s[5:]
+			default:
+				return false
+			}
+			field = 2
+		default:
+			return false
+		}
+		if seen[field] {
+			return false
+		}
+		seen[field] = true
+		if s = strings.TrimLeft(s, jsontext.Space); s == "" {
+			break
+		}
+		if s[0] != ',' {
+			return false
+		}
+		if s = strings.TrimLeft(s[1:], jsontext.Space); s == "" {
+			return false // a trailing comma
+		}
+	}
+	*d = t
+	return true
+}
+
 // answer writes a dispatch result in the seed's shape, once its receipt is
-// stored: nothing is acknowledged that a crash could lose.
+// stored: nothing is acknowledged that a crash could lose. The answer
+// {"ok","ran","trace","result"[,"shape"],"proof":{"ok","invocation_id",
+// "public_receipt","contract_sha256"}} is written straight into a pooled
+// buffer, field by field (no ordered pairs to box): it is every call's.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, res dispatch.Result, shape bool) {
 	if err := res.Wait(); err != nil {
 		writeError(w, r, fmt.Errorf("receipt %s could not be stored: %w", res.Receipt.ID, err))
 		return
 	}
-	proof := ordered{{"ok", res.Receipt.ID != ""}, {"invocation_id", res.Receipt.ID}, {"public_receipt", h.receiptURL(r, res.Receipt.ID)},
-		{"contract_sha256", res.Receipt.Contract}}
-	out := ordered{{"ok", res.OK}, {"ran", res.Ran}, {"trace", res.Trace}, {"result", res.Result}}
+	b := answers.Get().(*bytes.Buffer)
+	defer answers.put(b)
+	b.WriteString(`{"ok":`)
+	b.WriteString(strconv.FormatBool(res.OK))
+	b.WriteString(`,"ran":`)
+	b.WriteString(strconv.FormatBool(res.Ran))
+	b.WriteString(`,"trace":`)
+	jsontext.Write(b, res.Trace)
+	b.WriteString(`,"result":`)
+	jsontext.Write(b, res.Result)
 	if shape {
-		out = append(out, kv{"shape", res.Plan})
+		j, err := marshal(res.Plan)
+		if err != nil {
+			writeError(w, r, fmt.Errorf("unencodable plan: %w", err))
+			return
+		}
+		b.WriteString(`,"shape":`)
+		b.Write(j)
 	}
-	writeJSON(w, http.StatusOK, append(out, kv{"proof", proof}))
+	b.WriteString(`,"proof":{"ok":`)
+	b.WriteString(strconv.FormatBool(res.Receipt.ID != ""))
+	b.WriteString(`,"invocation_id":`)
+	jsontext.Write(b, res.Receipt.ID)
+	b.WriteString(`,"public_receipt":"`)
+	jsontext.WriteChars(b, h.baseURL(r))
+	b.WriteString(`/receipt/`)
+	jsontext.WriteChars(b, res.Receipt.ID)
+	b.WriteString(`","contract_sha256":`)
+	jsontext.Write(b, res.Receipt.Contract)
+	b.WriteString("}}\n")
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusOK)
+	w.Write(b.Bytes())
 }
 
 // bodyString accepts a string (or nothing, or a number, which reads as text).

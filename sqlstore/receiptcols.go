@@ -20,13 +20,29 @@ import (
 // export and canonical form still sees the hex and base64 strings.
 
 // hashArg is a hash's column value: its bytes when s is lowercase hex, s
-// otherwise.
-func hashArg(s string) any {
-	if s == "" || len(s)%2 != 0 || !isLowerHex(s) {
+// otherwise. The bytes are appended to *blobs and the value is their
+// sub-slice, capped (what is appended after it cannot reach it).
+func hashArg(blobs *[]byte, s string) any {
+	if s == "" {
 		return s
 	}
-	b, _ := hex.DecodeString(s)
-	return b
+	start := len(*blobs)
+	b, ok := appendLowerHex(*blobs, s)
+	if !ok {
+		return s
+	}
+	*blobs = b
+	return b[start:len(b):len(b)]
+}
+
+// receiptBlobs is how many bytes appendReceiptArgs appends to its blobs for
+// r at most: its five hashes and its batch.
+func receiptBlobs(r *rowcall.Receipt) int {
+	n := (len(r.Input) + len(r.Output) + len(r.Contract) + len(r.Prev) + len(r.SHA256)) / 2
+	if r.Batch != nil {
+		n += 1 + 2*binary.MaxVarintLen64 + 32*len(r.Batch.Path)
+	}
+	return n
 }
 
 // sigArg is the signature's column value: its bytes when s is canonical
@@ -39,14 +55,35 @@ func sigArg(s string) any {
 	return b
 }
 
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
+// appendLowerHex appends the bytes s spells when s is lowercase hex of even
+// length (checked and decoded in one pass); otherwise ok is false and dst is
+// returned as it was.
+func appendLowerHex(dst []byte, s string) (_ []byte, ok bool) {
+	if len(s)%2 != 0 {
+		return dst, false
 	}
-	return true
+	n := len(dst)
+	for i := 0; i < len(s); i += 2 {
+		hi, lo := lowerHexValue[s[i]], lowerHexValue[s[i+1]]
+		if hi|lo > 0xf {
+			return dst[:n], false
+		}
+		dst = append(dst, hi<<4|lo)
+	}
+	return dst, true
 }
+
+// lowerHexValue is each byte's value as a lowercase hex digit, 0xff for a
+// byte that is not one.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 // hexCol scans a hash column: bytes become lowercase hex, text is as stored.
 type hexCol struct{ s *string }
@@ -85,27 +122,29 @@ const (
 	batchPath   = 1
 )
 
-// batchArg is the batch column's value.
-func batchArg(b *rowcall.Batch) any {
+// batchArg is the batch column's value; its binary form is appended to
+// *blobs as hashArg's is.
+func batchArg(blobs *[]byte, b *rowcall.Batch) any {
 	if b == nil {
 		return nil
 	}
-	for _, h := range b.Path {
-		if len(h) != 64 || !isLowerHex(h) {
-			j, _ := json.Marshal(b)
-			return string(j)
-		}
-	}
-	out := make([]byte, 1, 1+2*binary.MaxVarintLen64+32*len(b.Path))
+	start := len(*blobs)
+	kind := byte(batchNoPath)
 	if b.Path != nil {
-		out[0] = batchPath
+		kind = batchPath
 	}
+	out := append(*blobs, kind)
 	out = binary.AppendUvarint(out, uint64(b.Index))
 	out = binary.AppendUvarint(out, uint64(b.Size))
 	for _, h := range b.Path {
-		out, _ = hex.AppendDecode(out, []byte(h))
+		var ok bool
+		if out, ok = appendLowerHex(out, h); !ok || len(h) != 64 {
+			j, _ := json.Marshal(b)
+			return string(j) // *blobs as it was
+		}
 	}
-	return out
+	*blobs = out
+	return out[start:len(out):len(out)]
 }
 
 // batchCol scans the batch column, binary or JSON; NULL leaves *b nil.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,10 +58,14 @@ type condition struct {
 	event int64
 }
 
-// insertKind names a prepared INSERT: n receipts, with or without a condition.
+// insertKind names a prepared INSERT: n receipts, with or without a
+// condition, and shared: the receipts agree on every sharedCols column (one
+// group of one row's calls, as a busy host writes), so those values are bound
+// once (sharedValues) and not for every receipt.
 type insertKind struct {
-	n    int
-	cond bool
+	n      int
+	cond   bool
+	shared bool
 }
 
 // MaxBatch bounds one group commit.
@@ -328,18 +333,27 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 // insert stores rcs in one statement; stored is false when cond no longer
 // held (nothing was written).
 func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
+	k := insertKind{n: len(rcs), cond: cond.set, shared: sharing(rcs)}
 	args := make([]any, 0, len(rcs)*len(receiptCols)+1)
+	size := 0
+	for _, rc := range rcs {
+		size += receiptBlobs(rc)
+	}
+	blobs := make([]byte, 0, size) // every receipt's hashes and batch, in one allocation
 	for i, rc := range rcs {
 		var prev *rowcall.Receipt
 		if i > 0 {
 			prev = rcs[i-1]
 		}
-		args = appendReceiptArgs(args, rc, prev)
+		args = appendReceiptArgs(args, &blobs, rc, prev)
+	}
+	if k.shared {
+		args = sharedValues(args, k.n)
 	}
 	if cond.set {
 		args = append(args, cond.event)
 	}
-	stmt, err := l.stmt(ctx, insertKind{n: len(rcs), cond: cond.set})
+	stmt, err := l.stmt(ctx, k)
 	if err != nil {
 		return false, err
 	}
@@ -361,17 +375,76 @@ func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) 
 	if len(l.stmts) >= maxStmts {
 		l.closeStmts()
 	}
-	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(receiptCols)), ",") + ")"
-	values := `VALUES ` + strings.TrimSuffix(strings.Repeat(one+",", k.n), ",")
-	q := `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) ` + values
+	cols, values := valuesSQL(k)
+	q := `INSERT INTO receipts (` + cols + `) ` + values
 	if k.cond {
-		q = `INSERT INTO receipts (` + strings.Join(receiptCols, ", ") + `) SELECT * FROM (` + values + `) WHERE ` + lastEventSQL + ` = ?`
+		q = `INSERT INTO receipts (` + cols + `) SELECT * FROM (` + values + `) WHERE ` + lastEventSQL + ` = ?`
 	}
 	s, err := l.conn.PrepareContext(ctx, q)
 	if err == nil {
 		l.stmts[k] = s
 	}
 	return s, err
+}
+
+// valuesSQL is the column list and the VALUES list of k's INSERT: a ? for
+// each of each receipt's values, in receiptCols' order; or, when k.shared,
+// the sharedCols first, as ?1… in every row (bound once), then the others,
+// each a ? (which SQLite numbers after them, in order): sharedValues' order.
+// Only those few are numbered: the driver reads every numbered parameter's
+// name back, an allocation each.
+func valuesSQL(k insertKind) (cols, values string) {
+	names, row := receiptCols, strings.Repeat(",?", len(receiptCols))[1:]
+	if k.shared {
+		names, row = nil, ""
+		for i, c := range sharedCols {
+			names, row = append(names, receiptCols[c]), row+"?"+strconv.Itoa(i+1)+","
+		}
+		for c, name := range receiptCols {
+			if !slices.Contains(sharedCols, c) {
+				names, row = append(names, name), row+"?,"
+			}
+		}
+		row = strings.TrimSuffix(row, ",")
+	}
+	return strings.Join(names, ", "), `VALUES ` + strings.TrimSuffix(strings.Repeat("("+row+"),", k.n), ",")
+}
+
+// sharedCols are the columns a shared INSERT binds once for all its receipts.
+var sharedCols = []int{colActor, colKey, colType, colRunner, colContract, colToken, colSig, colKeyID}
+
+// sharing reports whether rcs can be stored by a shared INSERT (insertKind).
+func sharing(rcs []*rowcall.Receipt) bool {
+	if len(rcs) < 2 {
+		return false
+	}
+	a := rcs[0]
+	for _, r := range rcs[1:] {
+		if r.Actor != a.Actor || r.Key != a.Key || r.Type != a.Type || r.Runner != a.Runner || r.Contract != a.Contract ||
+			r.TokenID != a.TokenID || r.Sig != a.Sig || r.KeyID != a.KeyID {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedValues orders n receipts' values (appendReceiptArgs') as a shared
+// INSERT's parameters: the first receipt's sharedCols values, then each
+// receipt's others.
+func sharedValues(rows []any, n int) []any {
+	w := len(receiptCols)
+	out := make([]any, 0, len(sharedCols)+n*(w-len(sharedCols)))
+	for _, c := range sharedCols {
+		out = append(out, rows[c])
+	}
+	for i := range n {
+		for c, v := range rows[i*w : (i+1)*w] {
+			if !slices.Contains(sharedCols, c) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // maxStmts bounds the prepared INSERTs the writer keeps.
@@ -411,12 +484,14 @@ func col(name string) int {
 	return i
 }
 
-// appendReceiptArgs appends r's column values to args, in receiptCols' order.
-// prev is the receipt whose values end args (nil: none): a value r shares
-// with it is its value again, not converted and boxed a second time — a group
-// shares one signature and key id, mostly one row, actor and contract, and each
-// receipt's prev is the sha256 of the one before.
-func appendReceiptArgs(args []any, r, prev *rowcall.Receipt) []any {
+// appendReceiptArgs appends r's column values to args, in receiptCols' order;
+// the bytes of its hashes and batch go to the end of *blobs (values
+// sub-slice it; sized by receiptBlobs, it need not grow). prev is the receipt
+// whose values end args (nil: none): a value r shares with it is its value
+// again, not converted and boxed a second time — a group shares one signature
+// and key id, mostly one row, actor and contract, and each receipt's prev is
+// the sha256 of the one before.
+func appendReceiptArgs(args []any, blobs *[]byte, r, prev *rowcall.Receipt) []any {
 	var last []any
 	p := &rowcall.Receipt{}
 	if prev != nil {
@@ -429,14 +504,15 @@ func appendReceiptArgs(args []any, r, prev *rowcall.Receipt) []any {
 		}
 		return conv(v)
 	}
+	hash := func(s string) any { return hashArg(blobs, s) }
 	return append(args, r.ID, r.Trace, nullable(r.Parent), carried(colActor, r.Actor == p.Actor, r.Actor, text),
 		carried(colKey, r.Key == p.Key, r.Key, text), carried(colType, r.Type == p.Type, string(r.Type), text),
 		carried(colRunner, r.Runner == p.Runner, r.Runner, text), r.StartedAt, r.Millis, r.OK, r.Material, r.Shape, r.CostUSD,
-		nullInt(r.Status), r.Outcome, hashArg(r.Input), hashArg(r.Output), carried(colContract, r.Contract == p.Contract, r.Contract, hashArg),
+		nullInt(r.Status), r.Outcome, hash(r.Input), hash(r.Output), carried(colContract, r.Contract == p.Contract, r.Contract, hash),
 		carried(colToken, r.TokenID == p.TokenID, r.TokenID, nullable), r.Seq,
-		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hashArg), // the previous receipt's own hash
-		hashArg(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
-		batchArg(r.Batch))
+		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hash), // the previous receipt's own hash
+		hash(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
+		batchArg(blobs, r.Batch))
 }
 
 func text(s string) any { return s }

@@ -69,3 +69,27 @@ func Write(w Writer, s string) {
 	WriteChars(w, s)
 	w.WriteByte('"')
 }
+
+// Space is JSON's whitespace.
+const Space = " \t\r\n"
+
+// PlainString reads the JSON string literal that s starts with when it has no
+// escape and no control character: value is its characters, rest what follows
+// the closing quote. ok is false for anything else (no literal, an escape, a
+// control character, no closing quote), which a caller hands to a full JSON
+// decoder. s must be valid UTF-8 (a decoder replaces invalid bytes; value
+// would not).
+func PlainString(s string) (value, rest string, ok bool) {
+	if len(s) == 0 || s[0] != '"' {
+		return "", s, false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[1:i], s[i+1:], true
+		case c < 0x20 || c == '\\':
+			return "", s, false
+		}
+	}
+	return "", s, false
+}

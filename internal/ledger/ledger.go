@@ -113,9 +113,11 @@ func (s *Signer) Public() PublicKey {
 func (s *Signer) SignChain(rs []*rowcall.Receipt, prevSeq int64, prevHash string) {
 	key, id := s.private()
 	leaves := make([][]byte, len(rs))
+	var canonical []byte // one buffer for the group's canonical forms
 	for i, r := range rs {
 		r.Seq, r.Prev, r.KeyID = prevSeq+1, prevHash, id
-		sum := sha256.Sum256(r.Canonical())
+		canonical = r.AppendCanonical(canonical[:0])
+		sum := sha256.Sum256(canonical)
 		r.SHA256 = hex.EncodeToString(sum[:]) // rowcall.Fingerprint
 		prevSeq, prevHash = r.Seq, r.SHA256
 		leaves[i] = hashed(0, sum[:])
@@ -157,12 +159,13 @@ func leaf(sha string) []byte {
 }
 
 func hashed(prefix byte, parts ...[]byte) []byte {
-	h := sha256.New()
-	h.Write([]byte{prefix})
+	var buf [1 + 2*sha256.Size]byte // a node's message: the prefix and two hashes
+	msg := append(buf[:0], prefix)
 	for _, p := range parts {
-		h.Write(p)
+		msg = append(msg, p...)
 	}
-	return h.Sum(nil)
+	sum := sha256.Sum256(msg)
+	return sum[:]
 }
 
 // parents is the tree's next level up: adjacent pairs hashed together, an odd

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/args"
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // Argv renders inv.Row's content template (default ["$1"]) into the argv a
@@ -81,40 +82,29 @@ func plainArgv(module, text string) (argv []string, ok bool) {
 	if !utf8.ValidString(text) {
 		return nil, false
 	}
-	s := strings.Trim(text, jsonSpace)
+	s := strings.Trim(text, jsontext.Space)
 	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
 		return nil, false
 	}
-	s = strings.Trim(s[1:len(s)-1], jsonSpace)
+	s = strings.Trim(s[1:len(s)-1], jsontext.Space)
 	argv = make([]string, 1, 1+strings.Count(s, ","))
 	argv[0] = module
 	for s != "" {
-		if s[0] != '"' {
+		arg, rest, ok := jsontext.PlainString(s)
+		if !ok {
 			return nil, false
 		}
-		end := strings.IndexByte(s[1:], '"') + 1
-		if end == 0 {
-			return nil, false
-		}
-		for i := 1; i < end; i++ {
-			if c := s[i]; c < 0x20 || c == '\\' {
-				return nil, false
-			}
-		}
-		argv = append(argv, s[1:end])
-		s = strings.TrimLeft(s[end+1:], jsonSpace)
+		argv = append(argv, arg)
+		s = strings.TrimLeft(rest, jsontext.Space)
 		if s == "" {
 			break
 		}
 		if s[0] != ',' {
 			return nil, false
 		}
-		if s = strings.TrimLeft(s[1:], jsonSpace); s == "" {
+		if s = strings.TrimLeft(s[1:], jsontext.Space); s == "" {
 			return nil, false // a trailing comma
 		}
 	}
 	return argv, true
 }
-
-// jsonSpace is JSON's whitespace.
-const jsonSpace = " \t\r\n"
