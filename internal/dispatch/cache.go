@@ -162,9 +162,45 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 		<-c.done
 		return c.event, c.err
 	}
+	c := f.start()
+	f.mu.Unlock()
+	d.check(ctx, c, now)
+	return c.event, c.err
+}
+
+// lookAhead starts a look at the event log in the background when the last
+// one is more than half of Fresh old and none is under way, so that a call
+// made soon after (a client's next request, once this one is answered)
+// finds a fresh look instead of waiting for the query. The look is the one
+// lastEvent makes, taken earlier: it counts from when it started, and a call
+// trusts it for Fresh as before. Result.Wait calls it once a call's receipt
+// is stored. Nothing when Fresh is 0 (every call looks itself).
+func (d *Dispatcher) lookAhead() {
+	if d.Fresh <= 0 {
+		return
+	}
+	now := d.now()
+	f := &d.fresh
+	f.mu.Lock()
+	if f.checking != nil || (!f.touched && now.Sub(f.checked) < d.Fresh/2) {
+		f.mu.Unlock()
+		return
+	}
+	c := f.start()
+	f.mu.Unlock()
+	go d.check(context.Background(), c, now)
+}
+
+// start begins a look that calls arriving meanwhile share (f.mu held).
+func (f *freshness) start() *check {
 	c := &check{done: make(chan struct{})}
 	f.touched, f.checking = false, c
-	f.mu.Unlock()
+	return c
+}
+
+// check makes the look c, begun at now, and keeps what it read.
+func (d *Dispatcher) check(ctx context.Context, c *check, now time.Time) {
+	f := &d.fresh
 	// Shared by every call waiting on it: one caller hanging up must not fail the others.
 	c.event, c.err = d.Store.LastEvent(context.WithoutCancel(ctx))
 	f.mu.Lock()
@@ -176,5 +212,4 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 	}
 	f.mu.Unlock()
 	close(c.done)
-	return c.event, c.err
 }

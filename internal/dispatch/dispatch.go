@@ -95,6 +95,7 @@ type Result struct {
 	Plan    any
 	Receipt rowcall.Receipt // as queued: its chain fields are set when stored
 	stored  <-chan error
+	d       *Dispatcher
 }
 
 // Wait blocks until the call's receipt — and so every receipt of its nested
@@ -104,7 +105,9 @@ func (r Result) Wait() error {
 	if r.stored == nil {
 		return nil
 	}
-	return <-r.stored
+	err := <-r.stored
+	r.d.lookAhead() // the caller answers now: its next call may come soon
+	return err
 }
 
 // Dispatch runs one top-level call. An unknown or disabled row, or a call the
@@ -134,7 +137,7 @@ func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *i
 		}
 		return Result{Trace: c.trace, Receipt: rc}, refused
 	}
-	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc, stored: stored}, nil
+	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc, stored: stored, d: d}, nil
 }
 
 // find returns an enabled row, or the seed's unknown_key error with up to three
