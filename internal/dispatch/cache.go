@@ -173,8 +173,9 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 // made soon after (a client's next request, once this one is answered)
 // finds a fresh look instead of waiting for the query. The look is the one
 // lastEvent makes, taken earlier: it counts from when it started, and a call
-// trusts it for Fresh as before. Result.Wait calls it once a call's receipt
-// is stored. Nothing when Fresh is 0 (every call looks itself).
+// trusts it for Fresh as before. Result.Wait calls it when the call it
+// answers was the only one in flight (calls made together share one look
+// anyway, lastEvent's). Nothing when Fresh is 0 (every call looks itself).
 func (d *Dispatcher) lookAhead() {
 	if d.Fresh <= 0 {
 		return

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -72,9 +73,10 @@ type Dispatcher struct {
 	// Store's when nil and it is one.
 	Meter Meter
 
-	cache    cache     // rows and contracts, valid while the event log does not move
-	fresh    freshness // the last look at the event log
-	limiters limiters  // tokens' rate buckets in this process
+	cache    cache        // rows and contracts, valid while the event log does not move
+	fresh    freshness    // the last look at the event log
+	calls    atomic.Int64 // top-level calls dispatched and not yet waited for (lookAhead)
+	limiters limiters     // tokens' rate buckets in this process
 }
 
 // Request is one top-level call.
@@ -106,7 +108,9 @@ func (r Result) Wait() error {
 		return nil
 	}
 	err := <-r.stored
-	r.d.lookAhead() // the caller answers now: its next call may come soon
+	if r.d.calls.Add(-1) == 0 {
+		r.d.lookAhead() // the only call in flight is answered now: its caller's next may come soon
+	}
 	return err
 }
 
@@ -114,6 +118,15 @@ func (r Result) Wait() error {
 // gate refuses, is an error (nothing ran; a gate refusal is still recorded).
 // Anything that reached a runner is a Result with a receipt.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) {
+	d.calls.Add(1)
+	res, err := d.dispatch(ctx, req)
+	if res.stored == nil { // nothing left to wait for: the call is over
+		d.calls.Add(-1)
+	}
+	return res, err
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context, req Request) (Result, error) {
 	if res, err, ok := d.speculate(ctx, req); ok {
 		return res, err
 	}
