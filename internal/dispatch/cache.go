@@ -164,19 +164,20 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 	}
 	c := f.start()
 	f.mu.Unlock()
-	d.check(ctx, c, now)
+	d.check(ctx, c, now, d.Store.LastEvent)
 	return c.event, c.err
 }
 
-// lookAhead starts a look at the event log in the background when the last
-// one is more than half of Fresh old and none is under way, so that a call
-// made soon after (a client's next request, once this one is answered)
-// finds a fresh look instead of waiting for the query. The look is the one
-// lastEvent makes, taken earlier: it counts from when it started, and a call
-// trusts it for Fresh as before. Result.Wait calls it when the call it
-// answers was the only one in flight (calls made together share one look
-// anyway, lastEvent's). Nothing when Fresh is 0 (every call looks itself).
-func (d *Dispatcher) lookAhead() {
+// LookAhead makes, with head (a read of the event log's newest id), the look
+// a call would make, when the last one is more than half of Fresh old and
+// none is under way: so a call that comes soon after (a client's next
+// request, once this one is answered) finds a fresh look instead of waiting
+// for the query. It is the receipt writer's idle hook
+// (sqlstore.ReceiptLog.OnIdle: the writer has stored every receipt queued,
+// and reads on its own connection). The look counts from when it began, and
+// a call trusts it for Fresh, as lastEvent's. Nothing when Fresh is 0
+// (every call looks itself).
+func (d *Dispatcher) LookAhead(head func(context.Context) (int64, error)) {
 	if d.Fresh <= 0 {
 		return
 	}
@@ -189,7 +190,7 @@ func (d *Dispatcher) lookAhead() {
 	}
 	c := f.start()
 	f.mu.Unlock()
-	go d.check(context.Background(), c, now)
+	d.check(context.Background(), c, now, head)
 }
 
 // start begins a look that calls arriving meanwhile share (f.mu held).
@@ -199,11 +200,11 @@ func (f *freshness) start() *check {
 	return c
 }
 
-// check makes the look c, begun at now, and keeps what it read.
-func (d *Dispatcher) check(ctx context.Context, c *check, now time.Time) {
+// check makes the look c, begun at now, with head, and keeps what it read.
+func (d *Dispatcher) check(ctx context.Context, c *check, now time.Time, head func(context.Context) (int64, error)) {
 	f := &d.fresh
 	// Shared by every call waiting on it: one caller hanging up must not fail the others.
-	c.event, c.err = d.Store.LastEvent(context.WithoutCancel(ctx))
+	c.event, c.err = head(context.WithoutCancel(ctx))
 	f.mu.Lock()
 	if f.checking == c {
 		f.checking = nil

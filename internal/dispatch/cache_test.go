@@ -11,24 +11,21 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// lookCounter counts the store's looks at the event log, and says when one
-// has been made.
+// lookCounter counts the looks at the event log calls make through the store.
 type lookCounter struct {
 	dispatch.Store
 	mu    sync.Mutex
 	looks int
-	made  chan struct{}
 }
 
 func (s *lookCounter) LastEvent(ctx context.Context) (int64, error) {
-	id, err := s.Store.LastEvent(ctx)
 	s.mu.Lock()
 	s.looks++
 	s.mu.Unlock()
-	s.made <- struct{}{}
-	return id, err
+	return s.Store.LastEvent(ctx)
 }
 
 func (s *lookCounter) count() int {
@@ -38,8 +35,9 @@ func (s *lookCounter) count() int {
 }
 
 // A client's next call, made soon after its last one was answered, does not
-// wait for a look at the event log: answering a call whose look is more than
-// half of Fresh old starts the next look, and that look sees an edit made
+// wait for a look at the event log: the receipt writer, idle once it has
+// stored the call's receipt, makes the look when the last one is more than
+// half of Fresh old (Dispatcher.LookAhead), and that look sees an edit made
 // behind the dispatcher's back before it. The dispatcher's clock is the
 // test's, so no timing is involved.
 func TestNextCallFindsAFreshLook(t *testing.T) {
@@ -51,8 +49,13 @@ func TestNextCallFindsAFreshLook(t *testing.T) {
 	if _, err := store.Create(context.Background(), row); err != nil {
 		t.Fatal(err)
 	}
-	counter := &lookCounter{Store: d.Store, made: make(chan struct{}, 16)}
+	counter := &lookCounter{Store: d.Store}
 	d.Store = counter
+	idle := make(chan struct{}, 1)
+	d.Receipts.(*sqlstore.ReceiptLog).OnIdle(func(head func(context.Context) (int64, error)) {
+		d.LookAhead(head)
+		idle <- struct{}{}
+	})
 	var mu sync.Mutex
 	clock := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	d.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
@@ -63,46 +66,43 @@ func TestNextCallFindsAFreshLook(t *testing.T) {
 	}
 	d.Fresh = time.Millisecond
 	ctx := context.Background()
-	call := func(name string, answering func()) (result string, looks int) {
+	// call dispatches WHERE and returns its result and the looks it made
+	// itself, once its receipt is stored and the writer has gone idle.
+	call := func(name string) (result string, looks int) {
 		before := counter.count()
 		res, err := d.Dispatch(ctx, dispatch.Request{Key: "WHERE", Actor: "t"})
+		if err == nil {
+			err = res.Wait()
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		looks = counter.count() - before // made by the call itself, before it ran
-		answering()
-		if err := res.Wait(); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		select {
+		case <-idle:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the receipt writer did not go idle", name)
 		}
-		return res.Result, looks
+		return res.Result, counter.count() - before
 	}
 
 	at(0)
-	nothing := func() {}
-	if _, looks := call("the first call", nothing); looks != 1 {
+	if _, looks := call("the first call"); looks != 1 {
 		t.Fatalf("the first call made %d looks at the event log, want 1", looks)
 	}
-	<-counter.made
-	at(600) // within Fresh: no look; answered with the look 600 µs old, so the next one starts
-	// An edit by another process lands while that call is being answered;
-	// the look its answer starts sees it.
-	edit := func() {
-		if _, err := store.DB.Exec(`UPDATE directory SET target = replace(target, '/before', '/after') WHERE key = 'WHERE'`); err != nil {
-			t.Fatal(err)
-		}
+	// Another process edits the row. A call 600 µs after the first look
+	// trusts it (within Fresh) and runs the row as it was; the writer, idle
+	// after its receipt, looks again (the last look is over half of Fresh old).
+	if _, err := store.DB.Exec(`UPDATE directory SET target = replace(target, '/before', '/after') WHERE key = 'WHERE'`); err != nil {
+		t.Fatal(err)
 	}
-	if result, looks := call("a call 600 µs later", edit); looks != 0 || result != "HTTP 200:/before" {
+	at(600)
+	if result, looks := call("a call 600 µs later"); looks != 0 || result != "HTTP 200:/before" {
 		t.Fatalf("a call within Fresh made %d looks and answered %q", looks, result)
 	}
-	select {
-	case <-counter.made:
-	case <-time.After(10 * time.Second):
-		t.Fatal("answering a call whose look was 600 µs old started no look at the event log")
-	}
-	at(1300) // past Fresh from the first look, within it from the one started at 600 µs
-	result, looks := call("a call 1.3 ms after the first", nothing)
+	at(1300) // past Fresh from the first look, within it from the writer's
+	result, looks := call("a call 1.3 ms after the first")
 	if looks != 0 {
-		t.Fatalf("a call 700 µs after the previous call's answer made %d looks at the event log before it ran, want 0 (the answer started one)", looks)
+		t.Fatalf("a call 700 µs after the previous call's answer made %d looks at the event log before it ran, want 0 (the writer made one)", looks)
 	}
 	if result != "HTTP 200:/after" {
 		t.Fatalf("the call after the edit answered %q, want the edited row's HTTP 200:/after", result)

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -73,10 +72,9 @@ type Dispatcher struct {
 	// Store's when nil and it is one.
 	Meter Meter
 
-	cache    cache        // rows and contracts, valid while the event log does not move
-	fresh    freshness    // the last look at the event log
-	calls    atomic.Int64 // top-level calls dispatched and not yet waited for (lookAhead)
-	limiters limiters     // tokens' rate buckets in this process
+	cache    cache     // rows and contracts, valid while the event log does not move
+	fresh    freshness // the last look at the event log
+	limiters limiters  // tokens' rate buckets in this process
 }
 
 // Request is one top-level call.
@@ -97,7 +95,6 @@ type Result struct {
 	Plan    any
 	Receipt rowcall.Receipt // as queued: its chain fields are set when stored
 	stored  <-chan error
-	d       *Dispatcher
 }
 
 // Wait blocks until the call's receipt — and so every receipt of its nested
@@ -107,26 +104,13 @@ func (r Result) Wait() error {
 	if r.stored == nil {
 		return nil
 	}
-	err := <-r.stored
-	if r.d.calls.Add(-1) == 0 {
-		r.d.lookAhead() // the only call in flight is answered now: its caller's next may come soon
-	}
-	return err
+	return <-r.stored
 }
 
 // Dispatch runs one top-level call. An unknown or disabled row, or a call the
 // gate refuses, is an error (nothing ran; a gate refusal is still recorded).
 // Anything that reached a runner is a Result with a receipt.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) {
-	d.calls.Add(1)
-	res, err := d.dispatch(ctx, req)
-	if res.stored == nil { // nothing left to wait for: the call is over
-		d.calls.Add(-1)
-	}
-	return res, err
-}
-
-func (d *Dispatcher) dispatch(ctx context.Context, req Request) (Result, error) {
 	if res, err, ok := d.speculate(ctx, req); ok {
 		return res, err
 	}
@@ -150,7 +134,7 @@ func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *i
 		}
 		return Result{Trace: c.trace, Receipt: rc}, refused
 	}
-	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc, stored: stored, d: d}, nil
+	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc, stored: stored}, nil
 }
 
 // find returns an enabled row, or the seed's unknown_key error with up to three

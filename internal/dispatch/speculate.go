@@ -28,8 +28,8 @@ func (d *Dispatcher) speculate(ctx context.Context, req Request) (res Result, er
 	}
 	res, err = d.top(ctx, req, e.looked(now), &event)
 	if err == nil {
-		err = <-res.stored // waited for here (not Wait: the call is not over when it was stale)
-		res.stored = nil   // Wait has nothing left to wait for
+		err = res.Wait()
+		res.stored = nil // waited for here: Wait has nothing left to wait for
 	}
 	if errors.Is(err, rowcall.ErrStale) {
 		d.Touch() // known old: the usual path must look, whatever Fresh says
