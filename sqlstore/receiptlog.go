@@ -122,6 +122,7 @@ func (l *ReceiptLog) run() {
 			q.done <- q.err
 		}
 		if f := l.idle.Load(); f != nil && len(l.queue) == 0 && l.conn != nil {
+			runtime.Gosched() // the callers just answered run first: a sent-to goroutine waits for its sender's turn to end
 			(*f)(l.lastEvent)
 		}
 	}
