@@ -39,8 +39,10 @@ type ReceiptLog struct {
 	know  bool
 	conn  *sql.Conn                // the writer's own connection: its page cache stays warm
 	stmts map[insertKind]*sql.Stmt // prepared once on conn
+	head  *sql.Stmt                // the event log's newest id (lastEventSQL), prepared on conn
 
-	observer atomic.Pointer[func(Group)] // Observe's; called by the writer after each group
+	observer atomic.Pointer[func(Group)]                                     // Observe's; called by the writer after each group
+	idle     atomic.Pointer[func(head func(context.Context) (int64, error))] // OnIdle's
 }
 
 type pending struct {
@@ -124,7 +126,39 @@ func (l *ReceiptLog) run() {
 		for _, q := range batch {
 			q.done <- q.err
 		}
+		if f := l.idle.Load(); f != nil && len(l.queue) == 0 && l.conn != nil {
+			runtime.Gosched() // the callers just answered run first: a sent-to goroutine waits for its sender's turn to end
+			(*f)(l.lastEvent)
+		}
 	}
+}
+
+// OnIdle has the writer call f whenever it has stored every receipt queued
+// and finds none waiting: its callers are answered, and f may read the event
+// log's newest id (as Store.LastEvent) with head, on the writer's own
+// connection, whose page cache its own commits leave warm (a read through
+// the pool starts cold after every commit). f runs on the writer goroutine,
+// so a receipt queued meanwhile waits for it: it must be quick. nil stops it.
+func (l *ReceiptLog) OnIdle(f func(head func(context.Context) (int64, error))) {
+	if f == nil {
+		l.idle.Store(nil)
+		return
+	}
+	l.idle.Store(&f)
+}
+
+// lastEvent is Store.LastEvent on the writer's connection.
+func (l *ReceiptLog) lastEvent(ctx context.Context) (int64, error) {
+	if l.head == nil {
+		s, err := l.conn.PrepareContext(ctx, `SELECT `+lastEventSQL)
+		if err != nil {
+			return 0, err
+		}
+		l.head = s
+	}
+	var id int64
+	err := l.head.QueryRowContext(ctx).Scan(&id)
+	return id, err
 }
 
 // drain adds whatever is queued, up to MaxBatch, without waiting.
@@ -454,6 +488,10 @@ func (l *ReceiptLog) closeStmts() {
 	for k, s := range l.stmts {
 		s.Close()
 		delete(l.stmts, k)
+	}
+	if l.head != nil {
+		l.head.Close()
+		l.head = nil
 	}
 }
 

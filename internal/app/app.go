@@ -215,6 +215,7 @@ func New(s Settings, p Platform) (*App, error) {
 		},
 	}
 	a.Directory.Subscribe(a.Dispatcher.Touch)
+	a.Receipts.OnIdle(a.Dispatcher.LookAhead) // a lone client's next call finds the event log looked at
 	if s.AskRerank != "" {
 		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank}
 		a.Ranker.Reranker = a.Reranker

@@ -162,11 +162,49 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 		<-c.done
 		return c.event, c.err
 	}
+	c := f.start()
+	f.mu.Unlock()
+	d.check(ctx, c, now, d.Store.LastEvent)
+	return c.event, c.err
+}
+
+// LookAhead makes, with head (a read of the event log's newest id), the look
+// a call would make, when the last one is more than half of Fresh old and
+// none is under way: so a call that comes soon after (a client's next
+// request, once this one is answered) finds a fresh look instead of waiting
+// for the query. It is the receipt writer's idle hook
+// (sqlstore.ReceiptLog.OnIdle: the writer has stored every receipt queued,
+// and reads on its own connection). The look counts from when it began, and
+// a call trusts it for Fresh, as lastEvent's. Nothing when Fresh is 0
+// (every call looks itself).
+func (d *Dispatcher) LookAhead(head func(context.Context) (int64, error)) {
+	if d.Fresh <= 0 {
+		return
+	}
+	now := d.now()
+	f := &d.fresh
+	f.mu.Lock()
+	if f.checking != nil || (!f.touched && now.Sub(f.checked) < d.Fresh/2) {
+		f.mu.Unlock()
+		return
+	}
+	c := f.start()
+	f.mu.Unlock()
+	d.check(context.Background(), c, now, head)
+}
+
+// start begins a look that calls arriving meanwhile share (f.mu held).
+func (f *freshness) start() *check {
 	c := &check{done: make(chan struct{})}
 	f.touched, f.checking = false, c
-	f.mu.Unlock()
+	return c
+}
+
+// check makes the look c, begun at now, with head, and keeps what it read.
+func (d *Dispatcher) check(ctx context.Context, c *check, now time.Time, head func(context.Context) (int64, error)) {
+	f := &d.fresh
 	// Shared by every call waiting on it: one caller hanging up must not fail the others.
-	c.event, c.err = d.Store.LastEvent(context.WithoutCancel(ctx))
+	c.event, c.err = head(context.WithoutCancel(ctx))
 	f.mu.Lock()
 	if f.checking == c {
 		f.checking = nil
@@ -176,5 +214,4 @@ func (d *Dispatcher) lastEvent(ctx context.Context, now time.Time) (int64, error
 	}
 	f.mu.Unlock()
 	close(c.done)
-	return c.event, c.err
 }
