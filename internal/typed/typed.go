@@ -399,29 +399,35 @@ func describe(err error) (where, what string) {
 	return where, failure(leaf.Error())
 }
 
-// patterns are failure's, compiled on the first failure (not at package
-// init: every process that links typed, the worker's first request among
-// them, would pay for them before anything failed).
-var patterns = sync.OnceValue(func() (p struct{ validating, anyOf, bound *regexp.Regexp }) {
-	p.validating = regexp.MustCompile(`(validating \S+: )+`)
-	p.anyOf = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
-	p.bound = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
-	return p
-})
+// failure's patterns, compiled on the first failure (not at package init:
+// every process that links typed, the worker's first request among them,
+// would pay for them before anything failed).
+var (
+	patternsOnce             sync.Once
+	validating, anyOf, bound *regexp.Regexp
+)
+
+func patterns() {
+	patternsOnce.Do(func() {
+		validating = regexp.MustCompile(`(validating \S+: )+`)
+		anyOf = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
+		bound = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
+	})
+}
 
 // failure is the validator's message for one keyword, made one line and
 // plain: anyOf's alternatives joined by "; ", numbers in decimal (the
 // validator prints the value as a fraction and the bound with six places).
 func failure(msg string) string {
-	p := patterns()
-	if p.anyOf.MatchString(msg) {
-		alts := strings.Split(strings.TrimSpace(p.anyOf.ReplaceAllString(msg, "")), "\n")
+	patterns()
+	if anyOf.MatchString(msg) {
+		alts := strings.Split(strings.TrimSpace(anyOf.ReplaceAllString(msg, "")), "\n")
 		for i := range alts {
-			alts[i] = p.validating.ReplaceAllString(strings.TrimSpace(alts[i]), "")
+			alts[i] = validating.ReplaceAllString(strings.TrimSpace(alts[i]), "")
 		}
 		return fmt.Sprintf("anyOf: none of its %d schemas matched: %s", len(alts), strings.Join(alts, "; "))
 	}
-	if m := p.bound.FindStringSubmatch(msg); m != nil {
+	if m := bound.FindStringSubmatch(msg); m != nil {
 		if r, ok := new(big.Rat).SetString(m[2]); ok {
 			f, _ := r.Float64()
 			b, _ := strconv.ParseFloat(m[4], 64)
