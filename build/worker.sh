@@ -6,9 +6,7 @@
 #                  isolate, started on the first request and handed every
 #                  request after it, each with its own env and ctx
 #   wasm_exec.js   Go's JavaScript support with syumai/workers' "context" global
-#                  (from go run …/workers-assets-gen -mode=go), its loadString
-#                  given a fast path for short ASCII strings
-#                  (build/shim/wasm_exec_patch.mjs)
+#                  (from go run …/workers-assets-gen -mode=go)
 #   app.wasm       the Go worker (GOOS=js GOARCH=wasm ./worker, -trimpath,
 #                  symbols and DWARF stripped with -ldflags='-s -w'), then
 #                  optionally shrunk by binaryen's wasm-opt (see below)
@@ -69,8 +67,6 @@ if [ "$opt" != off ]; then
 fi
 mkdir -p "$out"
 mv -f "$tmp/app.wasm" "$out/app.wasm"
-# Short ASCII strings from Go skip TextDecoder (build/shim/wasm_exec_patch.mjs).
-node build/shim/wasm_exec_patch.mjs "$tmp/gen/wasm_exec.js"
 mv -f "$tmp/gen/wasm_exec.js" "$out/wasm_exec.js"
 cp build/shim/worker.mjs "$tmp/worker.mjs"
 mv -f "$tmp/worker.mjs" "$out/worker.mjs"
