@@ -28,30 +28,12 @@ const opLimit = 2 * time.Minute
 
 var errOpLimit = fmt.Errorf("no answer within %s (the request context that ran it may have ended)", opLimit)
 
-// opGrain is the step operations' deadlines are rounded up to.
-const opGrain = 10 * time.Second
-
-// opEpoch is what operations' deadlines are counted from.
-var opEpoch = time.Now()
-
-// opTimeout returns how long the operation started now waits: opLimit, and
-// up to opGrain more, so that every operation started within one grain ends
-// its wait at the same moment. Go's js/wasm runtime asks JavaScript for a new
-// timeout (a setTimeout, a clearTimeout, each a crossing of its own and a
-// timer in the request's context) whenever its earliest timer moves by more
-// than a millisecond as it goes idle; with each operation's own deadline that
-// was every statement and fetch, with a shared one it is once a grain.
-func opTimeout() time.Duration {
-	since := time.Since(opEpoch)
-	return (since+opLimit+opGrain-1)/opGrain*opGrain - since
-}
-
 // shimOp calls the helper fn(id, args…) and waits for its answer, for ctx to
 // end, or for opLimit (an answer that comes later is dropped).
 func shimOp(ctx context.Context, fn js.Value, args ...any) (opResult, error) {
 	id, ch := completions.add()
 	fn.Invoke(append([]any{id}, args...)...)
-	limit := time.NewTimer(opTimeout())
+	limit := time.NewTimer(opLimit)
 	defer limit.Stop()
 	select {
 	case r := <-ch:
