@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall/js"
 	"time"
 )
@@ -162,7 +163,7 @@ func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (st
 	if err != nil {
 		return "", err
 	}
-	r, err := shimOp(ctx, shimD1, db, op, q, params)
+	r, err := shimOp(ctx, shimD1, db, op, jsText(q), params)
 	if err != nil {
 		return "", fmt.Errorf("d1: %w", err)
 	}
@@ -175,3 +176,28 @@ func d1Call(ctx context.Context, op int, q string, args []driver.NamedValue) (st
 }
 
 var shimD1 = runtimeContext.Get("d1")
+
+// jsText returns q as a JavaScript string, made once per text: a Go string
+// handed to JavaScript is decoded there again on every call, and becomes a
+// JavaScript value Go tracks with a finalizer. rowcall runs the same few
+// statements again and again (a row read's is 450 bytes, a receipt's INSERT
+// 600), so at most maxFolded texts are kept, as their account lines are
+// (d1session.go), and any after those cross as they are.
+func jsText(q string) any {
+	jsTexts.Lock()
+	defer jsTexts.Unlock()
+	if v, ok := jsTexts.m[q]; ok {
+		return v
+	}
+	if len(jsTexts.m) >= maxFolded {
+		return q
+	}
+	v := js.ValueOf(q)
+	jsTexts.m[q] = v
+	return v
+}
+
+var jsTexts = struct {
+	sync.Mutex
+	m map[string]js.Value
+}{m: map[string]js.Value{}}

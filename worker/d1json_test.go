@@ -51,6 +51,28 @@ func TestDecodeRows(t *testing.T) {
 	}
 }
 
+// Every escape JSON.stringify writes reads back as encoding/json reads it,
+// lone surrogates included.
+func TestDecodeRowsEscapes(t *testing.T) {
+	for _, esc := range []string{`a\nb\tc`, `\"\\\/\b\f\n\r\t`, `\u0000\u001f\u00e9\u2028`, `\ud83d\ude00 x`,
+		`\ud800`, `\udc00`, `\ud800\u0041`, `\ud800x`, `é\n☃`, `\u00`, `\x`, `\uzzzz`} {
+		var want string
+		wantErr := json.Unmarshal([]byte(`"`+esc+`"`), &want)
+		rows, err := decodeRows(`[["s"],["` + esc + `"]]`)
+		if (err != nil) != (wantErr != nil) {
+			t.Errorf("%s: error %v, encoding/json's %v", esc, err, wantErr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		dest := make([]driver.Value, 1)
+		if err := rows.Next(dest); err != nil || dest[0] != want {
+			t.Errorf("%s reads as %q (%v), encoding/json's %q", esc, dest[0], err, want)
+		}
+	}
+}
+
 func TestEncodeParams(t *testing.T) {
 	got, err := encodeParams([]driver.NamedValue{{Value: nil}, {Value: int64(-3)}, {Value: 2.5}, {Value: true},
 		{Value: "a\"b\n☃"}, {Value: []byte{0, 255}}})

@@ -117,7 +117,7 @@ func (h *reqHandle) d1() (js.Value, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.session.IsUndefined() {
-		h.session = h.db.Call("withSession", cmpOr(h.constraint, firstPrimary))
+		h.session = h.db.Call("withSession", sessionArg(cmpOr(h.constraint, firstPrimary)))
 	}
 	return h.session, nil
 }
@@ -131,7 +131,16 @@ func (h *reqHandle) primarySession() (js.Value, error) {
 	if h.db.IsUndefined() || h.db.IsNull() {
 		return js.Undefined(), errNoDB
 	}
-	return h.db.Call("withSession", firstPrimary), nil
+	return h.db.Call("withSession", sessionArg(firstPrimary)), nil
+}
+
+// sessionArg is withSession's argument: the two constraints as JavaScript
+// strings made once (jsText), a bookmark as it is.
+func sessionArg(c string) any {
+	if c == firstPrimary || c == firstUnconstrained {
+		return jsText(c)
+	}
+	return c
 }
 
 // startFrom chooses the constraint r's D1 session starts from

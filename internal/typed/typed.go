@@ -399,16 +399,27 @@ func describe(err error) (where, what string) {
 	return where, failure(leaf.Error())
 }
 
+// failure's patterns, compiled on the first failure (not at package init:
+// every process that links typed, the worker's first request among them,
+// would pay for them before anything failed).
 var (
-	validating = regexp.MustCompile(`(validating \S+: )+`)
-	anyOf      = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
-	bound      = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
+	patternsOnce             sync.Once
+	validating, anyOf, bound *regexp.Regexp
 )
+
+func patterns() {
+	patternsOnce.Do(func() {
+		validating = regexp.MustCompile(`(validating \S+: )+`)
+		anyOf = regexp.MustCompile(`^anyOf: did not validate against any of \[[^\]]*\]:\s*`)
+		bound = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): (-?\d+/\d+) (.*) (-?\d+\.\d+)$`)
+	})
+}
 
 // failure is the validator's message for one keyword, made one line and
 // plain: anyOf's alternatives joined by "; ", numbers in decimal (the
 // validator prints the value as a fraction and the bound with six places).
 func failure(msg string) string {
+	patterns()
 	if anyOf.MatchString(msg) {
 		alts := strings.Split(strings.TrimSpace(anyOf.ReplaceAllString(msg, "")), "\n")
 		for i := range alts {

@@ -2,7 +2,6 @@ package modules
 
 import (
 	"encoding/hex"
-	"regexp"
 	"strings"
 
 	"github.com/rowcall/rowcall"
@@ -30,10 +29,20 @@ const MaxSize = 8 << 20
 // excluded because it starts a pin.
 const NameRule = "1-64 characters: lowercase letters, digits, '_', '-' or '.', starting with a letter or digit (e.g. now, last_reply_of)"
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
-
-// ValidName reports whether name follows NameRule.
-func ValidName(name string) bool { return namePattern.MatchString(name) }
+// ValidName reports whether name follows NameRule: ^[a-z0-9][a-z0-9_.-]{0,63}$,
+// written out (that regexp's 64 repetitions were most of the package's init).
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '.' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 // The registry's error codes, stable for programs to branch on. Not-found,
 // too-large and version conflicts use rowcall's own codes.
