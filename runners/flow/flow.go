@@ -69,7 +69,10 @@
 // Bounds, checked before anything runs: an invocation at Depth rowcall.MaxDepth or
 // deeper is ERR:flow:depth_exceeded:<depth> — flows nest at most 8 deep; check
 // for a flow that calls itself. More than MaxSteps calls (each branch counts)
-// is ERR:flow:too_many_steps:<n>>64. An empty payload is ERR:flow:empty.
+// is ERR:flow:too_many_steps:<n>>64. An empty payload is ERR:flow:empty. A
+// step or branch body whose join reference ($N[sep]) args.Check refuses is
+// ERR:flow:bad_args:<why> (join references read only the flow's own
+// arguments, the same for every step), and no step runs.
 //
 // Shape mode runs nothing: Output.Plan is the parsed []Step and the result is
 // "SHAPE:flow:<n> steps", n counting branches.
@@ -126,6 +129,9 @@ func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 		return rowcall.Fail("flow", "no_caller").Output()
 	}
 	r := newRun(ctx, inv)
+	if err := r.check(steps); err != nil {
+		return rowcall.Fail("flow", "bad_args", err.Error()).Output()
+	}
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
 			r.out.Fails(rowcall.Fail("flow", "canceled", err.Error()))
@@ -161,6 +167,20 @@ func newRun(ctx context.Context, inv *rowcall.Invocation) *run {
 		r.vars[k] = v
 	}
 	return r
+}
+
+// check is args.Check of every step's and branch's body.
+func (r *run) check(steps []Step) error {
+	v := args.Values{Args: r.args, Vars: r.vars}
+	for _, s := range steps {
+		if err := args.Check(s.Body, v); err != nil {
+			return err
+		}
+		if err := r.check(s.Parallel); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *run) render(body string) string {

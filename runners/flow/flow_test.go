@@ -84,6 +84,11 @@ func TestRun(t *testing.T) {
 		{"err in fan-out", "{ A: 1 | FAIL: 2 | FAIL2: 3 } > C: z", "", nil, "ERR:boom", []string{"A:1", "FAIL:2", "FAIL2:3"}},
 		{"err in fan-out order", "{ FAIL2: 3 | FAIL: 2 } > C: z", "", nil, "ERR:boom2", []string{"FAIL2:3", "FAIL:2"}},
 		{"bad step runs nothing", "A: x > oops > C: z", "", nil, "ERR:flow:bad_step:oops", nil},
+		{"join spreads an array", "A: $1[|] > B: $1[,]", `["x","y"]`, nil, "B(x,y)", []string{"A:x|y", "B:x,y"}},
+		{"bad join runs nothing", "A: x > B: $1[,]", `{"a":1}`, nil,
+			"ERR:flow:bad_args:argument 1 is a JSON object; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value", nil},
+		{"bad join in a branch runs nothing", "A: x > { B: 1 | C: $1[,] }", `[{"a":1}]`, nil,
+			"ERR:flow:bad_args:argument 1 is a JSON array whose item 1 is an object; $1[,] takes a JSON array of strings, numbers or booleans, or one plain value", nil},
 		{"empty", "# only docs\n", "", nil, "ERR:flow:empty", nil},
 		{"too many", steps(65), "", nil, "ERR:flow:too_many_steps:65>64", nil},
 	}
