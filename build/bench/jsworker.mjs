@@ -2,8 +2,11 @@
 // docs/benchmarks.md can put the Go worker's latency beside it. It shares
 // rowcall's local D1 database (same database_id, same --persist-to).
 //
-//   GET  /api/directory/{key}  the same D1 read as rowcall's row read: the
-//                              same SQL, the same owner-key check.
+//   GET  /api/directory/{key}  the same D1 read as rowcall's row read: one
+//                              statement for the row and its row_num (numbered
+//                              here by a window over the table, where sqlstore
+//                              counts; at the benchmark's 3 rows the same rows
+//                              read), the same owner-key check.
 //   POST /api/dispatch         what a warm dispatch of an http row does in the
 //   {"key","body"}             Go worker, in plain JavaScript: the newest event
 //                              id (the row cache's check: one query), the row
