@@ -158,7 +158,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, res dispatch.Re
 	jsontext.Write(b, res.Receipt.ID)
 	b.WriteString(`,"public_receipt":"`)
 	jsontext.WriteChars(b, h.baseURL(r))
-	b.WriteString(`/receipt/`)
+	b.WriteString(receiptPath)
 	jsontext.WriteChars(b, res.Receipt.ID)
 	b.WriteString(`","contract_sha256":`)
 	jsontext.Write(b, res.Receipt.Contract)
@@ -183,8 +183,12 @@ func bodyString(v any) (string, bool) {
 
 // receiptURL is the public, keyless address of a receipt.
 func (h *Handler) receiptURL(r *http.Request, id string) string {
-	return h.baseURL(r) + "/receipt/" + id
+	return h.baseURL(r) + receiptPath + id
 }
+
+// receiptPath is where a public receipt lives under the base URL (receiptURL;
+// answer writes the same URL straight into its buffer).
+const receiptPath = "/receipt/"
 
 // Receipt statuses reported by confirm.
 const (
