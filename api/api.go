@@ -9,7 +9,7 @@
 // New builds the Handler from a Config, the store and the dispatcher; the local
 // host serves it with net/http and the worker through its bridge to the shim.
 // Close ends open MCP sessions at shutdown. The routes are listed in routes;
-// README.md documents each.
+// docs/rows.md and the pages it links document each.
 package api
 
 import (

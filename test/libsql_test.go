@@ -120,7 +120,7 @@ func verifyChain(t *testing.T, hosts ...*host) []exported {
 }
 
 // soakFor is how long TestSqldTwoHostsSoak runs: 20 s, or $ROWCALL_SOAK (a Go
-// duration, e.g. ROWCALL_SOAK=10m) for the long run README gives.
+// duration, e.g. ROWCALL_SOAK=10m) for the long run docs/operating.md gives.
 func soakFor(t *testing.T) time.Duration {
 	if v := os.Getenv("ROWCALL_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -209,7 +209,7 @@ func suiteHTTP(t *testing.T, tg *target, up *upstream) {
 	h := tg.host
 	createRow(t, h, map[string]any{"key": "S_PRIVATE", "type": "http", "target": "GET " + up.URL + "/private?q=$1", "auth": "bearer:SUITE_API_KEY"})
 	n := len(up.requests())
-	// A client's X-Forwarded-Proto does not move the receipt link (README: Commands).
+	// A client's X-Forwarded-Proto does not move the receipt link (docs/operating.md, "Settings").
 	got := h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "S_PRIVATE", "body": "hello world"},
 		Header: map[string]string{"X-Forwarded-Proto": "https"}})
 	expect(t, got, 200, map[string]any{"ok": true, "ran": true})

@@ -18,7 +18,7 @@ type limits struct {
 	idle, read, write, callTime time.Duration
 }
 
-// Default limits; README's Commands block lists them.
+// Default limits; docs/operating.md, "Commands", lists them.
 const (
 	DefaultMaxConns     = 512
 	DefaultIdleTimeout  = 60 * time.Second

@@ -16,7 +16,7 @@
 //	STRIPE_EXPORT_REFUNDS: Export refunds older than 90 days to a CSV report.
 //
 // and its answer is the keys, best first, one a line (Prompt is the system
-// prompt that asks for exactly that; README.md shows the whole row). The
+// prompt that asks for exactly that; docs/finding.md shows the whole row). The
 // answer is read leniently: every candidate key found in it as a whole word,
 // in order of first appearance, comes first; the candidates it does not name
 // follow in their original order, and so do the hits after the first Max.

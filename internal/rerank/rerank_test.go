@@ -161,14 +161,14 @@ func TestOrder(t *testing.T) {
 	}
 }
 
-// README.md shows the rerank row with this package's Prompt.
-func TestREADMEShowsPrompt(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// docs/finding.md shows the rerank row with this package's Prompt.
+func TestDocsShowPrompt(t *testing.T) {
+	b, err := os.ReadFile("../../docs/finding.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(rerank.Prompt) // the row's content is JSON in the example
 	if !strings.Contains(string(b), strings.Trim(string(js), `"`)) {
-		t.Fatal("README.md does not show rerank.Prompt as the rerank row's content")
+		t.Fatal("docs/finding.md does not show rerank.Prompt as the rerank row's content")
 	}
 }
