@@ -99,7 +99,7 @@ type PendingVector interface {
 
 // NearDuplicate is the cosine at or above which a row written is reported
 // as near another (the API's similar_rows), chosen on the dev set's rows
-// (docs/benchmarks.md, "Near-duplicate warnings").
+// (docs/benchmarks.md, "Ask").
 const NearDuplicate = 0.88
 
 // Reranker reorders a ranking's best candidates by a model (the agent row

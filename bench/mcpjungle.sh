@@ -10,8 +10,8 @@
 # MCPLOAD_ARGS=-raw makes each tools/call raw HTTP on the SDK client's
 # sessions (the same request bytes, a lighter load client: bench/mcpload).
 # Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
-# not part of this repository: build it by hand (docs/benchmarks.md, "MCP
-# against MCPJungle", says from which commit and how). Without MCPJUNGLE_BIN
+# not part of this repository: build it by hand (docs/benchmarks.md, "MCP",
+# says from which commit and how). Without MCPJUNGLE_BIN
 # the run compares rowcall with the direct server alone.
 #
 # Processes, all on loopback: `mcpload serve` (bench/mcpload) is the upstream

@@ -24,7 +24,7 @@ import (
 // Go's default of 100 runs a collection every few thousand calls under load.
 // 400 cuts the collector's CPU per call by about 4× for a heap that peaks at
 // 5× the live one (docs/RATIONALE.md, "Why does serve run the garbage
-// collector at GOGC=400?"; docs/benchmarks.md, session 6, branch hostp99).
+// collector at GOGC=400?"; docs/benchmarks.md, "Memory").
 const serveGOGC = 400
 
 func main() {

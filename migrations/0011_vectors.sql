@@ -1,4 +1,4 @@
--- Finding rows by meaning (issue 17): one embedding per row and model. The
+-- Finding rows by meaning (docs/vectors.md): one embedding per row and model. The
 -- vector is dim little-endian float32 values in a BLOB (the layout libSQL's
 -- F32_BLOB uses, so its vector functions read it as it is); text_sha256 is
 -- rowcall.EmbedHash of the model and the text embedded, so a row whose text

@@ -1,5 +1,5 @@
--- Smaller receipt rows (issue 20). Measured in dbstat and in D1's
--- rows_written (docs/benchmarks.md, "Smaller receipt rows"):
+-- Smaller receipt rows. Measured in dbstat and in D1's
+-- rows_written (docs/benchmarks.md, "Receipts"):
 -- - seq is the table's rowid (INTEGER PRIMARY KEY): the chain is read in seq
 --   order straight from the table, and the receipts_seq index, one more entry
 --   written per receipt on D1, is gone. A receipt from before the chain

@@ -87,7 +87,7 @@ func (s *Store) Upsert(ctx context.Context, rows []rowcall.Row) error {
 // statement under D1's parameter limit), FTS5's automerge keeps only their
 // number down, and a MATCH pays a seek in every segment: at 10,000 imported
 // rows one segment costs the word search 0.66-0.72x the CPU of the 17 a bulk
-// import left (docs/benchmarks.md, "Leftovers (session 8…)"). The rows are
+// import left (docs/benchmarks.md, "Ask"). The rows are
 // stored either way, so a failure is logged, not returned.
 func (s *Store) compactSearch(ctx context.Context) {
 	if _, err := s.DB.ExecContext(ctx, `INSERT INTO directory_fts(directory_fts) VALUES ('optimize')`); err != nil {

@@ -56,8 +56,8 @@ func (s *Store) Search(ctx context.Context, query string, f rowcall.SearchFilter
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY c.score, d.planner_rank, d.key LIMIT ?) b
 		JOIN directory d ON d.key = b.key ORDER BY b.score, b.planner_rank, b.key`
 	// Prepared once (four texts: f.All or not, a scope or not): compiling
-	// it cost about a tenth of the search (docs/benchmarks.md, "Ask at
-	// 10,000 rows (session 7, branch ask10k)").
+	// it cost about a tenth of the search (docs/benchmarks.md, "Ask";
+	// commit 394f38a).
 	rows, err := s.queryHot(ctx, q, append(args, f.Limit)...)
 	return collect(rows, err, func(sc scanner) (h rowcall.Hit, err error) {
 		h.Row, err = scanRow(sc, &h.Score)
@@ -81,8 +81,8 @@ func prefixed(alias, cols string) string {
 // the budget, Search leaves out the commonest terms (those matching the most
 // rows, which weigh least in bm25) until the rest fit, keeping at least the
 // rarest. Chosen on test/askeval's tune split: at 10,000 rows it changes no
-// ranking there, at 100,000 it halves an ask's CPU (docs/benchmarks.md, "Ask
-// at 100,000 rows (session 6, branch ask100k)").
+// ranking there, at 100,000 it halves an ask's CPU (docs/benchmarks.md, "Ask";
+// commit 1736e6e).
 const matchBudget = 2000
 
 // budget is terms, or the rarest of them within matchBudget matches: one

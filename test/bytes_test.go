@@ -9,7 +9,7 @@ import (
 	"github.com/rowcall/rowcall/internal/rowgen"
 )
 
-// intentBudget is issue 20's bound on going from plain words to a receipted
+// intentBudget is the bound on going from plain words to a receipted
 // call: at most 3 requests and 3 KB of response bodies.
 const (
 	intentRequests = 3
@@ -49,8 +49,8 @@ func mcpData(t *testing.T, r resp) map[string]any {
 }
 
 // From plain words to a receipted call at 10,000 rows, over REST and over
-// MCP, within 3 requests and 3 KB of responses each (issue 20; the counts go
-// to docs/benchmarks.md, "Fewer bytes per answer"). REST: ask, the brief
+// MCP, within 3 requests and 3 KB of responses each (the counts go to
+// docs/benchmarks.md, "Ask"). REST: ask, the brief
 // contract, the call from the match's call field. MCP: initialize,
 // search_capabilities, call_capability with the tool name and arguments the
 // search answer gave (the initialized notification is sent too; it has no

@@ -9,7 +9,7 @@ import (
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
-// The fn sandbox breaks of issue 14, through the HTTP API: memory a call
+// The fn sandbox breaks docs/security.md bounds, through the HTTP API: memory a call
 // leaves behind, a table bomb, a table too large to register, a stack
 // overflow, and more calls than the host runs at once.
 func TestFnSandboxBreaks(t *testing.T) {

@@ -19,7 +19,7 @@ func haveWeights() bool {
 	return err == nil && use.Fetched(dir, use.Registry)
 }
 
-// suiteMeaning: finding rows by meaning (issue 17) on a host that embeds
+// suiteMeaning: finding rows by meaning (docs/vectors.md) on a host that embeds
 // them. ask finds a row from words it does not contain; a paraphrased copy
 // of a row written is flagged in the answer's similar_rows, an unrelated row
 // is not; a token scoped to one category sees no vector hit outside it, in

@@ -11,7 +11,7 @@ import (
 // The receipt signature through WebCrypto: the shim's sign helper
 // (build/shim/worker.mjs) signs with crypto.subtle's Ed25519, native code,
 // where Go's crypto/ed25519 on js/wasm costs about as much CPU as the rest of
-// a receipt's writing (docs/benchmarks.md, "Edge dispatch"). Ed25519 is
+// a receipt's writing (docs/benchmarks.md, "The edge"). Ed25519 is
 // deterministic: the signature is the one Go would make, and should the
 // helper fail, ledger.Signer signs in Go from then on (SignWith).
 

@@ -15,7 +15,7 @@ import (
 
 // BenchmarkSDKClientAnswer is what the Go SDK's own client spends on one
 // tools/call answer, by the answer's form: one server-sent event (what this
-// handler wrote before session 8) or one JSON message (what it writes now),
+// handler wrote before commit 1dd244d) or one JSON message (what it writes now),
 // rowcall's result or a bare text block. The server is a fixed answer, so
 // the time, CPU (the process's: the fixed server's share is small and the
 // same for every form) and allocations are the client's (and net/http's):

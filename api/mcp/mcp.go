@@ -181,7 +181,7 @@ func New(cfg Config) *Handler {
 		// either way and a client must take both, and rowcall sends nothing
 		// else during a request (list_changed goes on the GET stream). A
 		// client spends less on it (the Go SDK's: 4-8% less CPU a call
-		// than on the event; docs/benchmarks.md, session 8).
+		// than on the event: BenchmarkSDKClientAnswer; docs/benchmarks.md, "MCP").
 		JSONResponse: true,
 		// Every request carries the owner key or a token, so a DNS-rebound page
 		// (which has neither) gets 401 anyway; the SDK's check would instead

@@ -101,7 +101,7 @@ func BenchmarkDispatchFnParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkFnOverhead is issue 6's in-process figure: what a whole dispatch
+// BenchmarkFnOverhead is the in-process figure of docs/benchmarks.md, "fn modules": what a whole dispatch
 // adds, at the median, to the module's own run. It alternates the fn runner
 // alone (FnModule's call) and a dispatch of the same row (receipt queued, as in
 // DispatchFn), timing each call, and reports both medians and their

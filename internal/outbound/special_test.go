@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Every range issue 14 found allowed, and the IPv6 forms of an IPv4 address.
+// Every special-purpose range the classifier once allowed, and the IPv6 forms of an IPv4 address.
 func TestClassifySpecialPurpose(t *testing.T) {
 	tests := []struct{ ip, class string }{
 		{"192.0.0.8", "special-purpose (192.0.0.0/24)"},

@@ -11,7 +11,7 @@ import (
 )
 
 // The hybrid settings, chosen on the dev set's tune split (test/askeval;
-// docs/benchmarks.md, "Finding by meaning"): the words' share of the mix,
+// docs/benchmarks.md, "Ask"): the words' share of the mix,
 // and how many candidates each side gives it.
 const (
 	Weight = 0.15
@@ -21,7 +21,7 @@ const (
 	// Floor and WordsFloor are the shares of the best hit's score under
 	// which a search with SearchFilter.Near drops a hit, for the hybrid mix
 	// and for words alone (bm25/best). Chosen on the dev set's tune split
-	// (docs/benchmarks.md, "Fewer bytes per answer"): no right row ranked in
+	// (docs/benchmarks.md, "Ask"): no right row ranked in
 	// the top 3 scored under 0.80 of its best by the mix, nor under 0.50 by
 	// words alone.
 	Floor      = 0.75
@@ -94,8 +94,7 @@ func (r *Ranker) k() int {
 // beside the word search, kept on one core (rowcall.OnOneCore): a short
 // query gains little from a parallel matrix product, and the two sides
 // spreading over the same cores made the overlap slower than running them
-// in turn (docs/benchmarks.md, "Ask at
-// 10,000 rows (session 7, branch ask10k)").
+// in turn (docs/benchmarks.md, "Ask"; commit 394f38a).
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
 	limit := f.Limit
 	if limit <= 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/rowcall/rowcall/wasm/examples"
 )
 
-// The sandbox breaks of issue 14: memory left by an earlier call, tables that
+// The sandbox breaks docs/security.md bounds: memory left by an earlier call, tables that
 // escape the memory limit, unbounded concurrency, and a stack overflow
 // reported as a host problem.
 

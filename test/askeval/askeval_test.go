@@ -132,7 +132,7 @@ func TestLabels(t *testing.T) {
 	}
 }
 
-// TestCounts holds the set to issue 17's minimums, and the splits to half
+// TestCounts holds the set to its minimums (120 targets, 240 intents), and the splits to half
 // each, stratified by kind and by domain.
 func TestCounts(t *testing.T) {
 	targets := Targets()

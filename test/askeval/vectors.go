@@ -242,8 +242,8 @@ func writeCache(file string, cache map[[32]byte][]float32) error {
 	return os.Rename(tmp.Name(), file)
 }
 
-// The hybrid settings chosen on the tune split (docs/benchmarks.md, "Finding
-// by meaning: the dev set", says how), which the hosts use (vectors.Weight,
+// The hybrid settings chosen on the tune split (docs/benchmarks.md, "Ask",
+// has the figures), which the hosts use (vectors.Weight,
 // vectors.K).
 const (
 	ChosenWeight   = vectors.Weight

@@ -134,7 +134,7 @@ func hybridAt(tb testing.TB, copies int) Hybrid {
 	return Hybrid{Store: store, Enc: enc, Index: ix, Weight: ChosenWeight, K: ChosenK}
 }
 
-// TestHybridBeatsWords holds the chosen hybrid to issue 17's bar on the test
+// TestHybridBeatsWords holds the chosen hybrid to its bar on the test
 // split at 10,000 distractors: top-1 at least 0.10 above word search overall
 // and at least 0.05 above it on intents sharing no word with their row.
 func TestHybridBeatsWords(t *testing.T) {

@@ -10,8 +10,7 @@
 //
 //	go run ./test/askeval/cmd/sweep [-rows 10000] [-top 40]
 //
-// Its table is in docs/benchmarks.md, "Ranking quality (session 7, branch
-// quality)". The variant the hosts run is "joined ratio raw w=0.15".
+// docs/benchmarks.md, "Ask", quotes the chosen variant. The variant the hosts run is "joined ratio raw w=0.15".
 package main
 
 import (
