@@ -33,6 +33,27 @@ var historyCitations = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(on )?the shared machine\b|\bshared with other work\b`),
 }
 
+// anyCitation is historyCitations as one expression, to read each file once.
+var anyCitation = func() *regexp.Regexp {
+	var alt []string
+	for _, re := range historyCitations {
+		alt = append(alt, "(?:"+re.String()+")")
+	}
+	return regexp.MustCompile(strings.Join(alt, "|"))
+}()
+
+// mayCite reports whether line holds a word every citation has, so that
+// only those lines meet the (slower) expressions.
+func mayCite(line string) bool {
+	lower := strings.ToLower(line)
+	for _, w := range []string{"session", "issue", "branch", "engineer", "lead", "measure", "work", "newcomer", "shared"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // historyFiles are the kinds of file a reader reads: docs, code and scripts.
 var historyFiles = map[string]bool{".go": true, ".md": true, ".js": true, ".mjs": true, ".css": true,
 	".html": true, ".sh": true, ".toml": true, ".sql": true, ".yaml": true, ".yml": true}
@@ -67,12 +88,12 @@ func TestNoHistory(t *testing.T) {
 		checked++
 		rel, _ := filepath.Rel(root, path)
 		for n, line := range strings.Split(string(b), "\n") {
-			for _, re := range historyCitations {
-				if m := re.FindString(line); m != "" {
-					t.Errorf("%s:%d cites the history of its making (%q): cite a RATIONALE section, a test, a benchmark or a commit, or state the fact\n\t%s",
-						rel, n+1, m, strings.TrimSpace(line))
-					break
-				}
+			if !mayCite(line) {
+				continue
+			}
+			if m := anyCitation.FindString(line); m != "" {
+				t.Errorf("%s:%d cites the history of its making (%q): cite a RATIONALE section, a test, a benchmark or a commit, or state the fact\n\t%s",
+					rel, n+1, m, strings.TrimSpace(line))
 			}
 		}
 		return nil
