@@ -124,6 +124,11 @@ func TestReadme(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	clone := map[string]bool{} // the names in the clone's root
+	for _, e := range entries {
+		clone[e.Name()] = true
+	}
+	clone["data"], clone["rowcall"] = true, true
 	bin := t.TempDir()
 	for _, link := range []string{filepath.Join(work, "data"), filepath.Join(work, "rowcall"), filepath.Join(bin, "rowcall")} {
 		target := binary
@@ -177,6 +182,15 @@ func TestReadme(t *testing.T) {
 				var i int
 				fmt.Sscan(string(cur), &i)
 				t.Fatalf("%s:%d: the block failed (%v)\n%s\nstdout:\n%s\nstderr:\n%s%s", name, run[i].line, err, run[i].text, read(i, ".out"), read(i, ".err"), shell.String())
+			}
+			// A fresh clone stays clean: what a block writes goes to a
+			// temporary directory, not into the repository.
+			now, _ := os.ReadDir(work)
+			for _, e := range now {
+				if !clone[e.Name()] {
+					t.Errorf("%s: a block wrote %s into the repository's root; write to a mktemp directory", name, e.Name())
+					os.RemoveAll(filepath.Join(work, e.Name()))
+				}
 			}
 			for i, b := range run {
 				got := read(i, ".out")
