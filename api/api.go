@@ -134,7 +134,7 @@ func (h *Handler) routes() {
 	h.consoleRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",
-			HowToFix: "see README.md for the endpoints"})
+			HowToFix: "see docs/rows.md for the endpoints"})
 	})
 }
 

@@ -100,7 +100,7 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 	signer.SignWith(webCryptoSign(s.receiptKey)) // sign.go
 	if !s.hasDB {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker has no D1 binding named DB",
-			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see README.md)"}
+			HowToFix: "add [[d1_databases]] binding = \"DB\" to wrangler.toml (see docs/cloudflare.md)"}
 	}
 	if s.hasAI {
 		m, err := embedModel(s.embedModel, s.embedDim)

@@ -20,7 +20,7 @@ func (c *CallCommand) Usage() (string, string) {
 
 func (c *CallCommand) Flags(fs *flag.FlagSet) {
 	c.client.flags(fs)
-	fs.BoolVar(&c.shape, "shape", false, "show the request that would be sent; send nothing")
+	fs.BoolVar(&c.shape, "shape", false, "show the request that would be sent; send nothing upstream and run nothing (a receipt records the preview)")
 }
 
 func (c *CallCommand) Run(ctx context.Context, env *Env, args []string) error {
