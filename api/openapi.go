@@ -59,7 +59,7 @@ func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller
 	}
 	q := r.URL.Query()
 	res, err := h.cfg.OpenAPI(doc, OpenAPIOptions{Prefix: q.Get("prefix"), Category: q.Get("category"), Auth: q.Get("auth"), Server: q.Get("server"),
-		TrustExtensions: q.Get("trust_extensions") == "1", AllowOrigins: commaList(q.Get("allow_origins")), AllowTypes: commaList(q.Get("allow_types")),
+		TrustExtensions: q.Get("trust_extensions") == "1", AllowOrigins: strings.Split(q.Get("allow_origins"), ","), AllowTypes: strings.Split(q.Get("allow_types"), ","),
 		AllowOwnerAuth: q.Get("allow_owner_auth") == "1"})
 	if err != nil {
 		writeError(w, r, invalid(err.Error(), "send an OpenAPI 3.0 or 3.1 document, JSON or YAML, whose $refs point inside it"))
@@ -75,17 +75,6 @@ func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller
 	}
 	h.importBatch(w, r, raw, q.Get("dry_run") == "1", true, provenance{res.Source, q.Get("replace") == "1"},
 		ordered{{"server", res.Server}, {"skipped", res.Skipped}})
-}
-
-// commaList is a comma-separated query value's items, blanks dropped.
-func commaList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // callNamed handles POST /api/dispatch/{key} with the call's named arguments

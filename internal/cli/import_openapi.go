@@ -28,6 +28,8 @@ type ImportOpenAPICommand struct {
 	dry     bool
 	replace bool
 	batch   int
+	origins string // --allow-origins
+	types   string // --allow-types
 }
 
 func (c *ImportOpenAPICommand) Usage() (string, string) {
@@ -41,14 +43,8 @@ func (c *ImportOpenAPICommand) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.opts.Auth, "auth", "", "every row's auth spec, e.g. bearer:STRIPE_KEY")
 	fs.StringVar(&c.opts.Server, "server", "", "the base URL of every target, instead of the document's servers")
 	fs.BoolVar(&c.opts.TrustExtensions, "trust-extensions", false, "import each operation's x-rowcall as its row (re-importing your own export): still http rows on the server's origin with no owner-key auth, unless allowed below")
-	fs.Func("allow-origins", "with --trust-extensions: more origins x-rowcall targets may name, comma-separated", func(v string) error {
-		c.opts.AllowOrigins = append(c.opts.AllowOrigins, strings.Split(v, ",")...)
-		return nil
-	})
-	fs.Func("allow-types", "with --trust-extensions: row types besides http x-rowcall may make, comma-separated (fn, agent, flow)", func(v string) error {
-		c.opts.AllowTypes = append(c.opts.AllowTypes, strings.Split(v, ",")...)
-		return nil
-	})
+	fs.StringVar(&c.origins, "allow-origins", "", "with --trust-extensions: more origins x-rowcall targets may name, comma-separated")
+	fs.StringVar(&c.types, "allow-types", "", "with --trust-extensions: row types besides http x-rowcall may make, comma-separated (fn, agent, flow)")
 	fs.BoolVar(&c.opts.AllowOwnerAuth, "allow-owner-auth", false, "with --trust-extensions: x-rowcall auth may read the owner key")
 	fs.BoolVar(&c.replace, "replace", false, "replace rows of the same keys that this import did not make (by hand, or by another import)")
 	fs.BoolVar(&c.dry, "dry-run", false, "report what would change; change nothing")
@@ -68,6 +64,7 @@ func (c *ImportOpenAPICommand) Run(ctx context.Context, env *Env, args []string)
 	if err != nil {
 		return err
 	}
+	c.opts.AllowOrigins, c.opts.AllowTypes = strings.Split(c.origins, ","), strings.Split(c.types, ",")
 	res, err := openapi.Convert(doc, c.opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", args[0], err)

@@ -40,7 +40,10 @@ func newHost(t testing.TB) *host { return newHostConverting(t, true) }
 
 // newHostConverting is newHost, with POST /api/import/openapi's converter or
 // without it (as on the worker).
-func newHostConverting(t testing.TB, convert bool) *host {
+func newHostConverting(t testing.TB, convert bool) *host { return newHostWith(t, convert, nil) }
+
+// newHostWith is newHostConverting whose rows read the variables vars.
+func newHostWith(t testing.TB, convert bool, vars map[string]string) *host {
 	t.Helper()
 	conv := openapi.Import
 	if !convert {
@@ -51,7 +54,7 @@ func newHostConverting(t testing.TB, convert bool) *host {
 		return map[string]string{"ROWCALL_ALLOW_OUTBOUND": "127.0.0.1/32", "ROWCALL_NO_EXAMPLES": "1"}[n]
 	})
 	a, err := app.New(s, app.Platform{DB: testdb.Open(t), Signer: signer, OwnerKeys: func() []string { return []string{ownerKey} },
-		Env:     rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
+		Env:     rowcall.EnvFunc(func(n string) (string, bool) { v, ok := vars[n]; return v, ok }),
 		Client:  func(p outbound.Policy, timeout time.Duration) *http.Client { return p.Client(timeout) },
 		OpenAPI: conv,
 	})

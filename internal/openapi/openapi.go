@@ -85,8 +85,8 @@ type Options struct {
 	Server   string // the base URL of every target, instead of the document's servers
 
 	TrustExtensions bool     // import an operation's x-rowcall as its row (your own export)
-	AllowOrigins    []string // with TrustExtensions: origins besides the server's an x-rowcall target may name
-	AllowTypes      []string // with TrustExtensions: row types besides http an x-rowcall row may have
+	AllowOrigins    []string // with TrustExtensions: origins besides the server's an x-rowcall target may name ("" entries ignored)
+	AllowTypes      []string // with TrustExtensions: row types besides http an x-rowcall row may have ("" entries ignored)
 	AllowOwnerAuth  bool     // with TrustExtensions: an x-rowcall auth may read the owner key
 }
 
@@ -126,11 +126,17 @@ func Convert(doc []byte, o Options) (Result, error) {
 	}
 	b := bounds{o: o}
 	for _, a := range o.AllowOrigins {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
 		org := rowcall.URLOrigin(a)
 		if org == "" {
 			return Result{}, fmt.Errorf("the allowed origin %q is not an absolute http(s) URL with a plain host, e.g. https://api.example.com", a)
 		}
 		b.origins = append(b.origins, org)
+	}
+	for _, t := range o.AllowTypes {
+		b.types = append(b.types, strings.TrimSpace(t))
 	}
 	res := Result{Server: o.Server}
 	if res.Server == "" {
@@ -183,12 +189,13 @@ type bounds struct {
 	o       Options
 	origin  string   // the server's
 	origins []string // AllowOrigins, as origins
+	types   []string // AllowTypes, trimmed
 }
 
 // check is why row is beyond the bounds, or "". ext says it came from
 // x-rowcall.
 func (b bounds) check(row *rowcall.Row, ext bool) string {
-	if row.Type != rowcall.TypeHTTP && !(ext && slices.Contains(b.o.AllowTypes, string(row.Type))) {
+	if row.Type != rowcall.TypeHTTP && !(ext && slices.Contains(b.types, string(row.Type))) {
 		return fmt.Sprintf("x-rowcall makes a %s row; an import makes http rows only (allow the type with --allow-types %s)", row.Type, row.Type)
 	}
 	if row.Type == rowcall.TypeHTTP {
