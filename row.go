@@ -28,6 +28,9 @@ type Row struct {
 	CreatedAt         string `json:"created_at"`
 	Version           int64  `json:"version"`
 	RowNum            int64  `json:"row_num,omitempty"` // computed by the read path, never stored
+	// ImportedFrom is the import that made the row (ImportMayReplace), ""
+	// for a row written by hand or by a plain registry import.
+	ImportedFrom string `json:"imported_from,omitempty"`
 }
 
 // NewRow returns a row with the table's column defaults.

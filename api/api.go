@@ -50,7 +50,7 @@ type Config struct {
 	// The worker leaves it nil, which keeps the parser (1.4 MB of .wasm) out
 	// of its build; the endpoint then answers 501, and `rowcall import
 	// openapi`, which converts on the caller's machine, still works.
-	OpenAPI func(doc []byte, o OpenAPIOptions) (rows []rowcall.Row, skipped []string, err error)
+	OpenAPI func(doc []byte, o OpenAPIOptions) (OpenAPIResult, error)
 	// SimilarRows starts making a row's vector (the stored one when current)
 	// beside its write, for the write's similar_rows and for GET
 	// /api/directory/{key}/similar (nil: the host has no embedder, and

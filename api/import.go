@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/rowcall/rowcall"
 )
@@ -12,15 +13,18 @@ import (
 // a large file as a run of such batches.
 const MaxImportBatch = 1000
 
-// importRows handles POST /api/import[?dry_run=1][&if_match=1] {"rows":[…]}:
+// importRows handles POST /api/import[?dry_run=1][&if_match=1][&source=S
+// [&replace=1]] {"rows":[…]}:
 // every row is checked as a PUT would check it (types, sizes, key rule,
 // hygiene), compared with what is stored, and — unless it is a dry run, and
 // only when no row is invalid — written in batches under D1's limits. With
 // if_match=1 each row is written on its own instead, guarded by the version it
 // was compared with (a create by the key being free), so a row edited
 // meanwhile is refused with version_conflict (key_exists), not overwritten.
-// The answer says what was (or would be) created, updated and left
-// unchanged.
+// With source (an import id, what `rowcall import openapi` sends) the rows
+// written remember it and none replaces a row another import or the owner
+// made unless replace=1 (rowcall.ImportMayReplace). The answer says what was
+// (or would be) created, updated and left unchanged.
 func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	obj, err := readObject(r)
 	if err != nil {
@@ -37,12 +41,29 @@ func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	q := r.URL.Query()
-	h.importBatch(w, r, raw, q.Get("dry_run") == "1", q.Get("if_match") == "1", nil)
+	h.importBatch(w, r, raw, q.Get("dry_run") == "1", q.Get("if_match") == "1", importFrom(q), nil)
+}
+
+// provenance is which import writes a batch: its id (source, "" for a plain
+// registry import, which claims nothing) and whether it may replace rows it
+// did not make.
+type provenance struct {
+	source  string
+	replace bool
+}
+
+// importFrom reads source= and replace=1.
+func importFrom(q url.Values) provenance {
+	return provenance{source: q.Get("source"), replace: q.Get("replace") == "1"}
 }
 
 // importBatch checks, compares and (unless dry) writes rows given as JSON
 // objects, and answers what changed; extra fields go at the end of the answer.
-func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[string]json.RawMessage, dry, guarded bool, extra ordered) {
+// With a source, each row written records it, a stored row that another
+// import made is refused (rowcall.ImportMayReplace: nothing is written) unless
+// the provenance allows replacing, and the answer lists every row's key,
+// action, type, origin and auth ("rows").
+func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[string]json.RawMessage, dry, guarded bool, from provenance, extra ordered) {
 	type problem struct {
 		Index int    `json:"index"`
 		Key   string `json:"key"`
@@ -50,6 +71,7 @@ func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[
 	}
 	var rows []rowcall.Row
 	var keys []string
+	var at []int // each row's index in raw
 	invalidRows := []problem{}
 	seen := map[string]bool{}
 	for i, o := range raw {
@@ -65,6 +87,7 @@ func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[
 		}
 		seen[key] = true
 		row, err := h.rowFrom(key, o)
+		row.ImportedFrom = from.source
 		if err == nil {
 			err = h.dir.Check(&row) // reported row by row; Import checks again before it writes
 		}
@@ -72,23 +95,32 @@ func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[
 			invalidRows = append(invalidRows, problem{i, key, err.Error()})
 			continue
 		}
-		rows, keys = append(rows, row), append(keys, key)
+		rows, keys, at = append(rows, row), append(keys, key), append(at, i)
 	}
 	stored, err := h.dir.RowsByKey(r.Context(), keys)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	created, updated := []string{}, []ordered{}
+	created, updated, listed := []string{}, []ordered{}, []ordered{}
 	var write []rowcall.Row
-	for _, row := range rows {
+	for i, row := range rows {
 		old, ok := stored[row.Key]
+		action := "unchanged"
 		if !ok {
-			created, write = append(created, row.Key), append(write, row)
+			action, created, write = "create", append(created, row.Key), append(write, row)
 		} else if fields := changed(&old, &row); len(fields) > 0 {
+			if err := rowcall.ImportMayReplace(&old, from.source, from.replace); err != nil {
+				invalidRows = append(invalidRows, problem{at[i], row.Key, err.Error()})
+				continue
+			}
 			row.Version = old.Version // the version a guarded write expects
-			updated, write = append(updated, ordered{{"key", row.Key}, {"fields", fields}}), append(write, row)
+			action, updated, write = "update", append(updated, ordered{{"key", row.Key}, {"fields", fields}}), append(write, row)
 		}
+		listed = append(listed, ordered{{"key", row.Key}, {"action", action}, {"type", row.Type}, {"origin", row.Origin()}, {"auth", row.Auth}})
+	}
+	if from.source != "" {
+		extra = append(ordered{{"source", from.source}, {"rows", listed}}, extra...)
 	}
 	status := http.StatusOK
 	switch {

@@ -12,10 +12,23 @@ import (
 	"github.com/rowcall/rowcall/runners/agent"
 )
 
-// OpenAPIOptions are POST /api/import/openapi's query parameters (prefix,
-// category, auth, server), as internal/openapi.Options takes them.
+// OpenAPIOptions are POST /api/import/openapi's query parameters, as
+// internal/openapi.Options takes them: prefix, category, auth, server,
+// trust_extensions=1, allow_origins=A,B, allow_types=T,U, allow_owner_auth=1.
 type OpenAPIOptions struct {
 	Prefix, Category, Auth, Server string
+	TrustExtensions                bool
+	AllowOrigins, AllowTypes       []string
+	AllowOwnerAuth                 bool
+}
+
+// OpenAPIResult is a converted document: its rows, the operations skipped
+// (each "METHOD path: why"), the server its rows target and the import id
+// they record (rowcall.ImportMayReplace).
+type OpenAPIResult struct {
+	Rows           []rowcall.Row
+	Skipped        []string
+	Server, Source string
 }
 
 // MaxOpenAPIDocument is the largest document POST /api/import/openapi reads
@@ -23,12 +36,15 @@ type OpenAPIOptions struct {
 const MaxOpenAPIDocument = 4 << 20
 
 // importOpenAPI handles POST /api/import/openapi?prefix=&category=&auth=
-// &server=&dry_run=1 with an OpenAPI 3.0/3.1 document (JSON or YAML) as the
-// body: one http row per operation (Config.OpenAPI converts), checked,
-// compared and written as POST /api/import?if_match=1 does, so a re-import
-// changes only the operations that changed and never overwrites a row edited
-// meanwhile. The answer is import's, with "skipped" (operations that could not
-// become rows) at the end.
+// &server=&dry_run=1&replace=1 (and the x-rowcall options of OpenAPIOptions)
+// with an OpenAPI 3.0/3.1 document (JSON or YAML) as the body: one http row
+// per operation (Config.OpenAPI converts), checked, compared and written as
+// POST /api/import?if_match=1&source= does, so a re-import changes only the
+// operations that changed, never overwrites a row edited meanwhile, and never
+// replaces a row this import did not make unless replace=1. The answer is
+// import's (with "source" and "rows": each row's key, action, type, origin
+// and auth), then "server" and "skipped" (operations that could not become
+// rows).
 func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller) {
 	if h.cfg.OpenAPI == nil {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Status: http.StatusNotImplemented,
@@ -42,20 +58,23 @@ func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller
 		return
 	}
 	q := r.URL.Query()
-	rows, skipped, err := h.cfg.OpenAPI(doc, OpenAPIOptions{Prefix: q.Get("prefix"), Category: q.Get("category"), Auth: q.Get("auth"), Server: q.Get("server")})
+	res, err := h.cfg.OpenAPI(doc, OpenAPIOptions{Prefix: q.Get("prefix"), Category: q.Get("category"), Auth: q.Get("auth"), Server: q.Get("server"),
+		TrustExtensions: q.Get("trust_extensions") == "1", AllowOrigins: strings.Split(q.Get("allow_origins"), ","), AllowTypes: strings.Split(q.Get("allow_types"), ","),
+		AllowOwnerAuth: q.Get("allow_owner_auth") == "1"})
 	if err != nil {
 		writeError(w, r, invalid(err.Error(), "send an OpenAPI 3.0 or 3.1 document, JSON or YAML, whose $refs point inside it"))
 		return
 	}
-	raw := make([]map[string]json.RawMessage, len(rows))
-	for i := range rows {
-		b, _ := json.Marshal(rows[i])
+	raw := make([]map[string]json.RawMessage, len(res.Rows))
+	for i := range res.Rows {
+		b, _ := json.Marshal(res.Rows[i])
 		json.Unmarshal(b, &raw[i])
 	}
-	if skipped == nil {
-		skipped = []string{}
+	if res.Skipped == nil {
+		res.Skipped = []string{}
 	}
-	h.importBatch(w, r, raw, q.Get("dry_run") == "1", true, ordered{{"skipped", skipped}})
+	h.importBatch(w, r, raw, q.Get("dry_run") == "1", true, provenance{res.Source, q.Get("replace") == "1"},
+		ordered{{"server", res.Server}, {"skipped", res.Skipped}})
 }
 
 // callNamed handles POST /api/dispatch/{key} with the call's named arguments

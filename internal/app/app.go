@@ -129,7 +129,7 @@ type Platform struct {
 
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
-	OpenAPI func([]byte, api.OpenAPIOptions) ([]rowcall.Row, []string, error)
+	OpenAPI func([]byte, api.OpenAPIOptions) (api.OpenAPIResult, error)
 }
 
 // App is the assembled core.

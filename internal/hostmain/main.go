@@ -39,6 +39,7 @@ import (
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/envflag"
 	"github.com/rowcall/rowcall/internal/examplerows"
+	"github.com/rowcall/rowcall/internal/openapi"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/runners/fn"
@@ -202,8 +203,9 @@ func (m *Main) Run(ctx context.Context) error {
 	s := m.Settings
 	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, m.lookup),
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
-		Fn:     fnRunner, Modules: registry, OpenAPI: openapiRows,
-		Fresh: time.Millisecond, // another process's edit shows within 1 ms; this one's at once
+		Fn:     fnRunner, Modules: registry,
+		OpenAPI: openapi.Import,   // the worker leaves it out: kin-openapi would add 1.45 MB to its binary
+		Fresh:   time.Millisecond, // another process's edit shows within 1 ms; this one's at once
 		// fn calls speculate instead of looking at the event log once Fresh
 		// has passed (the receipt's INSERT checks it): on sqld a look is an
 		// HTTP round trip, and on SQLite the calls that find it due would

@@ -19,7 +19,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/openapi"
 	"github.com/rowcall/rowcall/internal/outbound"
@@ -41,12 +40,12 @@ func newHost(t testing.TB) *host { return newHostConverting(t, true) }
 
 // newHostConverting is newHost, with POST /api/import/openapi's converter or
 // without it (as on the worker).
-func newHostConverting(t testing.TB, convert bool) *host {
+func newHostConverting(t testing.TB, convert bool) *host { return newHostWith(t, convert, nil) }
+
+// newHostWith is newHostConverting whose rows read the variables vars.
+func newHostWith(t testing.TB, convert bool, vars map[string]string) *host {
 	t.Helper()
-	conv := func(doc []byte, o api.OpenAPIOptions) ([]rowcall.Row, []string, error) {
-		r, err := openapi.Convert(doc, openapi.Options(o))
-		return r.Rows, r.Skipped, err
-	}
+	conv := openapi.Import
 	if !convert {
 		conv = nil
 	}
@@ -55,7 +54,7 @@ func newHostConverting(t testing.TB, convert bool) *host {
 		return map[string]string{"ROWCALL_ALLOW_OUTBOUND": "127.0.0.1/32", "ROWCALL_NO_EXAMPLES": "1"}[n]
 	})
 	a, err := app.New(s, app.Platform{DB: testdb.Open(t), Signer: signer, OwnerKeys: func() []string { return []string{ownerKey} },
-		Env:     rowcall.EnvFunc(func(string) (string, bool) { return "", false }),
+		Env:     rowcall.EnvFunc(func(n string) (string, bool) { v, ok := vars[n]; return v, ok }),
 		Client:  func(p outbound.Policy, timeout time.Duration) *http.Client { return p.Client(timeout) },
 		OpenAPI: conv,
 	})
@@ -96,10 +95,23 @@ type report struct {
 		Key    string   `json:"key"`
 		Fields []string `json:"fields"`
 	} `json:"updated"`
-	Unchanged int               `json:"unchanged"`
-	Invalid   []json.RawMessage `json:"invalid"`
-	Skipped   []string          `json:"skipped"`
-	Error     string            `json:"error"`
+	Unchanged int `json:"unchanged"`
+	Invalid   []struct {
+		Key   string `json:"key"`
+		Error string `json:"error"`
+	} `json:"invalid"`
+	Skipped []string `json:"skipped"`
+	Error   string   `json:"error"`
+	Message string   `json:"message"`
+	Source  string   `json:"source"`
+	Server  string   `json:"server"`
+	Rows    []struct {
+		Key    string `json:"key"`
+		Action string `json:"action"`
+		Type   string `json:"type"`
+		Origin string `json:"origin"`
+		Auth   string `json:"auth"`
+	} `json:"rows"`
 }
 
 func (h *host) importDoc(doc []byte, query string) report {
@@ -371,13 +383,14 @@ func TestExportValidatesAndRoundTrips(t *testing.T) {
 		t.Fatalf("openapi %s with %d paths", d.OpenAPI, d.Paths.Len())
 	}
 
-	// Imported into the same host: nothing changes; into a fresh one: the
-	// same rows.
-	if r := h.importDoc(export, ""); r.Unchanged != 27 || r.StateChanged {
+	// Imported with --trust-extensions and the rows' server into the same
+	// host: nothing changes; into a fresh one: the same rows.
+	own := "trust_extensions=1&server=" + url.QueryEscape(up)
+	if r := h.importDoc(export, own); r.Unchanged != 27 || r.StateChanged {
 		t.Fatalf("%+v", r)
 	}
 	other := newHost(t)
-	if r := other.importDoc(export, ""); len(r.Created) != 27 {
+	if r := other.importDoc(export, own); len(r.Created) != 27 {
 		t.Fatalf("%+v", r)
 	}
 	if a, b := registry(h), registry(other); a != b {

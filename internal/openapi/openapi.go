@@ -39,13 +39,26 @@
 //     name=$N&…, or the single reference $N.
 //   - sensitive: 1 for DELETE, and for any other method but GET, HEAD and
 //     OPTIONS that carries x-rowcall-sensitive: true or x-sensitive: true.
-//   - auth: Options.Auth, as it is (the directory checks it).
+//   - auth: Options.Auth, as it is (the directory checks it), else none.
 //   - category: Options.Category, else the operation's first tag.
 //
-// An operation that carries x-rowcall (what GET /api/openapi.json writes) is
-// imported as the row in it, so an export imports as the rows it was made
-// from; Options still add the prefix and replace a category or auth that is
-// set.
+// A document is untrusted input, so every row targets the server the
+// importer chose: Options.Server, else the document's own (its top-level
+// servers; an operation's or path's server is used only on that origin, and
+// the operation is skipped otherwise). Result.Server is that choice and
+// Result.Source the import id its rows record ("openapi:" and its origin),
+// which the directory uses to never replace a row this import did not make
+// (rowcall.ImportMayReplace).
+//
+// x-rowcall on an operation (what GET /api/openapi.json writes) is ignored
+// unless Options.TrustExtensions: then the operation is imported as the row
+// in it, so your own export imports as the rows it was made from; Options
+// still add the prefix and replace a category or auth that is set. Even then
+// the row must be an http row (else a type in AllowTypes), target the
+// server's origin (else one in AllowOrigins), and its auth must not read the
+// owner key (unless AllowOwnerAuth) nor fetch an OAuth token from another
+// origin. A row beyond these bounds fails the whole conversion with an error
+// naming it and the option that would allow it.
 package openapi
 
 import (
@@ -61,14 +74,20 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api"
 )
 
 // Options are what `rowcall import openapi` takes besides the document.
 type Options struct {
 	Prefix   string // put before every key, e.g. STRIPE_
 	Category string // every row's category (else the operation's first tag)
-	Auth     string // every row's auth spec, e.g. bearer:STRIPE_KEY
+	Auth     string // every row's auth spec, e.g. bearer:STRIPE_KEY; "" is none
 	Server   string // the base URL of every target, instead of the document's servers
+
+	TrustExtensions bool     // import an operation's x-rowcall as its row (your own export)
+	AllowOrigins    []string // with TrustExtensions: origins besides the server's an x-rowcall target may name ("" entries ignored)
+	AllowTypes      []string // with TrustExtensions: row types besides http an x-rowcall row may have ("" entries ignored)
+	AllowOwnerAuth  bool     // with TrustExtensions: an x-rowcall auth may read the owner key
 }
 
 // Result is a converted document.
@@ -76,6 +95,14 @@ type Result struct {
 	Title   string
 	Rows    []rowcall.Row
 	Skipped []string // operations not imported, each "METHOD path: why"
+	Server  string   // the base URL the rows target: Options.Server, else the document's
+	Source  string   // the import id the rows record: "openapi:" and Server's origin
+}
+
+// Import is Convert as POST /api/import/openapi takes it (api.Config.OpenAPI).
+func Import(doc []byte, o api.OpenAPIOptions) (api.OpenAPIResult, error) {
+	res, err := Convert(doc, Options(o))
+	return api.OpenAPIResult{Rows: res.Rows, Skipped: res.Skipped, Server: res.Server, Source: res.Source}, err
 }
 
 // methods is the order operations are read in, for a stable key order.
@@ -94,16 +121,37 @@ func Convert(doc []byte, o Options) (Result, error) {
 	if !strings.HasPrefix(d.OpenAPI, "3.") {
 		return Result{}, fmt.Errorf(`not an OpenAPI 3 document ("openapi": %q); convert Swagger 2.0 first`, d.OpenAPI)
 	}
-	if o.Server != "" && !absoluteHTTP(o.Server) {
-		return Result{}, fmt.Errorf("the server %q is not an absolute http(s) URL; give the base URL, e.g. --server https://api.example.com/v1", o.Server)
+	if o.Server != "" && rowcall.URLOrigin(o.Server) == "" {
+		return Result{}, fmt.Errorf("the server %q is not an absolute http(s) URL with a plain host; give the base URL, e.g. --server https://api.example.com/v1", o.Server)
 	}
-	res := Result{}
+	b := bounds{o: o}
+	for _, a := range o.AllowOrigins {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		org := rowcall.URLOrigin(a)
+		if org == "" {
+			return Result{}, fmt.Errorf("the allowed origin %q is not an absolute http(s) URL with a plain host, e.g. https://api.example.com", a)
+		}
+		b.origins = append(b.origins, org)
+	}
+	for _, t := range o.AllowTypes {
+		b.types = append(b.types, strings.TrimSpace(t))
+	}
+	res := Result{Server: o.Server}
+	if res.Server == "" {
+		res.Server = docServer(d)
+	}
+	if b.origin = rowcall.URLOrigin(res.Server); b.origin != "" {
+		res.Source = "openapi:" + b.origin
+	}
 	if d.Info != nil {
 		res.Title = d.Info.Title
 	}
 	if d.Paths == nil {
 		return res, nil
 	}
+	var beyond []string
 	taken := map[string]bool{}
 	pm := d.Paths.Map()
 	for _, path := range sortedKeys(pm) {
@@ -113,16 +161,75 @@ func Convert(doc []byte, o Options) (Result, error) {
 			if op == nil {
 				continue
 			}
-			row, err := convertOp(d, path, item, m, op, o)
+			row, ext, err := convertOp(d, path, item, m, op, o, b.origin)
 			if err != nil {
 				res.Skipped = append(res.Skipped, m+" "+path+": "+err.Error())
+				continue
+			}
+			if why := b.check(&row, ext); why != "" {
+				beyond = append(beyond, m+" "+path+" ("+row.Key+"): "+why)
 				continue
 			}
 			row.Key = unique(row.Key, taken)
 			res.Rows = append(res.Rows, row)
 		}
 	}
+	if len(beyond) > 0 {
+		return Result{}, fmt.Errorf("%d operations would make rows beyond what this import allows, so none is imported: %s", len(beyond), strings.Join(beyond, "; "))
+	}
 	return res, nil
+}
+
+// bounds are what a row made from a document may be: an http row on the
+// server's origin whose auth is exactly Options.Auth; with TrustExtensions an
+// x-rowcall row may keep its own auth (not the owner key, unless
+// AllowOwnerAuth) and have a type in AllowTypes or a target on an origin in
+// AllowOrigins.
+type bounds struct {
+	o       Options
+	origin  string   // the server's
+	origins []string // AllowOrigins, as origins
+	types   []string // AllowTypes, trimmed
+}
+
+// check is why row is beyond the bounds, or "". ext says it came from
+// x-rowcall.
+func (b bounds) check(row *rowcall.Row, ext bool) string {
+	if row.Type != rowcall.TypeHTTP && !(ext && slices.Contains(b.types, string(row.Type))) {
+		return fmt.Sprintf("x-rowcall makes a %s row; an import makes http rows only (allow the type with --allow-types %s)", row.Type, row.Type)
+	}
+	if row.Type == rowcall.TypeHTTP {
+		if why := b.reach("its target", row.Origin(), row.Target, ext); why != "" {
+			return why
+		}
+	}
+	if !ext || b.o.Auth != "" {
+		if row.Auth != b.o.Auth {
+			return fmt.Sprintf("its auth %q is not the import's (%q)", row.Auth, b.o.Auth)
+		}
+		return ""
+	}
+	if row.OwnerOnly() && !b.o.AllowOwnerAuth {
+		return fmt.Sprintf("x-rowcall's auth %q reads the owner key %s (give --auth, or allow it with --allow-owner-auth)", row.Auth, rowcall.OwnerEnv)
+	}
+	if a, err := rowcall.ParseAuth(row.Auth); err == nil && a.OAuth != nil {
+		return b.reach("its OAuth token_url", rowcall.URLOrigin(a.OAuth.TokenURL), a.OAuth.TokenURL, ext)
+	}
+	return ""
+}
+
+// reach is why what (a URL, origin its origin) is not on the server's
+// origin, nor, for an x-rowcall row, on an allowed one; or "".
+func (b bounds) reach(what, origin, text string, ext bool) string {
+	switch {
+	case origin == "":
+		return fmt.Sprintf("%s %q names no fixed http(s) origin", what, text)
+	case origin == b.origin || (ext && slices.Contains(b.origins, origin)):
+		return ""
+	case ext:
+		return fmt.Sprintf("%s is on %s, not on the import's server %s (choose that server with --server, or allow the origin with --allow-origins %s)", what, origin, b.origin, origin)
+	}
+	return fmt.Sprintf("%s is on %s, not on the import's server %s", what, origin, b.origin)
 }
 
 // slot is one input_schema property and where its argument lands.
@@ -136,14 +243,22 @@ type slot struct {
 	sep      string // an array parameter's join separator: its slot is $N[sep]
 }
 
-func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method string, op *openapi3.Operation, o Options) (rowcall.Row, error) {
-	if x, ok := op.Extensions["x-rowcall"]; ok {
-		return fromExtension(x, o)
+// convertOp is one operation's row, and whether it came from x-rowcall.
+func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method string, op *openapi3.Operation, o Options, origin string) (rowcall.Row, bool, error) {
+	if x, ok := op.Extensions["x-rowcall"]; ok && o.TrustExtensions {
+		row, err := fromExtension(x, o)
+		return row, true, err
 	}
-	base, err := server(d, item, op, o.Server)
+	base, err := server(d, item, op, o.Server, origin)
 	if err != nil {
-		return rowcall.Row{}, err
+		return rowcall.Row{}, false, err
 	}
+	row, err := opRow(path, method, op, parameters(item, op), base, o)
+	return row, false, err
+}
+
+// opRow is an operation's row, its targets on base.
+func opRow(path, method string, op *openapi3.Operation, params paramList, base string, o Options) (rowcall.Row, error) {
 	var slots []slot
 	names := map[string]bool{}
 	add := func(s slot) {
@@ -156,7 +271,6 @@ func convertOp(d *openapi3.T, path string, item *openapi3.PathItem, method strin
 		names[s.name] = true
 		slots = append(slots, s)
 	}
-	params := parameters(item, op)
 	// Path parameters in the order the path names them.
 	for _, name := range pathParams(path) {
 		p := params.find("path", name)
@@ -240,7 +354,7 @@ func fromExtension(x any, o Options) (rowcall.Row, error) {
 		return rowcall.Row{}, errors.New("x-rowcall is not a row with a valid key")
 	}
 	row.Key = clipKey(o.Prefix + row.Key)
-	row.Version, row.RowNum, row.UpdatedAt, row.CreatedAt = 0, 0, "", ""
+	row.Version, row.RowNum, row.UpdatedAt, row.CreatedAt, row.ImportedFrom = 0, 0, "", "", ""
 	if o.Category != "" {
 		row.Category = o.Category
 	}
@@ -250,10 +364,32 @@ func fromExtension(x any, o Options) (rowcall.Row, error) {
 	return row, nil
 }
 
+// docServer is the document's first top-level server, variables at their
+// defaults, when it is an absolute http(s) URL; else "".
+func docServer(d *openapi3.T) string {
+	if len(d.Servers) == 0 || d.Servers[0] == nil {
+		return ""
+	}
+	if u := withDefaults(d.Servers[0]); absoluteHTTP(u) {
+		return u
+	}
+	return ""
+}
+
+func withDefaults(s *openapi3.Server) string {
+	u := s.URL
+	for name, v := range s.Variables {
+		if v != nil {
+			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+		}
+	}
+	return u
+}
+
 // server is the base URL of an operation: base when set, else the first of
 // its own servers, its path's or the document's, variables at their
-// defaults.
-func server(d *openapi3.T, item *openapi3.PathItem, op *openapi3.Operation, base string) (string, error) {
+// defaults, which must be on origin (the document's server's).
+func server(d *openapi3.T, item *openapi3.PathItem, op *openapi3.Operation, base, origin string) (string, error) {
 	if base != "" {
 		return base, nil
 	}
@@ -269,14 +405,12 @@ func server(d *openapi3.T, item *openapi3.PathItem, op *openapi3.Operation, base
 	if len(list) == 0 || list[0] == nil || list[0].URL == "" || list[0].URL == "/" {
 		return "", errors.New("the document names no server; give the base URL (--server URL)")
 	}
-	u := list[0].URL
-	for name, v := range list[0].Variables {
-		if v != nil {
-			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
-		}
-	}
+	u := withDefaults(list[0])
 	if !absoluteHTTP(u) {
 		return "", fmt.Errorf("the server %q is not an absolute http(s) URL; give the base URL (--server URL)", u)
+	}
+	if o := rowcall.URLOrigin(u); o != origin {
+		return "", fmt.Errorf("its server %q is not on the document's server's origin %q, which this import targets; import it with --server URL", u, origin)
 	}
 	return u, nil
 }
