@@ -92,6 +92,11 @@ const (
 	EVersionConflict Code = "version_conflict"
 	EDisabled        Code = "row_disabled"
 	EInternal        Code = "internal"
+
+	// EReceiptUnavailable: a stored receipt cannot be read now (its sealed
+	// segment is missing from object storage, or the storage fails). The
+	// answer names the segment, never where the storage keeps it.
+	EReceiptUnavailable Code = "receipt_unavailable"
 )
 
 // The gate's refusal codes (a call a token or the row's input_schema does not

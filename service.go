@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 )
 
 // The services the engine, the API and the MCP server work through, each as
@@ -185,6 +188,35 @@ type SearchFilter struct {
 	Limit int    // 10 when 0, at most 100
 	All   bool   // include disabled and planner-hidden rows (did_you_mean for the owner)
 	Near  bool   // drop hits far below the best (internal/vectors.Ranker: Floor, WordsFloor)
+}
+
+// An ask's bounds: a question (ask=, search_capabilities' query) of more
+// than MaxAskBytes bytes or MaxAskWords words is refused by CheckAsk before
+// anything is searched or embedded. A capability is found by the few words
+// that name its task, so neither bound narrows a real question; together
+// they bound the work of one ask (docs/security.md, "Ask").
+const (
+	MaxAskBytes = 2000
+	MaxAskWords = 64
+)
+
+// EAskTooLong is the code of a question past MaxAskBytes or MaxAskWords.
+const EAskTooLong Code = "ask_too_long"
+
+// CheckAsk refuses a question past an ask's bounds. A word is a run of
+// letters and digits, as the word search reads it.
+func CheckAsk(query string) error {
+	size := fmt.Sprintf("%d bytes", len(query))
+	if len(query) <= MaxAskBytes {
+		words := len(strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }))
+		if words <= MaxAskWords {
+			return nil
+		}
+		size = fmt.Sprintf("%d words", words)
+	}
+	return &Error{Code: EAskTooLong,
+		Message:  fmt.Sprintf("the question is %s; an ask takes at most %d words in %d bytes", size, MaxAskWords, MaxAskBytes),
+		HowToFix: `ask in a few plain words for the task you want done (e.g. "refund a payment"); the words that name the task find its row`}
 }
 
 // Hit is one ranked row.

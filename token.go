@@ -50,6 +50,16 @@ func (t *Token) State(now time.Time) TokenState {
 	return TokenLive
 }
 
+// MaxExpiresIn is the longest lifetime, in seconds, a token is minted with
+// (ten years of 365 days). An expires_in outside 1..MaxExpiresIn is refused
+// as EExpiryOutOfRange: a larger one would overflow the clock's arithmetic
+// into a time already past. A token that should not expire has no expiry.
+const MaxExpiresIn = 10 * 365 * 24 * 60 * 60
+
+// EExpiryOutOfRange is the code of a mint request whose expires_in is
+// outside 1..MaxExpiresIn.
+const EExpiryOutOfRange Code = "expiry_out_of_range"
+
 // Risk ceilings: a low token cannot invoke a sensitive row.
 const (
 	RiskLow  = "low"

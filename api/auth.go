@@ -95,7 +95,7 @@ func (h *Handler) owner(next func(http.ResponseWriter, *http.Request, Caller)) h
 			writeError(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "a capability token cannot do this; only the owner key can",
 				HowToFix: "tokens invoke and read rows in their scope; changes to the directory and to tokens need the owner"})
 		default:
-			unauthorized(w, r)
+			Unauthorized(w, r)
 		}
 	}
 }
@@ -109,7 +109,7 @@ func (h *Handler) reader(next func(http.ResponseWriter, *http.Request, Caller)) 
 			next(w, r, c)
 			return
 		}
-		unauthorized(w, r)
+		Unauthorized(w, r)
 	}
 }
 
@@ -118,15 +118,24 @@ func (h *Handler) invoker(next func(http.ResponseWriter, *http.Request, Caller))
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
 		if !c.Owner && c.Token == nil {
-			unauthorized(w, r)
+			Unauthorized(w, r)
 			return
 		}
 		next(w, r, c)
 	}
 }
 
-// unauthorized answers exactly as the seed prints: {"error":"unauthorized"}, 401.
-func unauthorized(w http.ResponseWriter, r *http.Request) {
+// Unauthorized answers a request without a credential this host accepts:
+// 401 {"error":"unauthorized","message","how_to_fix"} (the seed's code) with
+// a WWW-Authenticate challenge. It is every 401 for a missing credential, and
+// the same whatever was sent (nothing, a wrong key, a token this host does
+// not know, a revoked or expired one on a read), so the answer never tells
+// whether a key or token exists.
+func Unauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
-	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
+	writeError(w, r, errUnauthorized)
 }
+
+var errUnauthorized = &rowcall.Error{Code: rowcall.EUnauthorized,
+	Message:  "the request carries no credential this host accepts",
+	HowToFix: "send the owner key in the x-terminal-key header, or the owner key or a live capability token as Authorization: Bearer <secret>"}

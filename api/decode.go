@@ -33,8 +33,8 @@ func readJSON(r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return &rowcall.Error{Code: rowcall.ETooLarge, Message: fmt.Sprintf("the request body is over %d bytes", MaxBody),
-			HowToFix: fmt.Sprintf("a row and each of its values must fit in %d bytes; keep large payloads out of the row", MaxValue)}
+		return &rowcall.Error{Code: rowcall.ETooLarge, Message: fmt.Sprintf("the request body is over %d MiB (%d bytes), the largest body the API reads", MaxBody>>20, MaxBody),
+			HowToFix: fmt.Sprintf("send a body of at most %d MiB; keep large payloads out of the request", MaxBody>>20)}
 	}
 	if err != nil {
 		return &rowcall.Error{Code: rowcall.EInvalid, Message: "could not read the request body: " + err.Error()}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api/console"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/jsontext"
 	"github.com/rowcall/rowcall/internal/ledger"
@@ -197,6 +198,7 @@ const (
 	recordedOnly   = "RECORDED_NOT_MATERIAL"   // recorded, but nothing ran (shape preview, refusal)
 	altered        = "RECEIPT_ALTERED"         // the stored receipt fails its hash, batch path or signature
 	unverifiable   = "RECEIPT_UNVERIFIABLE"    // signed by a key this host does not publish
+	unavailable    = "RECEIPT_UNAVAILABLE"     // cannot be read now (rowcall.EReceiptUnavailable)
 )
 
 func receiptStatus(rc rowcall.Receipt) string {
@@ -241,8 +243,15 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request) {
 	if id := r.URL.Query().Get("confirm"); id != "" {
 		rc, err := h.store.Receipt(r.Context(), id)
 		if err != nil {
-			if rowcall.ErrorCode(err) == rowcall.ENotFound {
+			var e *rowcall.Error
+			errors.As(err, &e)
+			switch rowcall.ErrorCode(err) {
+			case rowcall.ENotFound:
 				writeJSON(w, http.StatusNotFound, ordered{{"confirmed", false}, {"status", "NO_SUCH_RECEIPT"}, {"invocation_id", id}})
+				return
+			case rowcall.EReceiptUnavailable: // a status, as for a receipt that fails its check
+				writeJSON(w, status(e), ordered{{"confirmed", false}, {"status", unavailable}, {"invocation_id", id},
+					{"reason", e.Message}, {"how_to_fix", e.HowToFix}})
 				return
 			}
 			writeError(w, r, err)
@@ -262,7 +271,7 @@ var receiptPage = sync.OnceValue(func() *template.Template {
 
 const receiptHTML = `<!doctype html>
 <html><head><meta charset="utf-8"><title>rowcall receipt {{.R.ID}}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}td{padding:.2rem .8rem;vertical-align:top}td:first-child{color:#555}code{word-break:break-all}</style></head>
+<link rel="stylesheet" href="/console/receipt.css"></head>
 <body><h1>Receipt {{.R.ID}}</h1>{{if .Confirmed}}<p><strong>{{.Status}}</strong>: written by the rowcall engine in the code path that ran the call, and verified against this host's receipt keys.</p>
 {{else}}<p><strong>{{.Status}}</strong>: NOT CONFIRMED. {{.Reason}}. What follows is what the stored record claims.</p>
 {{end}}<table>
@@ -279,8 +288,9 @@ const receiptHTML = `<!doctype html>
 `
 
 // receiptGet handles GET /receipt/{id}: the public, keyless receipt page (JSON
-// for a client that asks for it).
+// for a client that asks for it), with the console's security headers.
 func (h *Handler) receiptGet(w http.ResponseWriter, r *http.Request) {
+	console.Secure(w.Header()) // the console's: its CSP, nosniff, no framing
 	rc, err := h.store.Receipt(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)

@@ -21,13 +21,15 @@ import (
 var statuses = map[rowcall.Code]int{
 	rowcall.ENotFound: http.StatusNotFound, rowcall.EUnknownKey: http.StatusNotFound,
 	rowcall.EConflict: http.StatusConflict, rowcall.EDisabled: http.StatusConflict,
-	rowcall.EUnauthorized:    http.StatusUnauthorized,
-	rowcall.EForbidden:       http.StatusForbidden,
-	rowcall.ETooLarge:        http.StatusRequestEntityTooLarge,
-	rowcall.EMediaType:       http.StatusUnsupportedMediaType,
-	rowcall.EVersionConflict: http.StatusPreconditionFailed,
-	rowcall.EHygiene:         http.StatusUnprocessableEntity,
-	rowcall.EInternal:        http.StatusInternalServerError,
+	rowcall.EUnauthorized:       http.StatusUnauthorized,
+	rowcall.EForbidden:          http.StatusForbidden,
+	rowcall.ETooLarge:           http.StatusRequestEntityTooLarge,
+	rowcall.EMediaType:          http.StatusUnsupportedMediaType,
+	rowcall.EVersionConflict:    http.StatusPreconditionFailed,
+	rowcall.EHygiene:            http.StatusUnprocessableEntity,
+	rowcall.EExpiryOutOfRange:   http.StatusUnprocessableEntity,
+	rowcall.EReceiptUnavailable: http.StatusServiceUnavailable,
+	rowcall.EInternal:           http.StatusInternalServerError,
 
 	// the gate's refusals
 	rowcall.ETokenRevoked: http.StatusUnauthorized, rowcall.ETokenExpired: http.StatusUnauthorized,

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -93,8 +94,10 @@ func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, erro
 		return t, invalid("max_payload must be a positive number of bytes", "omit it for no ceiling")
 	}
 	switch {
-	case m.ExpiresIn < 0:
-		return t, invalid("expires_in must be a positive number of seconds", "omit it for a token that does not expire")
+	case m.ExpiresIn < 0 || m.ExpiresIn > rowcall.MaxExpiresIn:
+		return t, &rowcall.Error{Code: rowcall.EExpiryOutOfRange,
+			Message:  fmt.Sprintf("expires_in must be from 1 to %d seconds (ten years); got %d", rowcall.MaxExpiresIn, m.ExpiresIn),
+			HowToFix: "give the token's lifetime in seconds (86400 is a day), or omit expires_in for a token that does not expire"}
 	case m.ExpiresIn > 0:
 		t.ExpiresAt = time.Now().Add(time.Duration(m.ExpiresIn) * time.Second).UTC().Format(rowcall.Timestamp)
 	case m.ExpiresAt != "":

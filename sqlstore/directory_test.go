@@ -243,3 +243,24 @@ func TestBulkUpsertMergesTheWordIndex(t *testing.T) {
 		t.Fatalf("ask after the merge: %v %v", hits, err)
 	}
 }
+
+// A search of more distinct words than SQLite has result columns (2,000)
+// counts their matches in one statement of one parameter and answers: the
+// statement is the same for any number of words (termCounts).
+func TestSearchManyTerms(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	r := rowcall.NewRow("ZEBRA_COUNT", rowcall.TypeHTTP)
+	r.Target, r.Content = "GET http://127.0.0.1:1/", "# WHAT: count the zebras in the workspace"
+	if err := s.Upsert(ctx, []rowcall.Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"zebras"}
+	for i := range 3000 {
+		words = append(words, fmt.Sprintf("w%05d", i))
+	}
+	hits, err := s.Search(ctx, strings.Join(words, " "), rowcall.SearchFilter{Limit: 5})
+	if err != nil || len(hits) != 1 || hits[0].Row.Key != "ZEBRA_COUNT" {
+		t.Fatalf("3,001 distinct words: %d hits, %v", len(hits), err)
+	}
+}

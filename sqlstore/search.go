@@ -2,7 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"slices"
 	"strings"
 	"unicode"
@@ -85,26 +85,34 @@ func prefixed(alias, cols string) string {
 // commit 1736e6e).
 const matchBudget = 2000
 
+// termCounts counts each term's matches: the terms are one JSON array, a row
+// a term (term: its index; n: its matches).
+const termCounts = `SELECT t.key AS term, (SELECT count(*) FROM directory_fts WHERE directory_fts MATCH t.value) AS n FROM json_each(?) t`
+
 // budget is terms, or the rarest of them within matchBudget matches: one
 // statement counts each term's matches (not where reads are billed:
-// Store.BilledReads).
+// Store.BilledReads). Its text and its one parameter (the terms as a JSON
+// array, read by json_each) are the same for any number of terms, so it is
+// prepared once and stays within D1's 100 parameters and SQLite's 2,000
+// result columns (docs/security.md, "Ask").
 func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
 	if len(terms) < 2 || s.BilledReads {
 		return terms, nil
 	}
-	counts := make([]string, len(terms))
-	args := make([]any, len(terms))
-	for i, t := range terms {
-		counts[i] = fmt.Sprintf(`(SELECT count(*) FROM directory_fts WHERE directory_fts MATCH ?) AS n%d`, i) // named: D1 returns a row as an object, so columns of one name would be one
-		args[i] = t
+	list, err := json.Marshal(terms)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.queryHot(ctx, termCounts, string(list))
+	counted, err := collect(rows, err, func(sc scanner) (c [2]int, err error) { return c, sc.Scan(&c[0], &c[1]) }) // term, matches
+	if err != nil {
+		return nil, err
 	}
 	n := make([]int, len(terms))
-	dest := make([]any, len(terms))
-	for i := range n {
-		dest[i] = &n[i]
-	}
-	if err := s.queryRow(ctx, `SELECT `+strings.Join(counts, ", "), args...).Scan(dest...); err != nil { // one statement per number of terms
-		return nil, err
+	for _, c := range counted {
+		if c[0] >= 0 && c[0] < len(n) {
+			n[c[0]] = c[1]
+		}
 	}
 	total := 0
 	for _, c := range n {

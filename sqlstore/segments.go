@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -307,7 +308,7 @@ func (a *Archive) segment(ctx context.Context, seq int64) (*openSegment, error) 
 }
 
 // segmentError is the error of a segment that does not match its row.
-func segmentError(row segmentRow, format string, args ...any) error {
+func segmentError(row segmentRow, format string, args ...any) *rowcall.Error {
 	return &rowcall.Error{Code: rowcall.EInternal,
 		Message:  fmt.Sprintf("receipt segment %s (seq %d to %d): ", row.Object, row.First, row.Last) + fmt.Sprintf(format, args...),
 		HowToFix: "restore the segment object from a backup copy: the database's record of it (receipt_segments) is what it is checked against"}
@@ -317,8 +318,15 @@ func segmentError(row segmentRow, format string, args ...any) error {
 // returns its JSON lines.
 func (a *Archive) open(ctx context.Context, row segmentRow) (*bufio.Reader, error) {
 	data, err := a.Objects.Get(ctx, row.Object)
-	if err != nil {
-		return nil, segmentError(row, "cannot be read from object storage: %v", err)
+	if err != nil { // the cause names a path or a bucket's address: the log's, not the answer's
+		slog.Error("sqlstore: a receipt segment cannot be read", "object", row.Object, "err", err)
+		what := "cannot be read from object storage now"
+		if errors.Is(err, ErrObjectNotFound) {
+			what = "is missing from object storage"
+		}
+		e := segmentError(row, "%s", what)
+		e.Code, e.HowToFix = rowcall.EReceiptUnavailable, "the host's log has the cause; restore the segment object from a backup copy, or fix access to the receipt archive"
+		return nil, e
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != row.ObjectSHA256 {
 		return nil, segmentError(row, "its sha256 %s is not the %s the database recorded when it was sealed — the segment was altered or replaced", hex.EncodeToString(sum[:]), row.ObjectSHA256)

@@ -138,15 +138,16 @@ func testTampered(t *testing.T, objects sqlstore.ObjectStore) {
 }
 
 // A segment missing from object storage (the archive pointed at an empty
-// bucket or directory) is refused with an error naming it.
+// bucket or directory) is refused as receipt_unavailable, with an error
+// naming it and not where the storage keeps it (a path, a bucket's address).
 func TestReceiptSegmentMissing(t *testing.T) {
 	for name, open := range objectBackends() {
 		t.Run(name, func(t *testing.T) {
 			store, _, chain := archived(t, open(t), 30, 10)
 			store.Archive.Objects = open(t)
 			_, err := store.Receipt(context.Background(), chain[25].ID)
-			if err == nil || !strings.Contains(err.Error(), "receipt segment receipts/00000000000000000021-00000000000000000030.jsonl.gz (seq 21 to 30): cannot be read from object storage: ") ||
-				!strings.Contains(err.Error(), sqlstore.ErrObjectNotFound.Error()) {
+			if rowcall.ErrorCode(err) != rowcall.EReceiptUnavailable ||
+				!strings.HasSuffix(err.Error(), ": receipt segment receipts/00000000000000000021-00000000000000000030.jsonl.gz (seq 21 to 30): is missing from object storage") {
 				t.Fatalf("confirm of a receipt whose segment is gone: %v", err)
 			}
 		})

@@ -127,7 +127,7 @@ func TestOwnerAuthentication(t *testing.T) {
 		for _, hdr := range []map[string]string{nil, {"x-terminal-key": "wrong"}, {"Authorization": "Bearer wrong"}} {
 			r.NoAuth, r.Header = true, hdr
 			got := h.do(t, r)
-			if got.Status != 401 || string(got.Raw) != `{"error":"unauthorized"}`+"\n" {
+			if got.Status != 401 || got.JSON["error"] != "unauthorized" || got.JSON["how_to_fix"] == nil {
 				t.Fatalf("%s %s with %v: %d %s", r.Method, r.Path, hdr, got.Status, got.Raw)
 			}
 		}

@@ -109,6 +109,26 @@ func testReceiptSegments(t *testing.T, archive string, objects sqlstore.ObjectSt
 	}
 	// The segments before it still confirm.
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + ids[2], NoAuth: true}), 200, map[string]any{"confirmed": true})
+
+	// A segment missing from the directory (seq 11..15): confirm answers a
+	// receipt status naming the segment, the receipt page a 503; neither
+	// shows where the archive is on disk.
+	if d, ok := objects.(sqlstore.DirObjects); ok {
+		const missing = "receipts/00000000000000000011-00000000000000000015.jsonl.gz"
+		if err := os.Remove(filepath.Join(d.Dir, filepath.FromSlash(missing))); err != nil {
+			t.Fatal(err)
+		}
+		got := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + ids[12], NoAuth: true})
+		expect(t, got, 503, map[string]any{"confirmed": false, "status": "RECEIPT_UNAVAILABLE", "invocation_id": ids[12],
+			"reason": "receipt segment " + missing + " (seq 11 to 15): is missing from object storage"})
+		page := h.do(t, req{Method: "GET", Path: "/receipt/" + ids[12], NoAuth: true})
+		expect(t, page, 503, map[string]any{"error": "receipt_unavailable"})
+		for _, r := range []resp{got, page} {
+			if strings.Contains(string(r.Raw), d.Dir) || r.JSON["how_to_fix"] == nil {
+				t.Fatalf("the answer about a missing segment: %s", r.Raw)
+			}
+		}
+	}
 }
 
 // On the worker, in workerd: with an R2 bucket bound as RECEIPTS (the

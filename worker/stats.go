@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"runtime"
 	"time"
+
+	"github.com/rowcall/rowcall/api"
 )
 
 // The worker's own endpoints, beside the API, for the owner:
@@ -27,12 +29,11 @@ import (
 //	                      instance (a panic outside any handler), so tests can
 //	                      watch the shim start a fresh one on the next request.
 func (inst *instance) serveWorker(a *served, w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if !a.isOwner(r) {
-		w.WriteHeader(http.StatusUnauthorized)
-		w.Write(jsonObject("error", "unauthorized"))
+		api.Unauthorized(w, r)
 		return
 	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/_worker/stats":
 		var ms runtime.MemStats

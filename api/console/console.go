@@ -57,15 +57,22 @@ func etag(name string) (string, bool) {
 	return "", false
 }
 
-// headers are sent with every console file: nothing but this origin may run
-// or load anything, and no page may frame it.
+// headers are sent with every console file: Secure's, and its ETag.
 func headers(w http.ResponseWriter, etag string) {
 	h := w.Header()
 	h.Set("ETag", etag) // http.ServeContent answers If-None-Match with it
+	Secure(h)
+	h.Set("Cache-Control", "no-cache")
+}
+
+// Secure sets the headers of every page a browser shows from this host (the
+// console's files, the public receipt page): nothing but this origin may run
+// or load anything (no inline script or style), no page may frame it, no
+// answer is sniffed into another type, and no address leaves in a Referer.
+func Secure(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-cache")
 }
 
 // Index serves the console's page (GET / only).

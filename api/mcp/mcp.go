@@ -46,7 +46,7 @@
 // credential (owner, or the token's id), and a request on it with another
 // credential is refused. Credentials are the API's own (x-terminal-key or
 // Authorization: Bearer with the owner key or a capability token); a request
-// without one is 401 {"error":"unauthorized"}. A session with no request for
+// without one is the API's 401 (Config.Unauthorized). A session with no request for
 // Config.Idle (an hour) is closed.
 //
 // The fast path (fast.go): a plain tools/call on a session the SDK has
@@ -112,14 +112,14 @@ type Config struct {
 	Store      rowcall.DirectoryReader
 	Dispatcher *dispatch.Dispatcher
 	// Caller resolves the request's credential; ok false (no credential, or an
-	// unusable one) is answered 401 {"error":"unauthorized"}.
+	// unusable one) is answered by Unauthorized.
 	Caller func(r *http.Request) (c Caller, ok bool)
 	// ReceiptBase is what the public address of a receipt starts with for a
 	// request made as r: a receipt's link is ReceiptBase(r) + its id. It is
 	// read once a request (no link when nil).
 	ReceiptBase func(r *http.Request) string
 	// Unauthorized and Fail answer a refused request the way the API does
-	// (the same literal 401 body; {"error":code,…} for the rest).
+	// (its 401, api.Unauthorized; {"error":code,…} for the rest).
 	Unauthorized func(w http.ResponseWriter, r *http.Request)
 	Fail         func(w http.ResponseWriter, r *http.Request, err error)
 	// MaxTools caps the rows listed as tools (beyond the two meta-tools):

@@ -255,6 +255,29 @@ func orEmpty(raw []byte) []byte {
 
 // refusal is a call stopped before dispatch (its arguments could not be made
 // into a body): nothing ran and nothing was recorded.
+// failed is err as a tool's error: ERR:<reason>: <message>, then how to fix
+// on a line of its own, with error, message and how_to_fix set in sc too (the
+// fields of the API's error body). An error that is not a *rowcall.Error is
+// logged as what with attrs, and reported without its text.
+func failed(err error, sc map[string]any, what string, attrs ...any) (*rowcall.Error, string) {
+	var e *rowcall.Error
+	if !errors.As(err, &e) {
+		slog.Error(what, append(attrs, "err", err)...)
+		e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
+	}
+	sc["error"] = e.Reason()
+	text := "ERR:" + e.Reason()
+	if e.Message != "" {
+		sc["message"] = e.Message
+		text += ": " + e.Message
+	}
+	if e.HowToFix != "" {
+		sc["how_to_fix"] = e.HowToFix
+		text += "\nhow to fix: " + e.HowToFix
+	}
+	return e, text
+}
+
 func refusal(key string, err error) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true,
 		Content: []sdk.Content{&sdk.TextContent{Text: "ERR:invalid_arguments: " + err.Error()}},
@@ -268,21 +291,8 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 	c, receiptURL := st.current()
 	res, err := st.h.cfg.Dispatcher.Dispatch(ctx, dispatch.Request{Key: key, Body: body, Actor: c.Actor, Token: c.Token})
 	if err != nil {
-		var e *rowcall.Error
-		if !errors.As(err, &e) {
-			slog.Error("mcp: dispatch", "key", key, "err", err)
-			e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
-		}
-		sc := map[string]any{"ok": false, "ran": false, "key": key, "error": e.Reason()}
-		text := "ERR:" + e.Reason()
-		if e.Message != "" {
-			sc["message"] = e.Message
-			text += ": " + e.Message
-		}
-		if e.HowToFix != "" {
-			sc["how_to_fix"] = e.HowToFix
-			text += "\nhow to fix: " + e.HowToFix
-		}
+		sc := map[string]any{"ok": false, "ran": false, "key": key}
+		e, text := failed(err, sc, "mcp: dispatch", "key", key)
 		if dym, ok := e.Extra["did_you_mean"].([]string); ok {
 			sc["did_you_mean"] = dym
 			if len(dym) > 0 {
@@ -350,9 +360,10 @@ func (st *session) search(ctx context.Context, args []byte) *sdk.CallToolResult 
 	limit = min(limit, 25)
 	c, _ := st.current()
 	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true})
-	if err != nil {
-		slog.Error("mcp: search", "err", err)
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}
+	if err != nil { // a question past an ask's bounds (rowcall.CheckAsk) is refused as the API refuses it
+		sc := map[string]any{"query": in.Query}
+		_, text := failed(err, sc, "mcp: search")
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: sc}
 	}
 	matches := []map[string]any{}
 	var text strings.Builder

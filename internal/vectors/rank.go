@@ -85,6 +85,8 @@ func (r *Ranker) k() int {
 }
 
 // Search ranks rows for query within f (f.Limit: 10 when 0, at most 100).
+// A query past an ask's bounds is refused (rowcall.CheckAsk): every ask,
+// through the API, MCP or the CLI, is ranked here.
 // With f.Near it leaves out hits scoring under Floor × the best (WordsFloor
 // when it ranked by words alone): a caller acts on the best few, and a row
 // far below them is noise in the answer.
@@ -96,6 +98,9 @@ func (r *Ranker) k() int {
 // spreading over the same cores made the overlap slower than running them
 // in turn (docs/benchmarks.md, "Ask"; commit 394f38a).
 func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilter) ([]rowcall.Hit, error) {
+	if err := rowcall.CheckAsk(query); err != nil { // before anything is searched or embedded
+		return nil, err
+	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 10
