@@ -349,7 +349,8 @@ func (st *session) search(ctx context.Context, args []byte) *sdk.CallToolResult 
 	}
 	limit = min(limit, 25)
 	c, _ := st.current()
-	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true})
+	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true,
+		For: &rowcall.Asker{Owner: c.Owner, Token: c.Token}})
 	if err != nil {
 		slog.Error("mcp: search", "err", err)
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "ERR:internal: the search failed; the log has the cause"}}}
