@@ -59,6 +59,14 @@ type Meter interface {
 //     half the cap passes it by the calls it lets through before its read
 //     after another host's crossing call answers (one, when calls are one at
 //     a time).
+//   - Inside a call, each paid request (an agent's model request: reserve,
+//     rowcall.Purse) is checked against the spend too, which counts what the
+//     call trees in flight in this process have paid so far and an estimate
+//     per request in flight (the most one request of its price has cost the
+//     token here; a token's first request of a price goes out alone). So in
+//     one process the cap is passed by less than one request's cost, plus,
+//     for each other request then in flight, what it cost beyond its
+//     estimate (TestParallelCallsBoundTheBudget).
 const (
 	leaseSpan  = 100 * time.Millisecond
 	leaseMax   = 1000
