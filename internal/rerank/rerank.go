@@ -106,6 +106,9 @@ const Actor = "ask_rerank"
 // returns them with none.
 func (a Agent) Rerank(ctx context.Context, query string, hits []rowcall.Hit, who rowcall.Asker) ([]rowcall.Hit, error) {
 	req := dispatch.Request{Key: a.Key, Actor: Actor, Payer: who.Token}
+	if who.Token != nil && who.Token.State(time.Now()) != rowcall.TokenLive {
+		return hits, nil // revoked or expired since the session began: charged nothing
+	}
 	if !who.Owner && who.Token == nil {
 		if a.Anonymous == nil {
 			return hits, nil
