@@ -103,9 +103,12 @@ type PendingVector interface {
 const NearDuplicate = 0.88
 
 // Reranker reorders a ranking's best candidates by a model (the agent row
-// an operator names in ROWCALL_ASK_RERANK); off unless configured.
+// an operator names in ROWCALL_ASK_RERANK); off unless configured. The
+// rerank is a call made for who asked (internal/rerank says how it is
+// charged and when it is refused); a refused rerank returns hits unchanged
+// and no error.
 type Reranker interface {
-	Rerank(ctx context.Context, query string, hits []Hit) ([]Hit, error)
+	Rerank(ctx context.Context, query string, hits []Hit, who Asker) ([]Hit, error)
 }
 
 // InBackground marks ctx as background work (the embedding queue's): an

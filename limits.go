@@ -16,7 +16,9 @@ import (
 //     rate_limited:N/window.
 //   - BudgetUSDDay, BudgetUSDMonth: the sum of cost_usd over the token's
 //     receipts in the current UTC day or month. A call is refused once the
-//     sum reaches the cap, as budget_exhausted:<spent>>=<cap>.
+//     sum reaches the cap, as budget_exhausted:<spent>>=<cap>; so is each
+//     model request inside a call (what calls in flight paid so far and the
+//     estimates their requests in flight hold count as spent).
 //   - CallsDay: top-level calls that passed the gate in the current UTC day,
 //     refused the same way.
 //

@@ -65,6 +65,18 @@ type Caller interface {
 	Call(ctx context.Context, parent *Invocation, key, body string) Output
 }
 
+// Purse is implemented by a Caller whose call tree is charged to a USD
+// budget (the dispatcher's, for a token with budget_usd_day or
+// budget_usd_month). A runner calls Reserve before each paid request it
+// makes (an agent's model request), with what prices it (the price table's
+// entry; "" when it is not priced), and, once it is answered, paid with
+// what it cost. Reserve refuses, with budget_exhausted:<spent>>=<cap>,
+// once the token's spend has reached its cap: its receipts', what calls in
+// flight have paid so far, and the estimates their requests in flight hold.
+type Purse interface {
+	Reserve(ctx context.Context, price string) (paid func(costUSD float64), refused *Error)
+}
+
 // Env reads credential values by environment-variable name. Values are read at
 // call time and never stored.
 type Env interface {

@@ -188,6 +188,16 @@ type SearchFilter struct {
 	Limit int    // 10 when 0, at most 100
 	All   bool   // include disabled and planner-hidden rows (did_you_mean for the owner)
 	Near  bool   // drop hits far below the best (internal/vectors.Ranker: Floor, WordsFloor)
+	// For is who the search is made for, when a rerank (Reranker) may be
+	// made for them: a paid model call, charged to their token. nil: none.
+	For *Asker
+}
+
+// Asker is who asked for a search: the owner, a token's holder (Token), or
+// anonymous (neither; a public read).
+type Asker struct {
+	Owner bool
+	Token *Token
 }
 
 // An ask's bounds: a question (ask=, search_capabilities' query) of more

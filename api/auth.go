@@ -18,6 +18,9 @@ type Caller struct {
 	Actor string         // recorded on receipts: owner:terminal-key, owner:bearer, token:tok_…
 }
 
+// asker is c as a search's SearchFilter.For: who a rerank is made for.
+func (c Caller) asker() *rowcall.Asker { return &rowcall.Asker{Owner: c.Owner, Token: c.Token} }
+
 // TokenPrefix starts every capability token's secret.
 const TokenPrefix = "rct_"
 

@@ -101,7 +101,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit, Near: true})
+	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit, Near: true, For: c.asker()})
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -98,4 +98,18 @@ func suiteLimits(t *testing.T, tg *target, up *upstream, ms *modelserver.Server)
 	if got.JSON["budget"] != "usd_month" {
 		t.Fatalf("usd_month refusal %s", got.Raw)
 	}
+
+	// Inside one call: an agent that keeps calling stops at the model request
+	// that finds the spend at the cap (two of its six rounds at $0.00375).
+	createRow(t, h, map[string]any{"key": "S_LIM_TOOL", "type": "http", "target": "GET " + up.URL + "/lim?q=$1", "category": "s_lim_tools"})
+	createRow(t, h, map[string]any{"key": "S_LIM_LOOP", "type": "agent", "target": "suite-1", "auth": "bearer:SUITE_API_KEY",
+		"allowed_categories": "s_lim_tools", "content": "You call S_LIM_TOOL until told to stop."})
+	loop := modelserver.Reply{Content: "[S_LIM_TOOL]again[/S_LIM_TOOL]", Usage: reply.Usage}
+	secret, _, _ = mint(t, h, map[string]any{"keys": []string{"S_LIM_LOOP", "S_LIM_TOOL"}, "budget_usd_day": 0.005})
+	ms.Script(loop, loop) // a third request would find the script exhausted
+	got = tokenCall(t, h, secret, "S_LIM_LOOP", "go")
+	if res, _ := got.JSON["result"].(string); got.Status != 200 || !strings.HasPrefix(res, "ERR:gate:budget_exhausted:0.0075>=0.005 — ") || ms.Pending() != 0 {
+		t.Fatalf("one call of a $0.005 token that keeps calling: %s", got.Raw)
+	}
+	refused(t, h, tokenCall(t, h, secret, "S_LIM_LOOP", "go"), 429, "budget_exhausted:0.0075>=0.005")
 }

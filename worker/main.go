@@ -42,6 +42,9 @@
 //	ROWCALL_SECRETS_PREFIX   var: only variables starting with it may be named in rows' auth.
 //	ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
 //	                         vars: agent rows' model providers (agent.go).
+//	ROWCALL_ASK_RERANK       var: the agent row that reranks ask's best candidates (optional);
+//	ROWCALL_ASK_RERANK_ANONYMOUS  var: the rate all anonymous callers' reranks share
+//	                         (e.g. 10/minute; unset: anonymous asks are not reranked).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
 //	AI                       Workers AI binding ([ai]): rows and questions embedded for ask

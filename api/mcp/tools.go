@@ -359,7 +359,8 @@ func (st *session) search(ctx context.Context, args []byte) *sdk.CallToolResult 
 	}
 	limit = min(limit, 25)
 	c, _ := st.current()
-	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true})
+	hits, err := st.h.cfg.Store.Search(ctx, in.Query, rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: min(100, 2*limit+5), Near: true,
+		For: &rowcall.Asker{Owner: c.Owner, Token: c.Token}})
 	if err != nil { // a question past an ask's bounds (rowcall.CheckAsk) is refused as the API refuses it
 		sc := map[string]any{"query": in.Query}
 		_, text := failed(err, sc, "mcp: search")

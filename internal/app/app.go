@@ -49,6 +49,9 @@ type Settings struct {
 	Models         agent.Settings // ROWCALL_MODEL_PROVIDERS, ROWCALL_MODEL_DEFAULT, ROWCALL_MODEL_PRICES
 	Embed          EmbedSettings  // ROWCALL_EMBED_PROVIDER, ROWCALL_EMBED_MODEL, ROWCALL_EMBED_AUTH, ROWCALL_EMBED_DIM
 	AskRerank      string         // ROWCALL_ASK_RERANK: the agent row that reranks ask's best candidates ("": none)
+	// ROWCALL_ASK_RERANK_ANONYMOUS: the rate ("N/minute") all anonymous
+	// callers' reranks share ("": anonymous asks are not reranked).
+	AskRerankAnonymous string
 }
 
 // EmbedSettings say which embedder ask uses (pickEmbedder).
@@ -74,7 +77,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 			Prices: lookup("ROWCALL_MODEL_PRICES")},
 		Embed: EmbedSettings{Provider: lookup("ROWCALL_EMBED_PROVIDER"), Model: lookup("ROWCALL_EMBED_MODEL"),
 			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
-		AskRerank: lookup("ROWCALL_ASK_RERANK"),
+		AskRerank: lookup("ROWCALL_ASK_RERANK"), AskRerankAnonymous: lookup("ROWCALL_ASK_RERANK_ANONYMOUS"),
 	}
 }
 
@@ -217,7 +220,12 @@ func New(s Settings, p Platform) (*App, error) {
 	a.Directory.Subscribe(a.Dispatcher.Touch)
 	a.Receipts.OnIdle(a.Dispatcher.LookAhead) // a lone client's next call finds the event log looked at
 	if s.AskRerank != "" {
-		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank}
+		anon, err := rerank.Anon(s.AskRerankAnonymous)
+		if err != nil {
+			return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ASK_RERANK_ANONYMOUS: " + err.Error(),
+				HowToFix: `give the rate all anonymous callers' reranks share, e.g. 10/minute, or leave it unset to rerank only for the owner and tokens`}
+		}
+		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank, Anonymous: anon}
 		a.Ranker.Reranker = a.Reranker
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,

@@ -18,13 +18,15 @@ func TestReadSettings(t *testing.T) {
 		"ROWCALL_MODEL_DEFAULT": "x", "ROWCALL_MODEL_PRICES": `{"m":{"input":1,"output":2}}`,
 		"ROWCALL_EMBED_PROVIDER": "x", "ROWCALL_EMBED_MODEL": "nomic-embed-text", "ROWCALL_EMBED_AUTH": "bearer:EMB_KEY",
 		"ROWCALL_EMBED_DIM": "768", "ROWCALL_ASK_RERANK": "ASK_RERANK",
+		"ROWCALL_ASK_RERANK_ANONYMOUS": "10/minute",
 	}
 	read := map[string]bool{}
 	got := app.ReadSettings(func(name string) string { read[name] = true; return env[name] })
 	want := app.Settings{Audience: "edge", PublicReads: true, PublicURL: "https://r.example", TrustForwarded: true,
 		AllowOutbound: "127.0.0.1:9000", SecretsPrefix: "ROWS_", NoExamples: true,
 		Models: agent.Settings{Providers: "x=http://127.0.0.1:1/v1", Default: "x", Prices: `{"m":{"input":1,"output":2}}`},
-		Embed:  app.EmbedSettings{Provider: "x", Model: "nomic-embed-text", Auth: "bearer:EMB_KEY", Dim: "768"}, AskRerank: "ASK_RERANK"}
+		Embed:  app.EmbedSettings{Provider: "x", Model: "nomic-embed-text", Auth: "bearer:EMB_KEY", Dim: "768"}, AskRerank: "ASK_RERANK",
+		AskRerankAnonymous: "10/minute"}
 	if got != want {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

@@ -122,7 +122,7 @@ func TestAskRerankSetting(t *testing.T) {
 	}
 	ms.Script(modelserver.Reply{Content: "B_ROW\nA_ROW"})
 	hits := []rowcall.Hit{{Row: rowcall.Row{Key: "A_ROW", Content: "# WHAT: a"}}, {Row: rowcall.Row{Key: "B_ROW", Content: "# WHAT: b"}}}
-	got, err := a.Reranker.Rerank(ctx, "which?", hits)
+	got, err := a.Reranker.Rerank(ctx, "which?", hits, rowcall.Asker{Owner: true})
 	if err != nil || len(got) != 2 || got[0].Row.Key != "B_ROW" {
 		t.Fatalf("rerank: %v, %+v", err, got)
 	}

@@ -85,6 +85,19 @@ type Request struct {
 	Shape bool
 	Actor string
 	Token *rowcall.Token // nil for the owner
+	// Payer, for a call with the owner's authority (Token nil) made for a
+	// token's holder (ask's rerank, internal/rerank), is the token it is
+	// charged to: its limits gate the call, its id is on the receipts and
+	// their cost counts in its budgets. With Token set, Token pays.
+	Payer *rowcall.Token
+}
+
+// payer is the token req is charged to (nil: none).
+func (req *Request) payer() *rowcall.Token {
+	if req.Token != nil {
+		return req.Token
+	}
+	return req.Payer
 }
 
 // Result is the answer to a Request.
@@ -126,7 +139,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 // receipts are stored only while the event log's newest id is that (see
 // Speculate). A gate refusal waits for its receipt and is the error.
 func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
-	c := &call{d: d, actor: req.Actor, token: req.Token, trace: newID("t_", d.now(), 6), snapshot: snapshot}
+	c := &call{d: d, actor: req.Actor, token: req.Token, payer: req.payer(), trace: newID("t_", d.now(), 6), snapshot: snapshot}
 	ctx = c.count(ctx, l.row.Type)
 	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
 	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
@@ -195,11 +208,14 @@ func (d *Dispatcher) visibleKeys(ctx context.Context, tok *rowcall.Token) []stri
 }
 
 // call is one top-level call and every call nested in it: same trace, actor
-// and token. It implements rowcall.Caller for the runners.
+// and token. It implements rowcall.Caller (and rowcall.Purse) for the
+// runners.
 type call struct {
 	d        *Dispatcher
 	actor    string
-	token    *rowcall.Token
+	token    *rowcall.Token // the authority: nil for the owner's
+	payer    *rowcall.Token // who is charged: token, or Request.Payer
+	live     float64        // what the call tree's paid requests cost so far (payer's meter's spendMu; limits.go)
 	trace    string
 	snapshot *int64        // speculative: receipts are stored only while the event log's newest id is this
 	calls    *atomic.Int64 // the nested calls made so far: own's, or those of the call whose $SELF request this is (count)
@@ -276,7 +292,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	contract := l.contract
 	var counted <-chan struct{}
 	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && top {
-		refused, counted = d.limit(ctx, c.token, start)
+		refused, counted = d.limit(ctx, c.payer, start)
 	}
 	if refused == nil {
 		out, ran = d.execute(ctx, inv, l)
@@ -292,9 +308,9 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 		Status: out.Status, Outcome: outcome(out, refused), Input: rowcall.Fingerprint([]byte(inv.Body)),
 		Output: rowcall.Fingerprint([]byte(out.Result)), Contract: contract,
 	}
-	if c.token != nil {
-		rc.TokenID = c.token.ID
-		d.spend(c.token, rc.CostUSD, start) // the budget's running spend (limits.go)
+	if c.payer != nil {
+		rc.TokenID = c.payer.ID
+		d.spend(c, rc.CostUSD, start, top) // the budget's running spend (limits.go)
 	}
 	if c.snapshot != nil {
 		stored = d.Receipts.AppendIf(rc, *c.snapshot)

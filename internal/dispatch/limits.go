@@ -59,6 +59,14 @@ type Meter interface {
 //     half the cap passes it by the calls it lets through before its read
 //     after another host's crossing call answers (one, when calls are one at
 //     a time).
+//   - Inside a call, each paid request (an agent's model request: reserve,
+//     rowcall.Purse) is checked against the spend too, which counts what the
+//     call trees in flight in this process have paid so far and an estimate
+//     per request in flight (the most one request of its price has cost the
+//     token here; a token's first request of a price goes out alone). So in
+//     one process the cap is passed by less than one request's cost, plus,
+//     for each other request then in flight, what it cost beyond its
+//     estimate (TestParallelCallsBoundTheBudget).
 const (
 	leaseSpan  = 100 * time.Millisecond
 	leaseMax   = 1000
@@ -122,10 +130,14 @@ type meter struct {
 	read             time.Time // when the spend was last read from the receipts; zero: never
 	day, since       time.Time // the windows it was read for
 	dayUSD, sinceUSD float64
-	reading          bool      // a read is in flight:
-	readGen          int       // its number (a read's answer counts only if it is the latest),
-	readBefore       time.Time // the receipts it sums started before then (to the millisecond),
-	ownDay, ownSince float64   // and what this process's receipts since then cost
+	reading          bool                     // a read is in flight:
+	readGen          int                      // its number (a read's answer counts only if it is the latest),
+	readBefore       time.Time                // the receipts it sums started before then (to the millisecond),
+	ownDay, ownSince float64                  // and what this process's receipts since then cost
+	inflight         float64                  // what paid requests of call trees in flight cost (reserve)
+	reserved         float64                  // the estimates their requests in flight hold
+	estimates        map[string]float64       // by price: the most one request has cost
+	pricing          map[string]chan struct{} // by price: closed once the first request is priced
 }
 
 // batch is calls a process let through on its bucket, to be counted in the
@@ -151,6 +163,15 @@ func (ms *limiters) get(tok *rowcall.Token) *meter {
 	return got.(*meter)
 }
 
+// meter is the shared count: Meter, or the Store when it is one (nil: none).
+func (d *Dispatcher) meter() Meter {
+	if d.Meter != nil {
+		return d.Meter
+	}
+	m, _ := d.Store.(Meter)
+	return m
+}
+
 // limit checks a top-level call against its token's limits, in this order:
 // the USD budgets (from receipts), then the rate and the calls per day (taken
 // from the shared count only when the budgets allow the call, so a refused
@@ -162,10 +183,7 @@ func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Tim
 	if tok == nil || !tok.Limits.Any() {
 		return nil, nil
 	}
-	meter := d.Meter
-	if meter == nil {
-		meter, _ = d.Store.(Meter)
-	}
+	meter := d.meter()
 	if meter == nil {
 		return unmetered(tok), nil
 	}
@@ -200,25 +218,41 @@ func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Tim
 }
 
 // budget refuses a call once the token's spend today or this month reaches
-// its cap.
+// its cap (spent).
 func (m *meter) budget(ctx context.Context, meter Meter, tok *rowcall.Token, now time.Time) *rowcall.Error {
+	m.spendMu.Lock()
+	defer m.spendMu.Unlock()
+	if e := m.refresh(ctx, meter, tok, now, true); e != nil {
+		return e
+	}
+	return m.over(tok, now)
+}
+
+// refresh reads the token's spend from the receipts: on the first call and
+// when the window turns the call waits for the read; else, when again (at
+// the gate, not between a call's own requests, whose tree's receipts are
+// not stored yet), it is read again, while calls go on with the spend in
+// process, at most every spendFresh and after every call once half a cap
+// is spent. m.spendMu is held.
+func (m *meter) refresh(ctx context.Context, meter Meter, tok *rowcall.Token, now time.Time, again bool) *rowcall.Error {
 	lim := tok.Limits
 	day, since := rowcall.Day(now), rowcall.Day(now)
 	if lim.BudgetUSDMonth > 0 {
 		since = rowcall.Month(now)
 	}
-	m.spendMu.Lock()
 	if m.read.IsZero() || !m.day.Equal(day) || !m.since.Equal(since) {
 		// The first read, or of a new window: the call waits for it.
 		gen := m.startRead(now)
 		dayUSD, sinceUSD, err := meter.Spent(ctx, tok.ID, day, since, m.readBefore)
 		if err != nil {
 			m.reading = false
-			m.spendMu.Unlock()
 			return meterFailed(tok, err)
 		}
 		m.endRead(gen, now, day, since, dayUSD, sinceUSD)
-	} else if half := lim.BudgetUSDDay > 0 && m.dayUSD*2 >= lim.BudgetUSDDay || lim.BudgetUSDMonth > 0 && m.sinceUSD*2 >= lim.BudgetUSDMonth; !m.reading && (half || now.Sub(m.read) >= spendFresh) {
+		return nil
+	}
+	dayUSD, sinceUSD := m.spent()
+	if half := lim.BudgetUSDDay > 0 && dayUSD*2 >= lim.BudgetUSDDay || lim.BudgetUSDMonth > 0 && sinceUSD*2 >= lim.BudgetUSDMonth; again && !m.reading && (half || now.Sub(m.read) >= spendFresh) {
 		// Read again while this call goes on with the spend in process.
 		gen := m.startRead(now)
 		ctx := context.WithoutCancel(ctx)
@@ -234,15 +268,99 @@ func (m *meter) budget(ctx context.Context, meter Meter, tok *rowcall.Token, now
 			m.endRead(gen, now, day, since, dayUSD, sinceUSD)
 		}()
 	}
-	dayUSD, sinceUSD := m.dayUSD, m.sinceUSD
-	m.spendMu.Unlock()
+	return nil
+}
+
+// spent is the token's spend as the budget sees it, today and in the
+// budget's longer window: its receipts', plus what calls in flight have
+// paid so far and the estimates their requests in flight hold. m.spendMu is
+// held.
+func (m *meter) spent() (dayUSD, sinceUSD float64) {
+	flight := max(m.inflight, 0) + max(m.reserved, 0)
+	return m.dayUSD + flight, m.sinceUSD + flight
+}
+
+// over is budget_exhausted once the spend has reached a cap. m.spendMu is
+// held.
+func (m *meter) over(tok *rowcall.Token, now time.Time) *rowcall.Error {
+	lim := tok.Limits
+	dayUSD, sinceUSD := m.spent()
 	if lim.BudgetUSDDay > 0 && dayUSD >= lim.BudgetUSDDay {
-		return exhausted("budget_usd_day", usd(dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", day.AddDate(0, 0, 1).Sub(now))
+		return exhausted("budget_usd_day", usd(dayUSD), usd(lim.BudgetUSDDay), "US dollars today (UTC)", m.day.AddDate(0, 0, 1).Sub(now))
 	}
 	if lim.BudgetUSDMonth > 0 && sinceUSD >= lim.BudgetUSDMonth {
-		return exhausted("budget_usd_month", usd(sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", since.AddDate(0, 1, 0).Sub(now))
+		return exhausted("budget_usd_month", usd(sinceUSD), usd(lim.BudgetUSDMonth), "US dollars this month (UTC)", m.since.AddDate(0, 1, 0).Sub(now))
 	}
 	return nil
+}
+
+// Reserve implements rowcall.Purse: the call tree's paid requests are
+// charged to its payer's budget (reserve).
+func (p parented) Reserve(ctx context.Context, price string) (paid func(costUSD float64), refused *rowcall.Error) {
+	return p.d.reserve(ctx, p.call, price)
+}
+
+// reserve lets one paid request of c's tree go out while its payer's spend
+// (spent) is under its caps, holding the estimate of what a request priced
+// by price costs (the most one has cost this token in this process) until
+// paid says what it cost: that cost then counts as spent by a call in
+// flight, until the tree's top-level receipt counts it (spend). A token's
+// first request of a price goes out alone: the others wait until it is
+// priced, so no request goes out without an estimate but the first.
+func (d *Dispatcher) reserve(ctx context.Context, c *call, price string) (func(costUSD float64), *rowcall.Error) {
+	tok := c.payer
+	if tok == nil || !tok.Limits.Budgeted() {
+		return func(float64) {}, nil
+	}
+	meter := d.meter()
+	if meter == nil {
+		return nil, unmetered(tok)
+	}
+	m := d.limiters.get(tok)
+	for {
+		now := d.now()
+		m.spendMu.Lock()
+		e := m.refresh(ctx, meter, tok, now, false)
+		if e == nil {
+			e = m.over(tok, now)
+		}
+		if e != nil {
+			m.spendMu.Unlock()
+			return nil, e
+		}
+		est, first := m.estimates[price], false
+		if price != "" && est == 0 {
+			if wait := m.pricing[price]; wait != nil {
+				m.spendMu.Unlock()
+				select {
+				case <-wait:
+					continue
+				case <-ctx.Done():
+					return func(float64) {}, nil // the request fails at once: nothing to hold
+				}
+			}
+			if m.pricing == nil {
+				m.pricing, m.estimates = map[string]chan struct{}{}, map[string]float64{}
+			}
+			m.pricing[price], first = make(chan struct{}), true
+		}
+		m.reserved += est
+		m.spendMu.Unlock()
+		return func(cost float64) {
+			m.spendMu.Lock()
+			defer m.spendMu.Unlock()
+			m.reserved -= est
+			m.inflight += cost
+			c.live += cost
+			if price != "" && cost > m.estimates[price] {
+				m.estimates[price] = cost
+			}
+			if first {
+				close(m.pricing[price])
+				delete(m.pricing, price)
+			}
+		}, nil
+	}
 }
 
 // startRead begins a read of the spend of receipts started before now's
@@ -264,16 +382,23 @@ func (m *meter) endRead(gen int, now, day, since time.Time, dayUSD, sinceUSD flo
 	m.read, m.day, m.since, m.dayUSD, m.sinceUSD = now, day, since, dayUSD+m.ownDay, sinceUSD+m.ownSince
 }
 
-// spend adds a receipt's cost to its token's spend in this process, so the
-// budget sees what this host's calls cost before the next read.
-func (d *Dispatcher) spend(tok *rowcall.Token, costUSD float64, at time.Time) {
-	if tok == nil || costUSD == 0 || !tok.Limits.Budgeted() {
+// spend adds a receipt of c's tree to its payer's spend in this process, so
+// the budget sees what this host's calls cost before the next read; the
+// top-level receipt's takes the place of what the tree's paid requests
+// counted while it was in flight (reserve).
+func (d *Dispatcher) spend(c *call, costUSD float64, at time.Time, top bool) {
+	tok := c.payer
+	if !tok.Limits.Budgeted() {
 		return
 	}
 	m := d.limiters.get(tok)
 	m.spendMu.Lock()
 	defer m.spendMu.Unlock()
-	if m.read.IsZero() {
+	if top {
+		m.inflight -= c.live
+		c.live = 0
+	}
+	if costUSD == 0 || m.read.IsZero() {
 		return
 	}
 	unread := m.reading && !at.Truncate(time.Millisecond).Before(m.readBefore) // the read in flight does not sum it

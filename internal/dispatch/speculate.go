@@ -14,7 +14,7 @@ import (
 // when it did not apply or the row changed (ErrStale), and the call is then
 // dispatched as usual, looking at the event log first.
 func (d *Dispatcher) speculate(ctx context.Context, req Request) (res Result, err error, ok bool) {
-	if !d.Speculate || req.Shape || req.Token != nil && req.Token.Limits.Metered() { // a run thrown away would still have taken a call
+	if !d.Speculate || req.Shape || req.payer() != nil && req.payer().Limits.Metered() { // a run thrown away would still have taken a call
 		return Result{}, nil, false
 	}
 	now := d.now()

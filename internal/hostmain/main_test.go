@@ -17,21 +17,22 @@ import (
 // reaches the host through its flag's variable or directly.
 func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 	samples := map[string]string{
-		"ROWCALL_AUDIENCE":        "aud-test",
-		"ROWCALL_PUBLIC_READS":    "yes",
-		"ROWCALL_PUBLIC_URL":      "https://rowcall.example.test",
-		"ROWCALL_TRUST_FORWARDED": "on",
-		"ROWCALL_ALLOW_OUTBOUND":  "127.0.0.1/32, 10.0.0.0/8",
-		"ROWCALL_SECRETS_PREFIX":  "ROWS_",
-		"ROWCALL_NO_EXAMPLES":     "1",
-		"ROWCALL_MODEL_PROVIDERS": "a=http://127.0.0.1:9/v1 b=http://127.0.0.1:9/v2,no-tools",
-		"ROWCALL_MODEL_DEFAULT":   "b",
-		"ROWCALL_MODEL_PRICES":    `{"m":{"input":1,"output":2}}`,
-		"ROWCALL_EMBED_PROVIDER":  "b",
-		"ROWCALL_EMBED_MODEL":     "nomic-embed-text",
-		"ROWCALL_EMBED_AUTH":      "bearer:ROWS_EMBED_KEY",
-		"ROWCALL_EMBED_DIM":       "768",
-		"ROWCALL_ASK_RERANK":      "ASK_RERANK",
+		"ROWCALL_AUDIENCE":             "aud-test",
+		"ROWCALL_PUBLIC_READS":         "yes",
+		"ROWCALL_PUBLIC_URL":           "https://rowcall.example.test",
+		"ROWCALL_TRUST_FORWARDED":      "on",
+		"ROWCALL_ALLOW_OUTBOUND":       "127.0.0.1/32, 10.0.0.0/8",
+		"ROWCALL_SECRETS_PREFIX":       "ROWS_",
+		"ROWCALL_NO_EXAMPLES":          "1",
+		"ROWCALL_MODEL_PROVIDERS":      "a=http://127.0.0.1:9/v1 b=http://127.0.0.1:9/v2,no-tools",
+		"ROWCALL_MODEL_DEFAULT":        "b",
+		"ROWCALL_MODEL_PRICES":         `{"m":{"input":1,"output":2}}`,
+		"ROWCALL_EMBED_PROVIDER":       "b",
+		"ROWCALL_EMBED_MODEL":          "nomic-embed-text",
+		"ROWCALL_EMBED_AUTH":           "bearer:ROWS_EMBED_KEY",
+		"ROWCALL_EMBED_DIM":            "768",
+		"ROWCALL_ASK_RERANK":           "ASK_RERANK",
+		"ROWCALL_ASK_RERANK_ANONYMOUS": "10/minute",
 	}
 	app.ReadSettings(func(name string) string {
 		if _, ok := samples[name]; !ok {

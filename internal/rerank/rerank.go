@@ -1,11 +1,25 @@
 // Package rerank reorders ask's best candidates by a model, through an agent
 // row the operator names (ROWCALL_ASK_RERANK=KEY; off when unset). The call
-// is an ordinary dispatch of that row, as the owner, with actor "ask_rerank":
-// it passes the gate, is bounded by the row's own limits and leaves its
-// signed receipt like any call.
+// is a dispatch of that row with the owner's authority (the row is the
+// operator's, in no token's scope), with actor "ask_rerank", made for who
+// asked and charged to them:
+//
+//   - the owner: as the owner's own call;
+//   - a token's holder: to the token (dispatch.Request.Payer): its rate,
+//     calls per day and USD budgets gate the rerank as any call of the
+//     token, the receipt carries its token id, and the spend counts in its
+//     budget;
+//   - anonymous (a public read): refused, unless the operator set Anonymous
+//     (ROWCALL_ASK_RERANK_ANONYMOUS=N/minute): every anonymous rerank is then
+//     charged to that one rate, shared by all anonymous callers (and by the
+//     hosts on one database), with receipts of token id AnonymousID.
+//
+// A rerank refused (anonymous, or over the limits) leaves the ranking as it
+// was: Rerank returns the hits unchanged and no error, since ask answers
+// without its optional rerank.
 //
 //	r := rerank.Agent{Dispatcher: d, Key: "ASK_RERANK"}
-//	hits, err := r.Rerank(ctx, "give the buyer their money back", hits) // err: logged, hits still usable
+//	hits, err := r.Rerank(ctx, "give the buyer their money back", hits, rowcall.Asker{Token: tok}) // err: logged, hits still usable
 //
 // The row's user message (its call body) is the question and the first Max
 // candidates, one a line, with what their docstrings say:
@@ -29,6 +43,7 @@ package rerank
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -58,6 +73,27 @@ type Agent struct {
 	Key        string
 	Max        int           // 0: DefaultMax
 	Timeout    time.Duration // 0: DefaultTimeout
+	// Anonymous is what anonymous callers' reranks are charged to (Anon);
+	// nil: they are not reranked.
+	Anonymous *rowcall.Token
+}
+
+// AnonymousID is the token id anonymous callers' reranks are charged to and
+// recorded under.
+const AnonymousID = "anonymous"
+
+// Anon is the payer of anonymous callers' reranks at rate ("N/minute", as a
+// token's; the operator's ROWCALL_ASK_RERANK_ANONYMOUS), or nil when rate is
+// "" (they are not reranked). The error says what a rate takes.
+func Anon(rate string) (*rowcall.Token, error) {
+	if rate == "" {
+		return nil, nil
+	}
+	lim := rowcall.Limits{Rate: rate}
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	return &rowcall.Token{ID: AnonymousID, Limits: lim}, nil
 }
 
 var _ rowcall.Reranker = Agent{}
@@ -66,8 +102,19 @@ var _ rowcall.Reranker = Agent{}
 const Actor = "ask_rerank"
 
 // Rerank implements rowcall.Reranker; on any failure it returns hits as they
-// were, with the error.
-func (a Agent) Rerank(ctx context.Context, query string, hits []rowcall.Hit) ([]rowcall.Hit, error) {
+// were, with the error, and a rerank refused for who (see the package doc)
+// returns them with none.
+func (a Agent) Rerank(ctx context.Context, query string, hits []rowcall.Hit, who rowcall.Asker) ([]rowcall.Hit, error) {
+	req := dispatch.Request{Key: a.Key, Actor: Actor, Payer: who.Token}
+	if who.Token != nil && who.Token.State(time.Now()) != rowcall.TokenLive {
+		return hits, nil // revoked or expired since the session began: charged nothing
+	}
+	if !who.Owner && who.Token == nil {
+		if a.Anonymous == nil {
+			return hits, nil
+		}
+		req.Payer = a.Anonymous
+	}
 	n := min(len(hits), a.Max)
 	if a.Max <= 0 {
 		n = min(len(hits), DefaultMax)
@@ -81,7 +128,12 @@ func (a Agent) Rerank(ctx context.Context, query string, hits []rowcall.Hit) ([]
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := a.Dispatcher.Dispatch(ctx, dispatch.Request{Key: a.Key, Body: Body(query, hits[:n]), Actor: Actor})
+	req.Body = Body(query, hits[:n])
+	res, err := a.Dispatcher.Dispatch(ctx, req)
+	if code := rowcall.ErrorCode(err); code == rowcall.ERateLimited || code == rowcall.EBudgetExhausted {
+		slog.Debug("rerank refused for its payer; keeping the order", "key", a.Key, "payer", req.Payer.ID, "reason", err)
+		return hits, nil
+	}
 	if err != nil {
 		return hits, fmt.Errorf("rerank by %s: %w", a.Key, err)
 	}

@@ -81,7 +81,7 @@ func receipts(t *testing.T, d *dispatch.Dispatcher) []rowcall.Receipt {
 func TestRerankReordersByTheModel(t *testing.T) {
 	d, ms, hits := setup(t)
 	ms.Script(modelserver.Reply{Content: "SHOPIFY_CANCEL_ORDER\nSTRIPE_REFUND_CHARGE."})
-	got, err := rerank.Agent{Dispatcher: d, Key: "ASK_RERANK"}.Rerank(context.Background(), "give the buyer their money back", hits)
+	got, err := rerank.Agent{Dispatcher: d, Key: "ASK_RERANK"}.Rerank(context.Background(), "give the buyer their money back", hits, rowcall.Asker{Owner: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRerankFallsBack(t *testing.T) {
 			d, ms, hits := setup(t)
 			ms.Script(c.reply)
 			start := time.Now()
-			got, err := rerank.Agent{Dispatcher: d, Key: c.key, Timeout: 200 * time.Millisecond}.Rerank(context.Background(), "refund", hits)
+			got, err := rerank.Agent{Dispatcher: d, Key: c.key, Timeout: 200 * time.Millisecond}.Rerank(context.Background(), "refund", hits, rowcall.Asker{Owner: true})
 			if !slices.Equal(keys(got), keys(hits)) {
 				t.Fatalf("order %v, want the original %v", keys(got), keys(hits))
 			}

@@ -58,7 +58,8 @@ type Words interface {
 // did_you_mean and MCP's search_capabilities all call its Search. Without an
 // Embedder and an Index it is word search (scores rescaled, below); with
 // them it fuses word hits and vector hits linearly (Fuse), then lets the
-// Reranker, if any, reorder the best RerankDepth.
+// Reranker, if any, reorder the best RerankDepth of a search made for
+// someone (SearchFilter.For; did_you_mean's is not).
 //
 // A hit's Score is higher-is-better: Weight × bm25/best + (1 − Weight) ×
 // cosine, where bm25/best is the word hit's bm25 over the best word hit's (1
@@ -133,17 +134,18 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 			slog.Warn("vectors: ranking by words only", "err", vs.err)
 		}
 	}
+	rerank := r.Reranker != nil && f.For != nil
 	need := limit
-	if r.Reranker != nil {
+	if rerank {
 		need = max(need, RerankDepth)
 	}
 	hits, err = r.rows(ctx, hits, f, need)
 	if err != nil {
 		return nil, err
 	}
-	if r.Reranker != nil && len(hits) > 1 {
+	if rerank && len(hits) > 1 {
 		n := min(RerankDepth, len(hits))
-		top, err := r.Reranker.Rerank(ctx, query, hits[:n])
+		top, err := r.Reranker.Rerank(ctx, query, hits[:n], *f.For)
 		if err != nil {
 			slog.Warn("vectors: rerank failed; keeping the hybrid order", "err", err)
 		} else {

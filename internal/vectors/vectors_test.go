@@ -295,7 +295,7 @@ func TestSimilar(t *testing.T) {
 // reverse is a stand-in Reranker: it reverses what it is given.
 type reverse struct{ got int }
 
-func (r *reverse) Rerank(_ context.Context, _ string, hits []rowcall.Hit) ([]rowcall.Hit, error) {
+func (r *reverse) Rerank(_ context.Context, _ string, hits []rowcall.Hit, _ rowcall.Asker) ([]rowcall.Hit, error) {
 	r.got = len(hits)
 	out := slices.Clone(hits)
 	slices.Reverse(out)
@@ -322,7 +322,7 @@ func TestUnembeddedRowsRankByWords(t *testing.T) {
 	}
 	rr := &reverse{}
 	f.rank.Reranker = rr
-	all, _ := f.rank.Search(ctx, "return money buyer card payment", rowcall.SearchFilter{Limit: 10})
+	all, _ := f.rank.Search(ctx, "return money buyer card payment", rowcall.SearchFilter{Limit: 10, For: &rowcall.Asker{Owner: true}})
 	if rr.got != min(vectors.RerankDepth, len(all)) || len(all) < 2 {
 		t.Fatalf("the reranker got %d of %d hits", rr.got, len(all))
 	}

@@ -103,6 +103,13 @@
 // with no price costs 0), plus the CostUSD of every call the agent made, as
 // a flow counts its steps.
 //
+// When the call is charged to a USD budget (Invocation.Calls implements
+// rowcall.Purse: a token with budget_usd_day or budget_usd_month), every
+// model request is reserved from it first, with its price table entry, and
+// paid with its round's priced usage once answered; a refused reservation
+// ends the call, nested agents' included, before the request goes out:
+// ERR:gate:budget_exhausted:<spent>>=<cap> — ….
+//
 // # Failures
 //
 // A 429 or 5xx answer is retried Config.Retries times (default 2) after a
@@ -126,6 +133,7 @@
 //	ERR:agent:refused:<refusal>      the model refused (message.refusal)
 //	ERR:agent:round_limit:<n> — …    still calling capabilities after n rounds
 //	ERR:agent:budget:<n> … — …       the call tree used its n model requests
+//	ERR:gate:budget_exhausted:<spent>>=<cap> — …  the token's USD budget is spent (Cost)
 //	ERR:agent:cycle:<A>B>A> — …      an agent reached itself again
 //	ERR:agent:too_deep:<chain> — …   agents nested more than MaxAgentNest deep
 //	ERR:agent:canceled:<reason>      the caller went away

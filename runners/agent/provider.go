@@ -123,12 +123,16 @@ func ParsePrices(b []byte) (Prices, error) {
 	return p, nil
 }
 
-func (p Prices) lookup(target, model string) (Price, bool) {
+// lookup is the price of a row's target and the model id sent, and the
+// entry's name ("" when there is none).
+func (p Prices) lookup(target, model string) (Price, string) {
 	if pr, ok := p[target]; ok {
-		return pr, true
+		return pr, target
 	}
-	pr, ok := p[model]
-	return pr, ok
+	if pr, ok := p[model]; ok {
+		return pr, model
+	}
+	return Price{}, ""
 }
 
 // cost is the USD cost of u at pr.

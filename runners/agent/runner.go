@@ -193,6 +193,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		r: r, inv: inv, ep: ep, url: u.String(), headers: headers, allowed: allowed, budget: budget,
 		req: chatRequest{Model: ep.model, Tools: r.tools(ctx, row, allowed, ep, inv.Calls)},
 	}
+	c.price, c.priceName = r.prices.lookup(strings.TrimSpace(row.Target), ep.model)
 	c.out.Secrets = cred.Secrets
 	if system != "" {
 		c.req.Messages = append(c.req.Messages, text("system", system))
@@ -202,9 +203,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		return c.shape(cred.Headers)
 	}
 	c.run(ctx)
-	if pr, ok := r.prices.lookup(strings.TrimSpace(row.Target), ep.model); ok {
-		c.out.CostUSD += pr.cost(c.usage)
-	}
+	c.out.CostUSD += c.price.cost(c.usage)
 	c.out.Result = redact.String(c.out.Result, c.out.Secrets)
 	c.out.Fail = c.out.Fail.Map(func(s string) string { return redact.String(s, c.out.Secrets) })
 	return c.out
@@ -285,6 +284,9 @@ type conversation struct {
 	req     chatRequest
 	usage   usage
 	out     rowcall.Output
+
+	price     Price  // what the model costs (zero: no price)
+	priceName string // its entry in the price table ("": none)
 }
 
 // shape is the shape-mode output: the first request as it would go out,
@@ -310,6 +312,8 @@ func (c *conversation) shape(credHeaders []string) rowcall.Output {
 // run is the router loop: ask the model; run the calls its answer makes
 // (tool calls, then [KEY]args[/KEY] tags) and feed their results back; stop
 // at the first answer that calls nothing, whose whole text is the result.
+// Each model request is reserved first from the budget its call tree is
+// charged to (rowcall.Purse), which stops the call once it is spent.
 func (c *conversation) run(ctx context.Context) {
 	for round := 1; ; round++ {
 		if n := c.budget.n.Add(1); n > c.budget.max {
@@ -317,7 +321,18 @@ func (c *conversation) run(ctx context.Context) {
 				Because("nested agents share the budget; ask for less work per call"))
 			return
 		}
+		paid := func(float64) {}
+		if p, ok := c.inv.Calls.(rowcall.Purse); ok { // every model request sees its payer's running spend
+			var refused *rowcall.Error
+			if paid, refused = p.Reserve(ctx, c.priceName); refused != nil {
+				c.out.Fails(refused.Failure("gate"))
+				return
+			}
+		}
+		before := c.usage
 		ans, fail := c.complete(ctx)
+		paid(c.price.cost(usage{PromptTokens: c.usage.PromptTokens - before.PromptTokens,
+			CompletionTokens: c.usage.CompletionTokens - before.CompletionTokens}))
 		if fail != nil {
 			c.out.Fails(fail)
 			return

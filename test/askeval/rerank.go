@@ -89,7 +89,7 @@ func NewReranked(ctx context.Context, h Hybrid, rows []rowcall.Row, standIn stri
 func (r *Reranked) Rank(ctx context.Context, query string) ([]string, error) {
 	rk := r.Hybrid.Ranker()
 	rk.Reranker = counted{r}
-	hits, err := rk.Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
+	hits, err := rk.Search(ctx, query, rowcall.SearchFilter{Limit: Depth, For: &rowcall.Asker{Owner: true}})
 	out := make([]string, 0, len(hits))
 	for _, h := range hits {
 		out = append(out, h.Row.Key)
@@ -101,8 +101,8 @@ func (r *Reranked) Rank(ctx context.Context, query string) ([]string, error) {
 // order when the rerank fails).
 type counted struct{ r *Reranked }
 
-func (c counted) Rerank(ctx context.Context, query string, hits []rowcall.Hit) ([]rowcall.Hit, error) {
-	got, err := c.r.Reranker.Rerank(ctx, query, hits)
+func (c counted) Rerank(ctx context.Context, query string, hits []rowcall.Hit, who rowcall.Asker) ([]rowcall.Hit, error) {
+	got, err := c.r.Reranker.Rerank(ctx, query, hits, who)
 	if err != nil {
 		c.r.Failures++
 	}
