@@ -103,7 +103,7 @@ export function httpAnswer(v) {
 // the body (or a string holding JSON) indented as JSON.
 function answerBlock(v) {
   const http = httpAnswer(v);
-  if (http) return [h('p', { class: 'status' }, h('strong', { class: 'http-status' }, http.status)), h('pre', {}, pretty(http.body))];
+  if (http) return [h('p', { class: 'status' }, h('strong', { class: 'http-status ' + (/^HTTP 2/.test(http.status) ? 'ok' : 'bad') }, http.status)), h('pre', {}, pretty(http.body))];
   return [h('pre', {}, pretty(v))];
 }
 

@@ -21,7 +21,7 @@ export async function modulesView() {
       table.replaceWith(table = moduleTable((await api('/api/modules')).modules));
     } catch (err) { out.replaceChildren(errorBox(err, 'upload-error')); }
   } }, h('div', { class: 'row' },
-    h('div', {}, h('label', { for: 'm_file' }, 'WebAssembly module (.wasm)'), file),
+    h('div', { class: 'wide' }, h('label', { for: 'm_file' }, 'Module file (.wasm)'), file),
     h('div', {}, h('label', { for: 'm_name' }, 'Name'), name),
     h('button', { type: 'submit', id: 'upload' }, 'Upload')),
   h('p', { class: 'help', id: 'h_mname' }, 'The name is what fn rows name in target (it defaults to the file\'s name).')) : '';
