@@ -6,9 +6,10 @@
 //
 // With no -url it builds the host (go build ./host, from the repository
 // root), starts it on a fresh data directory with the example rows, makes a
-// call and mints a token so every screen has something to show, and stops
-// it at the end. With -url and -key it photographs a running host instead
-// (it writes to it: a call, a token).
+// call, mints two tokens (one with limits) and adds two long-named rows so
+// every screen has something to show, and stops it at the end. With -url
+// and -key it photographs a running host instead (it writes to it: a call,
+// two tokens, two rows).
 package main
 
 import (
