@@ -91,11 +91,14 @@ func fewRequests(t testing.TB, page string, n, most int) {
 	}
 }
 
-// unbroken shows the view at hash and fails the test for each word of a table
-// cell (or card) drawn split across lines (console.BrokenWords).
+// unbroken shows the view at hash (or stays on the view shown, for "") and
+// fails the test for each word of a table cell (or card) drawn split across
+// lines (console.BrokenWords).
 func unbroken(t testing.TB, ctx context.Context, hash string) {
 	t.Helper()
-	run(t, ctx, console.Go(hash))
+	if hash != "" {
+		run(t, ctx, console.Go(hash))
+	}
 	broken, err := chromedp.Run(ctx, console.BrokenWords)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +107,9 @@ func unbroken(t testing.TB, ctx context.Context, hash string) {
 		t.Errorf("%s breaks words inside table cells: %q", hash, broken)
 	}
 }
+
+// longKey is a row key wider than a phone.
+const longKey = "ZZ_A_VERY_LONG_KEY_THAT_NO_COLUMN_IS_WIDE_ENOUGH_TO_HOLD_ON_ONE_LINE_OF_A_PHONE"
 
 func TestConsole(t *testing.T) {
 	h := startHost(t, append([]string{"--no-examples=false"}, allowLoopback...))
@@ -186,6 +192,7 @@ func TestConsole(t *testing.T) {
 			!strings.Contains(textOf(t, ctx, `#conflict tr[data-field=content]`), "WHEN_TO_USE") {
 			t.Fatalf("the conflict shows %q", got)
 		}
+		unbroken(t, ctx, "")
 		run(t, ctx, console.Then(console.Click("#merge")))
 		expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/ZZ_CONSOLE"}), 200, map[string]any{"category": "theirs", "content": mine, "version": float64(3)})
 	})
@@ -426,7 +433,7 @@ func TestConsole(t *testing.T) {
 		for i, r := range [][3]string{
 			{"PET_CREATE_USERS_WITH_ARRAY_INPUT", "petstore_users", "Creates list of users with given input array, one user per element, each checked against the User schema before anything is stored."},
 			{"PET_FIND_PETS_BY_STATUS", "petstore_pets", "Finds Pets by status: multiple status values can be provided with comma separated strings, and every pet whose status matches one is returned."},
-			{"ZZ_A_VERY_LONG_KEY_THAT_NO_COLUMN_IS_WIDE_ENOUGH_TO_HOLD_ON_ONE_LINE_OF_A_PHONE", "agent", "An agent row with a key longer than any cell."},
+			{longKey, "agent", "An agent row with a key longer than any cell."},
 		} {
 			expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": r[0], "type": "http",
 				"target": "GET $SELF/api/directory/" + strconv.Itoa(i), "category": r[1], "content": "# WHAT: " + r[2]}}), 201, nil)
@@ -465,6 +472,11 @@ func TestConsole(t *testing.T) {
 			t.Errorf("a directory card is %.0f px wide on a %d px phone", w, console.Phone.Width)
 		}
 		unbroken(t, ctx, "#/dir")
+		// A key wider than the card is cut on one line, whole in its title.
+		long := `document.querySelector('#rows a[title="` + longKey + `"]')`
+		if !js[bool](t, ctx, `(a => !!a && a.textContent === a.title && a.scrollWidth > a.clientWidth && a.getClientRects().length === 1)(`+long+`)`) {
+			t.Errorf("the long key shows as %q", js[string](t, ctx, `(`+long+` || {}).outerHTML || 'nothing'`))
+		}
 		pages := []string{"#/edit/NOW", "#/row/ROW_DOSSIER", "#/call/ROW_DOSSIER", "#/tokens", "#/modules"}
 		if len(stepReceipts) > 0 {
 			pages = append(pages, "#/receipt/"+stepReceipts[0])

@@ -147,7 +147,7 @@ export async function historyView(key) {
   const list = h('ol', { id: 'history', reversed: true });
   for (const ev of [...res.events].reverse()) {
     list.append(h('li', { class: 'version' },
-      h('h2', {}, `version ${ev.version} · ${ev.action} · ${ev.at}`),
+      h('h2', {}, `version ${ev.version} · ${ev.action} · `, h('span', { class: 'nowrap' }, ev.at)),
       diffRows(ev.before, ev.after)));
   }
   return h('section', { 'aria-labelledby': 'hist-h' }, h('h1', { id: 'hist-h' }, 'History of ' + key),
