@@ -91,6 +91,26 @@ func fewRequests(t testing.TB, page string, n, most int) {
 	}
 }
 
+// unbroken shows the view at hash (or stays on the view shown, for "") and
+// fails the test for each word of a table cell (or card) drawn split across
+// lines (console.BrokenWords).
+func unbroken(t testing.TB, ctx context.Context, hash string) {
+	t.Helper()
+	if hash != "" {
+		run(t, ctx, console.Go(hash))
+	}
+	broken, err := chromedp.Run(ctx, console.BrokenWords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken) > 0 {
+		t.Errorf("%s breaks words inside table cells: %q", hash, broken)
+	}
+}
+
+// longKey is a row key wider than a phone.
+const longKey = "ZZ_A_VERY_LONG_KEY_THAT_NO_COLUMN_IS_WIDE_ENOUGH_TO_HOLD_ON_ONE_LINE_OF_A_PHONE"
+
 func TestConsole(t *testing.T) {
 	h := startHost(t, append([]string{"--no-examples=false"}, allowLoopback...))
 	ctx := browser(t, console.Laptop)
@@ -172,6 +192,7 @@ func TestConsole(t *testing.T) {
 			!strings.Contains(textOf(t, ctx, `#conflict tr[data-field=content]`), "WHEN_TO_USE") {
 			t.Fatalf("the conflict shows %q", got)
 		}
+		unbroken(t, ctx, "")
 		run(t, ctx, console.Then(console.Click("#merge")))
 		expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/ZZ_CONSOLE"}), 200, map[string]any{"category": "theirs", "content": mine, "version": float64(3)})
 	})
@@ -184,6 +205,13 @@ func TestConsole(t *testing.T) {
 		}
 		if got := textOf(t, ctx, "#history li:nth-child(2) [data-field=category]"); !strings.Contains(got, "− console") || !strings.Contains(got, "+ theirs") {
 			t.Fatalf("version 2's diff shows %q", got)
+		}
+		// The insert shows what it set, with nothing removed.
+		if got := textOf(t, ctx, "#history li:last-child [data-field=category]"); got != "+ console" {
+			t.Fatalf("version 1 (the insert) shows its category as %q, want + console", got)
+		}
+		if n := js[int](t, ctx, `document.querySelectorAll('#history li:last-child del').length`); n != 0 {
+			t.Fatalf("the insert shows %d removed lines: %s", n, textOf(t, ctx, "#history li:last-child"))
 		}
 	})
 
@@ -199,8 +227,24 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("a shape preview ran: %s", got)
 		}
 		run(t, ctx, console.Click("#run"), console.Wait(`!!document.getElementById('trace-tree')`))
-		if got := textOf(t, ctx, "#result"); !strings.Contains(got, `"ROW"`) || !strings.Contains(got, `"HISTORY"`) {
-			t.Fatalf("the flow's result is %q", got)
+		// Each step's answer is its HTTP status over its body, the body
+		// indented JSON with no escaped JSON in it; the raw text is one click
+		// away.
+		for _, step := range []string{"ROW", "HISTORY"} {
+			dd := `#result dd[data-step=` + step + `]`
+			if got := textOf(t, ctx, dd+` .http-status`); got != "HTTP 200" {
+				t.Fatalf("the flow's %s answer shows the status %q; the result: %s", step, got, textOf(t, ctx, "#result"))
+			}
+			if got := textOf(t, ctx, dd+` pre`); !strings.Contains(got, "\n  \"key\": \"NOW\"") || strings.Contains(got, `{\"`) {
+				t.Fatalf("the flow's %s body is not pretty JSON: %q", step, got)
+			}
+		}
+		if got := textOf(t, ctx, "#result"); strings.Contains(got, `{\"`) || strings.Contains(got, "HTTP 200:{") {
+			t.Fatalf("the result shows escaped JSON before the raw text is asked for: %q", got)
+		}
+		run(t, ctx, console.Click("#result details.raw summary"), console.Wait(`document.querySelector('#result details.raw').open`))
+		if got := textOf(t, ctx, "#result .raw-result"); !strings.Contains(got, `"ROW":"HTTP 200:{\"key\":\"NOW\"`) {
+			t.Fatalf("the raw result shows %q", got)
 		}
 		top := js[[]string](t, ctx, `[...document.querySelectorAll('#trace-tree > li')].map(li => li.firstChild.textContent)`)
 		steps := js[[]string](t, ctx, `[...document.querySelectorAll('#trace-tree > li > ul > li')].map(li => li.firstChild.textContent).sort()`)
@@ -238,7 +282,7 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("the typed call's shape is %q", got)
 		}
 		run(t, ctx, console.Click("#run"), console.Wait(`!!document.getElementById('trace-tree')`))
-		if got := textOf(t, ctx, "#result"); !strings.Contains(got, `"key": "NOW"`) {
+		if got := textOf(t, ctx, "#result"); !strings.HasPrefix(got, "HTTP 200\n") || !strings.Contains(got, "\n  \"key\": \"NOW\"") {
 			t.Fatalf("the typed call answered %q", got)
 		}
 	})
@@ -285,16 +329,33 @@ func TestConsole(t *testing.T) {
 	t.Run("tokens", func(t *testing.T) {
 		n := requests(t, ctx, console.Go("#/tokens"))
 		fewRequests(t, "the tokens page", n, 1)
-		run(t, ctx, console.Fill("#t_name", "console"), console.Fill("#t_keys", "NOW"), console.Fill("#t_pin", "NOW"), console.Fill("#t_expires", "86400"),
-			console.Click("#mint"), console.Wait(`!!document.getElementById('minted-secret')`))
-		secret, id := textOf(t, ctx, "#minted-secret"), textOf(t, ctx, "#minted-id")
+		// A limit the host refuses is shown with its fix, and mints nothing.
+		run(t, ctx, console.Fill("#t_name", "console"), console.Fill("#t_keys", "NOW"), console.Fill("#t_burst", "20"),
+			console.Click("#mint"), console.Wait(`!!document.getElementById('mint-error')`))
+		if got := textOf(t, ctx, "#mint-error"); !strings.Contains(got, "burst needs a rate") || !strings.Contains(got, "How to fix") {
+			t.Fatalf("a burst without a rate shows %q", got)
+		}
+		run(t, ctx, console.Fill("#t_pin", "NOW"), console.Fill("#t_expires", "86400"), console.Fill("#t_rate", "100"), console.Fill("#t_rate_window", "minute"),
+			console.Fill("#t_calls_day", "1000"), console.Fill("#t_budget_usd_day", "5"), console.Fill("#t_budget_usd_month", "50.5"), console.Fill("#t_max_payload", "4096"),
+			console.Click("#mint"), console.Wait(`!!document.getElementById('minted-id')`))
+		id := textOf(t, ctx, "#minted-id")
+		row := `#tokens tr[data-token="` + id + `"]`
+		run(t, ctx, console.Wait(`!!document.querySelector(`+strconv.Quote(row)+`)`))
+		secret := textOf(t, ctx, "#minted-secret")
 		if !strings.HasPrefix(secret, "rct_") {
 			t.Fatalf("the minted secret shows as %q", secret)
 		}
-		row := textOf(t, ctx, `#tokens tr[data-token="`+id+`"]`)
-		if !strings.Contains(row, "keys: NOW") || !strings.Contains(row, "live until") || strings.Contains(row, secret) {
-			t.Fatalf("the token list shows %q", row)
+		listed := textOf(t, ctx, row)
+		for _, want := range []string{"keys: NOW", "live until", "100/minute, burst 20", "1,000 calls/day", "$5/day", "$50.5/month", "4,096 bytes max"} {
+			if !strings.Contains(listed, want) {
+				t.Fatalf("the token list shows %q, without %q", listed, want)
+			}
 		}
+		if strings.Contains(listed, secret) {
+			t.Fatalf("the token list shows the secret: %q", listed)
+		}
+		expect(t, h.do(t, req{Method: "GET", Path: "/api/tokens/" + id}), 200, map[string]any{"rate": "100/minute", "burst": float64(20),
+			"calls_day": float64(1000), "budget_usd_day": float64(5), "budget_usd_month": 50.5, "max_payload": float64(4096), "risk_ceiling": "low"})
 		// The token's narrower view: one row, no owner screens.
 		run(t, ctx, console.Then(console.Click("#use-token")))
 		if got := textOf(t, ctx, "#range"); !strings.Contains(got, "of 1") || textOf(t, ctx, "#rows tbody") != "NOW\tfn\ttime\tyes\tReturn the current time from the build clock in Pacific time (America/Los_Angeles)." {
@@ -331,7 +392,8 @@ func TestConsole(t *testing.T) {
 		n := requests(t, ctx, console.Go("#/modules"))
 		fewRequests(t, "the modules page", n, 1)
 		run(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#m_file"), []string{file}), console.Fill("#m_name", "c_echo"),
-			console.Click("#upload"), console.Wait(`!!document.getElementById('uploaded-digest')`))
+			console.Click("#upload"), console.Wait(`!!document.getElementById('uploaded-digest')`),
+			console.Wait(`!!document.querySelector('#modules tr[data-module="c_echo"]')`))
 		sum := sha256.Sum256(echo.Wasm)
 		if got := textOf(t, ctx, "#uploaded-digest"); got != hex.EncodeToString(sum[:]) {
 			t.Fatalf("the upload shows digest %q, want %x", got, sum)
@@ -339,6 +401,45 @@ func TestConsole(t *testing.T) {
 		run(t, ctx, console.Click(`#modules tr[data-module="echo"] td.users button`), console.Wait(`!!document.querySelector('#modules tr[data-module="echo"] td.users ul')`))
 		if got := textOf(t, ctx, `#modules tr[data-module="echo"] td.users`); got != "ECHO" {
 			t.Fatalf("the rows using echo are %q", got)
+		}
+	})
+
+	t.Run("doc-helper", func(t *testing.T) {
+		// NOW's docstring has every line (its first # line is its
+		// description): the checklist says so, and nothing is offered.
+		run(t, ctx, console.Go("#/edit/NOW"))
+		if got := js[[]string](t, ctx, `[...document.querySelectorAll('#doc-check li.no')].map(li => li.innerText)`); len(got) != 0 {
+			t.Fatalf("NOW's checklist misses %q", got)
+		}
+		if js[bool](t, ctx, `document.getElementById('doc-template').checkVisibility()`) {
+			t.Fatal(`the form offers "Add the missing docstring lines" when the checklist misses none`)
+		}
+		// Prose alone: the checklist misses three lines, and the button adds
+		// exactly those three, under the prose (which stays the description).
+		run(t, ctx, console.Fill("#f_content", "# Reads one row."), chromedp.Evaluate[chromedp.Void](`document.getElementById('f_content').dispatchEvent(new Event('input'))`),
+			console.Wait(`document.getElementById('doc-template').checkVisibility()`))
+		if got := js[[]string](t, ctx, `[...document.querySelectorAll('#doc-check li.no')].map(li => li.dataset.line)`); strings.Join(got, ",") != "WHEN_TO_USE,ARGS,EX" {
+			t.Fatalf("for prose alone the checklist misses %q", got)
+		}
+		run(t, ctx, console.Click("#doc-template"), console.Wait(`!document.getElementById('doc-template').checkVisibility()`))
+		if got := js[string](t, ctx, `document.getElementById('f_content').value`); got != "# Reads one row.\n# WHEN_TO_USE: \n# ARGS: $1=\n# EX: [NOW][/NOW]" {
+			t.Fatalf("the button made the content %q", got)
+		}
+	})
+
+	t.Run("tables", func(t *testing.T) {
+		// Rows as an OpenAPI import names them: long keys, long categories,
+		// long descriptions.
+		for i, r := range [][3]string{
+			{"PET_CREATE_USERS_WITH_ARRAY_INPUT", "petstore_users", "Creates list of users with given input array, one user per element, each checked against the User schema before anything is stored."},
+			{"PET_FIND_PETS_BY_STATUS", "petstore_pets", "Finds Pets by status: multiple status values can be provided with comma separated strings, and every pet whose status matches one is returned."},
+			{longKey, "agent", "An agent row with a key longer than any cell."},
+		} {
+			expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": r[0], "type": "http",
+				"target": "GET $SELF/api/directory/" + strconv.Itoa(i), "category": r[1], "content": "# WHAT: " + r[2]}}), 201, nil)
+		}
+		for _, hash := range []string{"#/dir", "#/tokens", "#/modules"} {
+			unbroken(t, ctx, hash)
 		}
 	})
 
@@ -361,6 +462,21 @@ func TestConsole(t *testing.T) {
 		if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
 			t.Errorf("the directory is %d px wide on a %d px phone", w, console.Phone.Width)
 		}
+		// Each row is a card that shows what a person needs: the key, the
+		// type, the category, whether it is enabled and what it does.
+		card := js[[]string](t, ctx, `[...document.querySelectorAll('#rows tbody tr:first-child td')].filter(td => td.checkVisibility()).map(td => td.innerText)`)
+		if strings.Join(card, "|") != "DIR_GET|http|rowcall|yes|Read one row of this directory: its whole contract, version and row_num." {
+			t.Errorf("the directory's first card shows %q", card)
+		}
+		if w := js[float64](t, ctx, `document.querySelector('#rows tbody tr').getBoundingClientRect().width`); w > float64(console.Phone.Width) {
+			t.Errorf("a directory card is %.0f px wide on a %d px phone", w, console.Phone.Width)
+		}
+		unbroken(t, ctx, "#/dir")
+		// A key wider than the card is cut on one line, whole in its title.
+		long := `document.querySelector('#rows a[title="` + longKey + `"]')`
+		if !js[bool](t, ctx, `(a => !!a && a.textContent === a.title && a.scrollWidth > a.clientWidth && a.getClientRects().length === 1)(`+long+`)`) {
+			t.Errorf("the long key shows as %q", js[string](t, ctx, `(`+long+` || {}).outerHTML || 'nothing'`))
+		}
 		pages := []string{"#/edit/NOW", "#/row/ROW_DOSSIER", "#/call/ROW_DOSSIER", "#/tokens", "#/modules"}
 		if len(stepReceipts) > 0 {
 			pages = append(pages, "#/receipt/"+stepReceipts[0])
@@ -370,6 +486,7 @@ func TestConsole(t *testing.T) {
 			if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
 				t.Errorf("%s is %d px wide on a %d px phone", hash, w, console.Phone.Width)
 			}
+			unbroken(t, ctx, hash)
 		}
 	})
 }

@@ -28,7 +28,7 @@ type Size struct {
 
 // The two widths the console is built for.
 var (
-	Laptop = Size{"laptop", 1366, 900, false}
+	Laptop = Size{"laptop", 1280, 900, false}
 	Phone  = Size{"phone", 390, 844, true}
 )
 
@@ -137,3 +137,34 @@ var APIRequests = chromedp.Evaluate[int](`performance.getEntriesByType('resource
 
 // ClearRequests forgets the requests counted so far.
 var ClearRequests = chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000)`)
+
+// BrokenWords lists every word of a table cell, or of a card made from a
+// table row, that the page shows split across lines (a word is a run of
+// non-space characters; a hyphen ends one, as a line may break after it), and every such cell whose text spills out of it, as "word (where)";
+// it is empty when every cell keeps its words whole. It measures the layout
+// as drawn: a Range over a word's first and over its last character, whose
+// boxes sit on different lines when the word was broken.
+var BrokenWords = chromedp.Evaluate[[]string](`(() => {
+  const bad = [], where = el => location.hash + ' ' + ((el.closest('table') || {}).id || 'table') + ' ' + el.tagName.toLowerCase();
+  const mid = (node, i) => {
+    const r = document.createRange();
+    r.setStart(node, i); r.setEnd(node, i + 1);
+    const b = r.getClientRects()[0];
+    return b && b.height ? [b.top + b.height / 2, b.height] : null;
+  };
+  for (const cell of document.querySelectorAll('#view td, #view th')) {
+    if (!cell.getClientRects().length) continue;
+    if (cell.scrollWidth > cell.clientWidth + 1) bad.push('text wider than its cell: ' + cell.innerText.slice(0, 60) + ' (' + where(cell) + ')');
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (const m of n.data.matchAll(/[^\s-]+-?/g)) {
+        if (m[0].length < 2) continue;
+        let last = m.index + m[0].length - 1;
+        if (/[\uDC00-\uDFFF]/.test(n.data[last])) last--;
+        const a = mid(n, m.index), b = mid(n, last);
+        if (a && b && Math.abs(a[0] - b[0]) > Math.min(a[1], b[1]) / 2) bad.push(m[0] + ' (' + where(cell) + ')');
+      }
+    }
+  }
+  return bad;
+})()`)

@@ -2,7 +2,7 @@
 // the row's # ARGS line), a shape preview (nothing is sent; credentials are
 // redacted by the host), then run; the result and the trace as a tree, each
 // call with its receipt.
-import { h, api, session, enc, docLine, errorBox, pretty } from './lib.js';
+import { h, api, session, enc, docLine, errorBox, pretty, resultView } from './lib.js';
 import { traceTree } from './receipts.js';
 
 function schemaOf(row) {
@@ -67,7 +67,7 @@ async function result(res, shape) {
     h('p', { id: 'call-status', 'data-ok': String(res.ok), 'data-ran': String(res.ran) }, res.ok ? (res.ran ? 'Ran, OK.' : 'OK, nothing ran.') : 'Failed.',
       ' Trace ', h('code', {}, res.trace), proof.invocation_id ? [' · ', h('a', { href: '#/receipt/' + enc(proof.invocation_id), id: 'top-receipt' }, 'receipt ' + proof.invocation_id)] : '')];
   if (shape) parts.push(h('div', { id: 'shape-out' }, shapeTree(res.shape)), h('details', {}, h('summary', {}, 'As JSON'), h('pre', {}, pretty(res.shape))));
-  parts.push(h('pre', { id: 'result' }, pretty(res.result)));
+  parts.push(resultView(res.result, 'result'));
   if (!shape) {
     if (session.owner) {
       const tr = await api('/api/receipts?trace=' + enc(res.trace));

@@ -1,6 +1,6 @@
 // The directory: the list (filters, paging, ask), a row's contract
 // document, its history as a diff, and delete.
-import { h, api, session, enc, describe, errorBox, tableWrap } from './lib.js';
+import { h, api, session, enc, describe, errorBox, tableWrap, cut } from './lib.js';
 
 const PAGE = 50;
 
@@ -53,18 +53,21 @@ function filterForm(f) {
     h('button', { type: 'submit', class: 'secondary', id: 'filter-go' }, 'Filter')));
 }
 
+// rowsTable is a page of rows: a table, and on a phone a card per row (its
+// key and type on top, then its category, whether it is enabled and what it
+// does: app.css table.cards).
 function rowsTable(page) {
   const tb = h('tbody');
   for (const r of page.rows) {
     tb.append(h('tr', {},
-      h('td', {}, h('a', { href: '#/row/' + enc(r.key) }, r.key)),
-      h('td', {}, r.type), h('td', { class: 'cat' }, r.category),
-      h('td', {}, r.enabled ? 'yes' : 'no'),
+      h('td', { class: 'head' }, cut(r.key, { href: '#/row/' + enc(r.key) })),
+      h('td', { class: 'meta' }, h('span', { class: 'badge' }, r.type)),
+      h('td', { class: 'meta cat', 'data-label': 'Category' }, r.category ? cut(r.category) : '—'),
+      h('td', { class: 'meta', 'data-label': 'Enabled' }, r.enabled ? 'yes' : 'no'),
       h('td', { class: 'what' }, describe(r.content))));
   }
-  const t = h('table', { id: 'rows', 'aria-label': 'Rows' },
-    h('thead', {}, h('tr', {}, ['Key', 'Type', 'Category', 'Enabled', 'What it does'].map((c, i) =>
-      h('th', { scope: 'col', class: i === 2 ? 'cat' : i === 4 ? 'what' : null }, c)))), tb);
+  const t = h('table', { id: 'rows', class: 'cards', 'aria-label': 'Rows' },
+    h('thead', {}, h('tr', {}, ['Key', 'Type', 'Category', 'Enabled', 'What it does'].map(c => h('th', { scope: 'col' }, c)))), tb);
   return page.rows.length ? tableWrap(t) : h('p', { id: 'rows-empty' }, 'No rows match.');
 }
 
@@ -144,7 +147,7 @@ export async function historyView(key) {
   const list = h('ol', { id: 'history', reversed: true });
   for (const ev of [...res.events].reverse()) {
     list.append(h('li', { class: 'version' },
-      h('h2', {}, `version ${ev.version} · ${ev.action} · ${ev.at}`),
+      h('h2', {}, `version ${ev.version} · ${ev.action} · `, h('span', { class: 'nowrap' }, ev.at)),
       diffRows(ev.before, ev.after)));
   }
   return h('section', { 'aria-labelledby': 'hist-h' }, h('h1', { id: 'hist-h' }, 'History of ' + key),
@@ -165,8 +168,8 @@ export function diffRows(before, after) {
 }
 
 function diffValue(x, y) {
-  const s = v => v == null ? '' : typeof v === 'string' ? v : JSON.stringify(v);
-  return h('div', { class: 'diff' }, lineDiff(s(x).split('\n'), s(y).split('\n')).map(([op, line]) =>
+  const lines = v => v == null || v === '' ? [] : (typeof v === 'string' ? v : JSON.stringify(v)).split('\n');
+  return h('div', { class: 'diff' }, lineDiff(lines(x), lines(y)).map(([op, line]) =>
     op === '-' ? h('del', {}, '− ' + line) : op === '+' ? h('ins', {}, '+ ' + line) : h('div', {}, '  ' + line)));
 }
 

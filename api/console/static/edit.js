@@ -69,7 +69,7 @@ export async function editView(key) {
       h('input', { id: 'f_key', name: 'f_key', required: true, 'aria-describedby': 'help-key err-key', autocapitalize: 'characters', spellcheck: 'false' }),
       h('p', { class: 'fielderror', id: 'err-key', role: 'alert' })));
   }
-  for (const [name, kind, help, options] of FIELDS) form.append(fieldEl(name, kind, help, options, base[name]));
+  for (const [name, kind, help, options] of FIELDS) form.append(fieldEl(name, kind, help, options, base[name], key));
   const submit = h('button', { type: 'submit', id: 'save' }, key ? 'Save changes' : 'Create row');
   form.append(status, h('div', { class: 'actions' }, submit, h('a', { class: 'button secondary', href: key ? '#/row/' + enc(key) : '#/dir' }, 'Cancel')));
   let read = base; // the version this form's edits are against
@@ -109,7 +109,7 @@ export async function editView(key) {
     key ? h('p', {}, `Editing version ${base.version}. Only the fields you change are sent (PATCH, If-Match: "${base.version}").`) : '', form);
 }
 
-function fieldEl(name, kind, help, options, value) {
+function fieldEl(name, kind, help, options, value, key) {
   const id = 'f_' + name, desc = `help-${name} err-${name}`;
   let input;
   if (kind === 'select') input = h('select', { id, name: id, 'aria-describedby': desc }, options.map(o => h('option', { value: o, selected: o === value }, o)));
@@ -121,29 +121,58 @@ function fieldEl(name, kind, help, options, value) {
   else wrap.append(h('label', { for: id }, name));
   wrap.append(h('p', { class: 'help', id: 'help-' + name }, help));
   if (kind !== 'check') wrap.append(input);
-  if (name === 'content') wrap.append(docChecklist(input));
+  if (name === 'content') wrap.append(docChecklist(input, key));
   wrap.append(h('p', { class: 'fielderror', id: 'err-' + name, role: 'alert' }));
   return wrap;
 }
 
-// docChecklist shows which of the four docstring lines the content has, and
-// offers the template.
-function docChecklist(textarea) {
+const DOC_LINES = ['WHAT', 'WHEN_TO_USE', 'ARGS', 'EX'];
+
+// missingDocLines names the docstring lines content has no line for: the
+// one rule both the checklist and its "Add the missing docstring lines"
+// button follow. # WHAT is not missing when the first # line is prose, which
+// the host reads as the description instead (rowcall.Row.Description).
+function missingDocLines(content) {
+  return DOC_LINES.filter(n => !hasDocLine(content, n) && !(n === 'WHAT' && proseLine(content) >= 0));
+}
+
+const hasDocLine = (content, n) => new RegExp('^#\\s*' + n + ':', 'm').test(content || '');
+
+// proseLine is the index of content's first # line when it is prose (not a
+// # NAME: line), else -1.
+function proseLine(content) {
+  const lines = (content || '').split('\n'), i = lines.findIndex(l => l.trim().startsWith('#'));
+  return i >= 0 && describe(lines[i]) && !/^\s*#+\s*[A-Z_]+:/.test(lines[i]) ? i : -1;
+}
+
+// docChecklist shows which of the four docstring lines the content has (a
+// line with no text yet is to fill in), and offers to add the missing ones
+// (only while one is missing). key is the row's (null: the form's key field).
+function docChecklist(textarea, rowKey) {
   const list = h('ul', { class: 'check', id: 'doc-check', 'aria-label': 'Docstring lines' });
-  const update = () => list.replaceChildren(...['WHAT', 'WHEN_TO_USE', 'ARGS', 'EX'].map(n => {
-    const ok = !!docLine(textarea.value, n);
-    if (!ok && n === 'WHAT' && describe(textarea.value)) return h('li', { class: 'yes' }, '✓ # WHAT (the first # line serves)');
-    return h('li', { class: ok ? 'yes' : 'no' }, (ok ? '✓ ' : '✗ ') + '# ' + n);
-  }));
+  const add = h('button', { type: 'button', class: 'secondary', id: 'doc-template', onclick: () => {
+    const key = rowKey || (document.getElementById('f_key') || {}).value || 'KEY';
+    const template = { WHAT: '# WHAT: ', WHEN_TO_USE: '# WHEN_TO_USE: ', ARGS: '# ARGS: $1=', EX: `# EX: [${key}][/${key}]` };
+    const v = textarea.value, lines = v ? v.split('\n') : [];
+    // After a prose first line (it stays the description), else on top.
+    lines.splice(proseLine(v) + 1, 0, ...missingDocLines(v).map(n => template[n]));
+    textarea.value = lines.join('\n');
+    update(); textarea.focus();
+  } }, 'Add the missing docstring lines');
+  const update = () => {
+    const v = textarea.value, missing = missingDocLines(v);
+    list.replaceChildren(...DOC_LINES.map(n => {
+      const line = ' # ' + n;
+      if (missing.includes(n)) return h('li', { class: 'no', 'data-line': n }, '✗' + line);
+      if (!hasDocLine(v, n)) return h('li', { class: 'yes', 'data-line': n }, '✓' + line + ' (the first # line serves)');
+      if (!docLine(v, n)) return h('li', { class: 'todo', 'data-line': n }, '…' + line + ' (fill it in)');
+      return h('li', { class: 'yes', 'data-line': n }, '✓' + line);
+    }));
+    add.hidden = !missing.length;
+  };
   textarea.addEventListener('input', update);
   update();
-  return h('div', {}, list, h('button', { type: 'button', class: 'secondary', id: 'doc-template', onclick: () => {
-    const key = (document.getElementById('f_key') || {}).value || 'KEY';
-    const missing = ['WHAT', 'WHEN_TO_USE', 'ARGS', 'EX'].filter(n => !docLine(textarea.value, n));
-    const lines = { WHAT: '# WHAT: ', WHEN_TO_USE: '# WHEN_TO_USE: ', ARGS: '# ARGS: $1=', EX: `# EX: [${key}][/${key}]` };
-    textarea.value = missing.map(n => lines[n]).join('\n') + (textarea.value ? '\n' + textarea.value : '');
-    update(); textarea.focus();
-  } }, 'Add the missing docstring lines'));
+  return h('div', {}, list, add);
 }
 
 function setField(form, name, kind, v) {
@@ -185,12 +214,13 @@ export function conflictPanel(read, mine, current, merge, discard) {
           onchange: () => { picks[name] = w; } }), ' ', w === 'mine' ? 'your edit' : 'the saved one')));
     }
     const show = v => h('code', {}, v == null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
-    rows.push(h('tr', { 'data-field': name }, h('th', { scope: 'row' }, name), h('td', {}, show(read[name])),
-      h('td', { class: they ? 'changed' : '' }, they ? show(current[name]) : '—'), h('td', {}, you ? show(mine[name]) : '—'), h('td', {}, choose)));
+    rows.push(h('tr', { 'data-field': name }, h('th', { scope: 'row', class: 'head' }, name), h('td', { 'data-label': `You read (v${read.version})` }, show(read[name])),
+      h('td', { class: they ? 'changed' : '', 'data-label': `Saved (v${current.version})` }, they ? show(current[name]) : '—'),
+      h('td', { 'data-label': 'Your edit' }, you ? show(mine[name]) : '—'), h('td', { class: 'act' }, choose)));
   }
   return h('div', { class: 'warn', role: 'alert', id: 'conflict' },
     h('h2', {}, `Someone saved version ${current.version} while you edited version ${read.version}`),
-    h('div', { class: 'tablewrap' }, h('table', { 'aria-label': 'What changed' },
+    h('div', { class: 'tablewrap' }, h('table', { class: 'cards', 'aria-label': 'What changed' },
       h('thead', {}, h('tr', {}, ['Field', `You read (v${read.version})`, `Saved (v${current.version})`, 'Your edit', ''].map(c => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, rows))),
     h('div', { class: 'actions' },

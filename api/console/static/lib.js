@@ -80,13 +80,52 @@ export function errorBox(err, id) {
     b.how_to_fix ? h('div', { class: 'fix' }, 'How to fix: ', b.how_to_fix) : '');
 }
 
+// pretty is v as indented JSON (a string that holds JSON is decoded first).
 export function pretty(v) {
-  if (typeof v === 'string') {
-    // An http row's answer is "HTTP 200:<body>": the body is shown indented too.
-    const m = v.match(/^((?:ERR:)?(?:HTTP |http:)\d+:)([\s\S]*)$/);
-    try { return m ? m[1] + '\n' + JSON.stringify(JSON.parse(m[2]), null, 2) : JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
-  }
-  return JSON.stringify(v, null, 2);
+  const inner = jsonIn(v);
+  return inner !== undefined ? JSON.stringify(inner, null, 2) : typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+}
+
+// jsonIn is what a string holding a JSON object or array says, else undefined.
+function jsonIn(v) {
+  if (typeof v !== 'string' || !/^\s*[[{]/.test(v)) return undefined;
+  try { return JSON.parse(v); } catch { return undefined; }
+}
+
+// httpAnswer splits an http row's answer, "HTTP 200:<body>" ("ERR:HTTP
+// 404:<body>" when it failed), into its status and its body.
+export function httpAnswer(v) {
+  const m = typeof v === 'string' && v.match(/^((?:ERR:)?(?:HTTP |http:)\d+):([\s\S]*)$/);
+  return m ? { status: m[1], body: m[2] } : null;
+}
+
+// answerBlock shows one answer: an http answer as its status over its body,
+// the body (or a string holding JSON) indented as JSON.
+function answerBlock(v) {
+  const http = httpAnswer(v);
+  if (http) return [h('p', { class: 'status' }, h('strong', { class: 'http-status ' + (/^HTTP 2/.test(http.status) ? 'ok' : 'bad') }, http.status)), h('pre', {}, pretty(http.body))];
+  return [h('pre', {}, pretty(v))];
+}
+
+// resultView shows a call's result as a person reads it: a flow's answers
+// (an object of step answers) one per step, each http answer as its status
+// and its body pretty-printed; the raw result is one click away.
+export function resultView(v, id) {
+  const obj = v && typeof v === 'object' && !Array.isArray(v) ? v : jsonIn(v);
+  const steps = obj && !Array.isArray(obj) && Object.values(obj).some(x => httpAnswer(x) || jsonIn(x) !== undefined);
+  const shown = steps ? h('dl', { class: 'answers' }, Object.entries(obj).map(([k, x]) => [h('dt', {}, k), h('dd', { 'data-step': k }, answerBlock(x))]))
+    : answerBlock(v);
+  return h('div', { id }, shown,
+    h('details', { class: 'raw' }, h('summary', {}, 'Raw result'), h('pre', { class: 'raw-result' }, typeof v === 'string' ? v : JSON.stringify(v, null, 2))));
+}
+
+// cut is a value that is one long word (a key, an id, a digest, a time): it
+// stays on one line, cut with an ellipsis where it does not fit, and shows
+// whole on hover (its title) and on focus (app.css .trunc). attrs may name an
+// href (a link) or a tag.
+export function cut(text, attrs = {}) {
+  const { tag, ...rest } = attrs;
+  return h(tag || (rest.href ? 'a' : 'span'), { tabindex: rest.href ? null : '0', ...rest, class: 'trunc' + (rest.class ? ' ' + rest.class : ''), title: text }, text);
 }
 
 export function tableWrap(table) { return h('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': table.getAttribute('aria-label') || 'table' }, table); }

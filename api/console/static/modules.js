@@ -1,6 +1,6 @@
 // fn modules: upload a .wasm (PUT /api/modules/{name}), its digest, and
 // which rows run it.
-import { h, api, session, enc, errorBox, tableWrap } from './lib.js';
+import { h, api, session, enc, errorBox, tableWrap, cut } from './lib.js';
 
 // modulesView: one request (the list); "rows using it" one per module opened.
 export async function modulesView() {
@@ -21,26 +21,28 @@ export async function modulesView() {
       table.replaceWith(table = moduleTable((await api('/api/modules')).modules));
     } catch (err) { out.replaceChildren(errorBox(err, 'upload-error')); }
   } }, h('div', { class: 'row' },
-    h('div', {}, h('label', { for: 'm_file' }, 'WebAssembly module (.wasm)'), file),
-    h('div', {}, h('label', { for: 'm_name' }, 'Name'), h('p', { class: 'help', id: 'h_mname' }, 'What fn rows name in target.'), name),
-    h('button', { type: 'submit', id: 'upload' }, 'Upload'))) : '';
+    h('div', { class: 'wide' }, h('label', { for: 'm_file' }, 'Module file (.wasm)'), file),
+    h('div', {}, h('label', { for: 'm_name' }, 'Name'), name),
+    h('button', { type: 'submit', id: 'upload' }, 'Upload')),
+  h('p', { class: 'help', id: 'h_mname' }, 'The name is what fn rows name in target (it defaults to the file\'s name).')) : '';
   let table = moduleTable(list.modules);
   return h('section', { 'aria-labelledby': 'mod-h' }, h('h1', { id: 'mod-h' }, 'Modules'),
     form, out, h('h2', {}, 'Registered modules'), table);
 }
 
+// moduleTable lists the modules (on a phone a card each: app.css table.cards).
 function moduleTable(mods) {
   if (!mods.length) return h('p', {}, 'No modules.');
-  return tableWrap(h('table', { id: 'modules', 'aria-label': 'Modules' },
+  return tableWrap(h('table', { id: 'modules', class: 'cards', 'aria-label': 'Modules' },
     h('thead', {}, h('tr', {}, ['Name', 'Digest (sha256)', 'Size', 'Version', 'Rows using it'].map(c => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, mods.map(m => {
-      const users = h('td', { class: 'users' }, h('button', { class: 'secondary', 'aria-label': 'Rows using ' + m.name, onclick: async () => {
+      const users = h('td', { class: 'users act', 'data-label': 'Rows using it' }, h('button', { class: 'secondary', 'aria-label': 'Rows using ' + m.name, onclick: async () => {
         try {
           const res = await api('/api/modules/' + enc(m.name) + '/rows');
-          users.replaceChildren(res.rows.length ? h('ul', {}, res.rows.map(k => h('li', {}, h('a', { href: '#/row/' + enc(k) }, k)))) : 'none');
+          users.replaceChildren(res.rows.length ? h('ul', { class: 'plain' }, res.rows.map(k => h('li', {}, cut(k, { href: '#/row/' + enc(k) })))) : 'none');
         } catch (err) { users.replaceChildren(errorBox(err)); }
       } }, 'Show'));
-      return h('tr', { 'data-module': m.name }, h('td', {}, m.name), h('td', {}, h('code', {}, m.digest)),
-        h('td', {}, String(m.size)), h('td', {}, String(m.version)), users);
+      return h('tr', { 'data-module': m.name }, h('td', { class: 'head' }, cut(m.name)), h('td', { 'data-label': 'Digest' }, cut(m.digest, { tag: 'code', class: 'wide' })),
+        h('td', { class: 'meta', 'data-label': 'Size' }, m.size.toLocaleString('en') + ' B'), h('td', { class: 'meta', 'data-label': 'Version' }, String(m.version)), users);
     }))));
 }

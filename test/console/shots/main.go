@@ -6,9 +6,10 @@
 //
 // With no -url it builds the host (go build ./host, from the repository
 // root), starts it on a fresh data directory with the example rows, makes a
-// call and mints a token so every screen has something to show, and stops
-// it at the end. With -url and -key it photographs a running host instead
-// (it writes to it: a call, a token).
+// call, mints two tokens (one with limits) and adds two long-named rows so
+// every screen has something to show, and stops it at the end. With -url
+// and -key it photographs a running host instead (it writes to it: a call,
+// two tokens, two rows).
 package main
 
 import (
@@ -140,7 +141,8 @@ func startHost() (string, func(), error) {
 	return "", nil, fmt.Errorf("the host at %s did not answer", url)
 }
 
-// seed runs the flow ROW_DOSSIER and mints a token; it returns a nested
+// seed runs the flow ROW_DOSSIER, mints two tokens (one with limits) and
+// adds two rows named as an OpenAPI import names them; it returns a nested
 // receipt's id and the call's trace.
 func seed(base, key string) (receipt, trace string, err error) {
 	post := func(path string, body any, out any) error {
@@ -170,6 +172,21 @@ func seed(base, key string) (receipt, trace string, err error) {
 	var tok map[string]any
 	if err := post("/api/tokens", map[string]any{"name": "time only", "keys": []string{"NOW"}, "pin": []string{"NOW"}, "expires_in": 86400}, &tok); err != nil {
 		return "", "", err
+	}
+	if err := post("/api/tokens", map[string]any{"name": "petstore agent", "categories": []string{"petstore_users", "petstore_pets"}, "rate": "30/minute", "burst": 10,
+		"calls_day": 2000, "budget_usd_day": 5, "budget_usd_month": 50, "max_payload": 65536, "expires_in": 30 * 86400}, &tok); err != nil {
+		return "", "", err
+	}
+	// Rows as an OpenAPI import names them: long keys and categories, long
+	// descriptions (the tables' widest cells).
+	for _, r := range [][3]string{
+		{"PET_CREATE_USERS_WITH_ARRAY_INPUT", "petstore_users", "Creates list of users with given input array, one user per element, each checked against the User schema."},
+		{"PET_FIND_PETS_BY_STATUS", "petstore_pets", "Finds Pets by status: multiple status values can be provided with comma separated strings."},
+	} {
+		row := map[string]any{"key": r[0], "type": "http", "target": "GET $SELF/api/directory/NOW", "category": r[1], "content": "# WHAT: " + r[2]}
+		if err := post("/api/directory", row, &tok); err != nil {
+			return "", "", err
+		}
 	}
 	return call.Proof.ID, call.Trace, nil
 }
