@@ -33,6 +33,7 @@ import (
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/runners/httpcall"
+	"github.com/rowcall/rowcall/runners/mcpcall"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -127,6 +128,12 @@ type Platform struct {
 	Agent     func(*agent.Config)              // adjusts the agent runner (the host's retry flags)
 	Handler   func(http.Handler) http.Handler  // wraps the API (the worker compiles modules on registration)
 
+	// MCPStdio runs the operator's stdio MCP servers (nil: stdio rows are
+	// refused, as on the worker); MCPNoPool makes each MCP call its own
+	// session (mcpcall.Config.NoPool).
+	MCPStdio  *mcpcall.Stdio
+	MCPNoPool bool
+
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
 	OpenAPI func([]byte, api.OpenAPIOptions) ([]rowcall.Row, []string, error)
@@ -145,6 +152,8 @@ type App struct {
 
 	Embedder rowcall.Embedder // what ask embeds with (nil: words only; pickEmbedder)
 	Reranker rowcall.Reranker // ask's rerank row (nil: none; ROWCALL_ASK_RERANK)
+
+	mcp *mcpcall.Runner
 }
 
 // New assembles the core for s over p.
@@ -204,11 +213,15 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.Env != nil {
 		env = rowcall.SecretsEnv(p.Env, s.SecretsPrefix)
 	}
+	httpRunner := httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})
+	// MCP rows are http rows with runner "mcp": same policy, same auth column.
+	a.mcp = mcpcall.New(mcpcall.Config{HTTP: httpRunner, Client: p.Client(policy, mcpcall.DefaultTimeout),
+		Stdio: p.MCPStdio, NoPool: p.MCPNoPool})
 	a.Dispatcher = &dispatch.Dispatcher{
 		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP:  wrap(httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})),
+			rowcall.TypeHTTP:  wrap(mcpcall.Route{HTTP: httpRunner, MCP: a.mcp}),
 			rowcall.TypeFlow:  wrap(flow.Runner{}),
 			rowcall.TypeFn:    wrap(p.Fn),
 			rowcall.TypeAgent: wrap(agent.New(models)),
@@ -308,5 +321,9 @@ func (a *App) Run(ctx context.Context) {
 	}
 }
 
-// Close stops the receipt writer once what it holds is stored.
-func (a *App) Close() { a.Receipts.Close() }
+// Close stops the receipt writer once what it holds is stored, and closes
+// the MCP sessions the runner holds.
+func (a *App) Close() {
+	a.mcp.Close()
+	a.Receipts.Close()
+}

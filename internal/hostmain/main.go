@@ -216,6 +216,12 @@ func (m *Main) Run(ctx context.Context) error {
 		Agent:    m.tune,
 		Embedder: embedder(ctx, s, m.DataDir),
 	}
+	if p.MCPStdio, err = stdioServers(m.lookup); err != nil {
+		return err
+	}
+	if p.MCPStdio != nil {
+		m.closers = append(m.closers, func() error { p.MCPStdio.Close(); return nil })
+	}
 	if embedded {
 		p.MaxParams = sqlite.MaxParams // group commits in few statements
 	} else {
