@@ -51,6 +51,10 @@ type Config struct {
 	// of its build; the endpoint then answers 501, and `rowcall import
 	// openapi`, which converts on the caller's machine, still works.
 	OpenAPI func(doc []byte, o OpenAPIOptions) (rows []rowcall.Row, skipped []string, err error)
+	// MCPTools lists an MCP server's tools as rows for POST /api/import/mcp
+	// (internal/mcpimport over runners/mcpcall: the local host sets it); nil
+	// leaves the endpoint answering 501.
+	MCPTools func(ctx context.Context, o MCPImportOptions) (rows []rowcall.Row, skipped []string, err error)
 	// SimilarRows starts making a row's vector (the stored one when current)
 	// beside its write, for the write's similar_rows and for GET
 	// /api/directory/{key}/similar (nil: the host has no embedder, and
@@ -119,6 +123,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
 	m.HandleFunc("POST /api/import", h.owner(h.importRows))
 	m.HandleFunc("POST /api/import/openapi", h.owner(h.importOpenAPI))
+	m.HandleFunc("POST /api/import/mcp", h.owner(h.importMCP))
 	m.HandleFunc("GET /api/openapi.json", h.reader(h.exportOpenAPI))
 	m.HandleFunc("POST /api/dispatch/{key}", h.invoker(h.callNamed))
 	m.HandleFunc("PUT /api/modules/{name}", h.owner(h.putModule))

@@ -47,6 +47,13 @@ func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller
 		writeError(w, r, invalid(err.Error(), "send an OpenAPI 3.0 or 3.1 document, JSON or YAML, whose $refs point inside it"))
 		return
 	}
+	h.importConverted(w, r, rows, skipped)
+}
+
+// importConverted imports rows an importer made (OpenAPI operations, MCP
+// tools) as POST /api/import?if_match=1 does, honouring ?dry_run=1, with
+// skipped (what could not become a row, and why) at the end of the answer.
+func (h *Handler) importConverted(w http.ResponseWriter, r *http.Request, rows []rowcall.Row, skipped []string) {
 	raw := make([]map[string]json.RawMessage, len(rows))
 	for i := range rows {
 		b, _ := json.Marshal(rows[i])
@@ -55,7 +62,7 @@ func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller
 	if skipped == nil {
 		skipped = []string{}
 	}
-	h.importBatch(w, r, raw, q.Get("dry_run") == "1", true, ordered{{"skipped", skipped}})
+	h.importBatch(w, r, raw, r.URL.Query().Get("dry_run") == "1", true, ordered{{"skipped", skipped}})
 }
 
 // callNamed handles POST /api/dispatch/{key} with the call's named arguments

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/directory"
@@ -133,6 +135,9 @@ type Platform struct {
 	// session (mcpcall.Config.NoPool).
 	MCPStdio  *mcpcall.Stdio
 	MCPNoPool bool
+	// MCPRows makes rows of a server's listed tools for POST /api/import/mcp
+	// (internal/mcpimport.Rows; nil leaves the endpoint out, as on the worker).
+	MCPRows func(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) (rows []rowcall.Row, skipped []string)
 
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
@@ -235,7 +240,7 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -311,6 +316,23 @@ func (a *App) near() func(ctx context.Context, v []float32, self string, f rowca
 		return nil
 	}
 	return a.Ranker.Similar
+}
+
+// mcpTools is POST /api/import/mcp's lister: the MCP runner lists the
+// server's tools with the import's auth read from env, and rows makes them
+// rows (nil without rows).
+func (a *App) mcpTools(rows func(string, []*sdk.Tool, []string, api.MCPImportOptions) ([]rowcall.Row, []string), env rowcall.Env) func(context.Context, api.MCPImportOptions) ([]rowcall.Row, []string, error) {
+	if rows == nil {
+		return nil
+	}
+	return func(ctx context.Context, o api.MCPImportOptions) ([]rowcall.Row, []string, error) {
+		tools, secrets, err := a.mcp.ListTools(ctx, o.Server, o.Auth, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, skipped := rows(o.Server, tools, secrets, o)
+		return r, skipped, nil
+	}
 }
 
 // Run does the core's background work until ctx ends: embedding rows after

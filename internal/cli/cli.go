@@ -43,6 +43,7 @@ var commands = []struct {
 	{"export", func() Command { return &ExportCommand{} }},
 	{"import", func() Command { return &ImportCommand{} }},
 	{"import openapi", func() Command { return &ImportOpenAPICommand{} }},
+	{"import mcp", func() Command { return &ImportMCPCommand{} }},
 	{"completion", func() Command { return &CompletionCommand{} }},
 }
 

@@ -4,8 +4,18 @@ import (
 	"fmt"
 	"os"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/runners/mcpcall"
 )
+
+// mcpRows is POST /api/import/mcp's converter (mcpimport.Rows).
+func mcpRows(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) ([]rowcall.Row, []string) {
+	return mcpimport.Rows(server, tools, secrets, mcpimport.Options{Prefix: o.Prefix, Category: o.Category, Auth: o.Auth})
+}
 
 // stdioServers reads the operator's stdio MCP servers from the file
 // ROWCALL_MCP_SERVERS names (the mcpServers JSON, mcpcall.ReadConfig); nil

@@ -70,7 +70,7 @@ func everythingHTTP(t *testing.T) (string, *http.Client) {
 // makes one row per tool: the target, and input_schema from inputSchema.
 func toolRows(t *testing.T, r *Runner, server string) map[string]*rowcall.Row {
 	t.Helper()
-	tools, err := r.ListTools(context.Background(), server, "", nil)
+	tools, _, err := r.ListTools(context.Background(), server, "", nil)
 	if err != nil {
 		t.Fatalf("tools/list on %s: %v", server, err)
 	}
