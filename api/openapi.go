@@ -31,9 +31,7 @@ const MaxOpenAPIDocument = 4 << 20
 // become rows) at the end.
 func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller) {
 	if h.cfg.OpenAPI == nil {
-		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Status: http.StatusNotImplemented,
-			Message:  "this host does not convert OpenAPI documents (the worker leaves the parser out of its build)",
-			HowToFix: "run `rowcall import openapi FILE --url URL`, which converts the document on your machine and imports the rows"})
+		writeError(w, r, notBuiltIn("convert OpenAPI documents", "run `rowcall import openapi FILE --url URL`, which converts the document on your machine and imports the rows"))
 		return
 	}
 	doc, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxOpenAPIDocument))

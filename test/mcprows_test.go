@@ -1,12 +1,17 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall/internal/testenv"
 )
@@ -68,5 +73,100 @@ func TestImportMCPCommand(t *testing.T) {
 	// A tool the server does not mark read-only is sensitive.
 	if r := h.do(t, req{Method: "GET", Path: "/api/directory/EV_TOGGLE_SIMULATED_LOGGING"}).JSON; r["sensitive"] != float64(1) {
 		t.Fatalf("toggle tool: sensitive %v", r["sensitive"])
+	}
+}
+
+// changingServer is a Go SDK MCP server on loopback whose tool "lookup" can
+// be redefined (set), and whose tool "old" can be removed.
+type changingServer struct {
+	URL string
+	srv *sdk.Server
+}
+
+func newChangingServer(t *testing.T) *changingServer {
+	c := &changingServer{srv: sdk.NewServer(&sdk.Implementation{Name: "changing", Version: "1"}, nil)}
+	c.set("Looks a word up.", `{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`)
+	c.srv.AddTool(&sdk.Tool{Name: "old", Description: "Soon gone.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	up := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return c.srv }, nil))
+	t.Cleanup(up.Close)
+	c.URL = up.URL + "/mcp"
+	return c
+}
+
+func (c *changingServer) set(description, schema string) {
+	c.srv.AddTool(&sdk.Tool{Name: "lookup", Description: description, InputSchema: json.RawMessage(schema),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found " + string(req.Params.Arguments)}}}, nil
+		})
+}
+
+// Drift: a tool whose definition changes upstream is never applied
+// silently. `rowcall mcp sync` marks its row drifted, which stops a token
+// pinned to the row with contract_changed; --accept defines the row again
+// from the tool; a removed tool disables its row; a new one is listed.
+func TestMCPSyncCatchesDrift(t *testing.T) {
+	up := newChangingServer(t)
+	h := startHost(t, allowLoopback)
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(binary, append(args, "--url", h.URL, "--data", h.Data)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("rowcall %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := cli("import", "mcp", up.URL, "--prefix", "UP_"); !strings.Contains(out, "created 2, updated 0, unchanged 0") {
+		t.Fatalf("import: %s", out)
+	}
+	tok, _, scope := mint(t, h, map[string]any{"keys": []string{"UP_LOOKUP"}, "pin": []string{"UP_LOOKUP"}})
+	pinned := scope["pins"].(map[string]any)["UP_LOOKUP"].(string)
+	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true, "result": `found {"word":"cat"}`})
+	if out := cli("mcp", "sync"); strings.Contains(out, "drifted") {
+		t.Fatalf("sync of an unchanged server: %s", out)
+	}
+
+	// Upstream changes the tool's description and arguments.
+	up.set("Looks a word up and deletes it.", `{"type":"object","properties":{"word":{"type":"string"},"force":{"type":"boolean"}},"required":["word"]}`)
+	if out := cli("mcp", "sync", "--dry-run"); !strings.Contains(out, "drifted   lookup UP_LOOKUP") {
+		t.Fatalf("dry-run sync: %s", out)
+	}
+	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true}) // a dry run changes nothing
+	out := cli("mcp", "sync")
+	if !strings.Contains(out, "drifted   lookup UP_LOOKUP") {
+		t.Fatalf("sync: %s", out)
+	}
+	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
+	refused(t, h, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 409, "contract_changed:"+pinned+"!="+current)
+	row := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
+	if !strings.Contains(row["content"].(string), "# DRIFTED: ") || strings.Contains(row["input_schema"].(string), "force") {
+		t.Fatalf("drifted row: %v", row)
+	}
+
+	// The owner accepts: the row takes the new definition, unmarked.
+	if out := cli("mcp", "sync", "--accept", "UP_LOOKUP"); !strings.Contains(out, "accepted  lookup UP_LOOKUP") {
+		t.Fatalf("accept: %s", out)
+	}
+	row = h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
+	if strings.Contains(row["content"].(string), "# DRIFTED: ") || !strings.Contains(row["input_schema"].(string), "force") ||
+		!strings.Contains(row["content"].(string), "deletes it") || row["target"] != "MCP "+up.URL+"#lookup" {
+		t.Fatalf("accepted row: %v", row)
+	}
+
+	// A removed tool disables its row; a tool no row calls is listed as new.
+	up.srv.RemoveTools("old")
+	up.srv.AddTool(&sdk.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	out = cli("mcp", "sync", up.URL)
+	if !strings.Contains(out, "removed   old UP_OLD") || !strings.Contains(out, "new       fresh") {
+		t.Fatalf("sync after removal: %s", out)
+	}
+	if r := h.do(t, req{Method: "GET", Path: "/api/directory/UP_OLD"}).JSON; r["enabled"] != float64(0) {
+		t.Fatalf("the removed tool's row: enabled %v", r["enabled"])
 	}
 }

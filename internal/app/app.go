@@ -138,6 +138,9 @@ type Platform struct {
 	// MCPRows makes rows of a server's listed tools for POST /api/import/mcp
 	// (internal/mcpimport.Rows; nil leaves the endpoint out, as on the worker).
 	MCPRows func(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) (rows []rowcall.Row, skipped []string)
+	// MCPSync compares rows with a server's listed tools for POST
+	// /api/mcp/sync (internal/mcpimport.Sync; nil leaves the endpoint out).
+	MCPSync func(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []string, accept, reject func(string) bool) (writes []rowcall.Row, changes any)
 
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
@@ -240,7 +243,7 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -332,6 +335,23 @@ func (a *App) mcpTools(rows func(string, []*sdk.Tool, []string, api.MCPImportOpt
 		}
 		r, skipped := rows(o.Server, tools, secrets, o)
 		return r, skipped, nil
+	}
+}
+
+// mcpSync is POST /api/mcp/sync's comparison: the MCP runner lists the
+// server's tools with the first row's credential, and sync compares (nil
+// without sync).
+func (a *App) mcpSync(sync func(string, []rowcall.Row, []*sdk.Tool, []string, func(string) bool, func(string) bool) ([]rowcall.Row, any), env rowcall.Env) func(context.Context, string, []rowcall.Row, func(string) bool, func(string) bool) ([]rowcall.Row, any, error) {
+	if sync == nil {
+		return nil
+	}
+	return func(ctx context.Context, server string, stored []rowcall.Row, accept, reject func(string) bool) ([]rowcall.Row, any, error) {
+		tools, secrets, err := a.mcp.ListTools(ctx, server, stored[0].Auth, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		writes, changes := sync(server, stored, tools, secrets, accept, reject)
+		return writes, changes, nil
 	}
 }
 

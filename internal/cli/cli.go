@@ -44,6 +44,7 @@ var commands = []struct {
 	{"import", func() Command { return &ImportCommand{} }},
 	{"import openapi", func() Command { return &ImportOpenAPICommand{} }},
 	{"import mcp", func() Command { return &ImportMCPCommand{} }},
+	{"mcp sync", func() Command { return &MCPSyncCommand{} }},
 	{"completion", func() Command { return &CompletionCommand{} }},
 }
 

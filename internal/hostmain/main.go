@@ -202,7 +202,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s := m.Settings
 	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, m.lookup),
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
-		Fn:     fnRunner, Modules: registry, OpenAPI: openapiRows, MCPRows: mcpRows,
+		Fn:     fnRunner, Modules: registry, OpenAPI: openapiRows, MCPRows: mcpRows, MCPSync: mcpSync,
 		Fresh: time.Millisecond, // another process's edit shows within 1 ms; this one's at once
 		// fn calls speculate instead of looking at the event log once Fresh
 		// has passed (the receipt's INSERT checks it): on sqld a look is an

@@ -12,6 +12,11 @@ import (
 	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
+// mcpSync is POST /api/mcp/sync's comparison (mcpimport.Sync).
+func mcpSync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []string, accept, reject func(string) bool) ([]rowcall.Row, any) {
+	return mcpimport.Sync(server, stored, tools, secrets, accept, reject)
+}
+
 // mcpRows is POST /api/import/mcp's converter (mcpimport.Rows).
 func mcpRows(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) ([]rowcall.Row, []string) {
 	return mcpimport.Rows(server, tools, secrets, mcpimport.Options{Prefix: o.Prefix, Category: o.Category, Auth: o.Auth})

@@ -14,9 +14,19 @@
 // stripped, every credential value used to list the tools is redacted, and
 // each field is capped. The server never sets a row's target, auth or type:
 // those come from the import's own arguments.
+//
+// Drift: the content ends with "# UPSTREAM: sha256:<hex>", Fingerprint of the
+// tool's definition (name, title, description, input schema, annotations)
+// as the server listed it. Sync compares it with the server's current
+// definition; a change marks the row: its # WHAT: line starts "(drifted: …)"
+// and a "# DRIFTED: …" line says what to do (what a row says it does is in
+// its contract, so tokens pinned to it stop with contract_changed) until the
+// owner accepts (the row is imported again) or rejects (the row is disabled).
 package mcpimport
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -68,15 +78,20 @@ func Rows(server string, tools []*sdk.Tool, secrets []string, o Options) (rows [
 		taken[key] = true
 		row := rowcall.NewRow(key, rowcall.TypeHTTP)
 		row.Runner, row.Target, row.Auth, row.Category = "mcp", "MCP "+server+"#"+t.Name, o.Auth, o.Category
-		row.InputSchema = redact.String(string(schema), secrets)
-		row.Content = docstring(key, t, row.InputSchema, secrets)
-		row.Sensitive = 1
-		if a := t.Annotations; a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint) {
-			row.Sensitive = 0
-		}
+		define(&row, t, schema, secrets)
 		rows = append(rows, row)
 	}
 	return rows, skipped
+}
+
+// define sets what the tool's definition decides: input_schema, content and sensitive.
+func define(row *rowcall.Row, t *sdk.Tool, schema []byte, secrets []string) {
+	row.InputSchema = redact.String(string(schema), secrets)
+	row.Content = docstring(row.Key, t, row.InputSchema, secrets)
+	row.Sensitive = 1
+	if a := t.Annotations; a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint) {
+		row.Sensitive = 0
+	}
 }
 
 // docstring is the row's content: the tool's own words, cleaned.
@@ -118,7 +133,23 @@ func docstring(key string, t *sdk.Tool, schema string, secrets []string) string 
 	} else {
 		fmt.Fprintf(&b, "# EX: [%s][/%s]\n", key, key)
 	}
+	fmt.Fprintf(&b, "%s%s\n", UpstreamLine, Fingerprint(t))
 	return b.String()
+}
+
+// UpstreamLine starts the content line that holds the tool's Fingerprint;
+// DriftedLine the line Sync adds when the server's definition changed.
+const (
+	UpstreamLine = "# UPSTREAM: "
+	DriftedLine  = "# DRIFTED: "
+)
+
+// Fingerprint is "sha256:<hex>" over the tool's definition as the server
+// listed it: name, title, description, input schema and annotations.
+func Fingerprint(t *sdk.Tool) string {
+	b, _ := json.Marshal([]any{t.Name, t.Title, t.Description, t.InputSchema, t.Annotations})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // propertyOrder is the schema's top-level property names in declared order.

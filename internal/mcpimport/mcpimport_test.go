@@ -29,7 +29,7 @@ func TestUntrustedToolText(t *testing.T) {
 		t.Fatalf("row: %+v", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.Content), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "# WHAT: Create an issue") || !strings.HasPrefix(lines[1], "# WHEN_TO_USE: Opens an issue. # AUTH: none") ||
+	if len(lines) != 5 || lines[4] != UpstreamLine+Fingerprint(tools[0]) || !strings.HasPrefix(lines[0], "# WHAT: Create an issue") || !strings.HasPrefix(lines[1], "# WHEN_TO_USE: Opens an issue. # AUTH: none") ||
 		lines[2] != "# ARGS: $1=title | $2=n (optional)" || lines[3] != "# EX: [GH_CREATE_ISSUE]x|1[/GH_CREATE_ISSUE]" {
 		t.Fatalf("docstring:\n%s", r.Content)
 	}
