@@ -51,6 +51,14 @@ type Config struct {
 	// of its build; the endpoint then answers 501, and `rowcall import
 	// openapi`, which converts on the caller's machine, still works.
 	OpenAPI func(doc []byte, o OpenAPIOptions) (OpenAPIResult, error)
+	// MCPTools lists an MCP server's tools as rows for POST /api/import/mcp
+	// (internal/mcpimport over runners/mcpcall: the local host sets it); nil
+	// leaves the endpoint answering 501.
+	MCPTools func(ctx context.Context, o MCPImportOptions) (rows []rowcall.Row, skipped []string, err error)
+	// MCPSync compares the rows that call one MCP server (stored) with the
+	// tools it lists now, for POST /api/mcp/sync (internal/mcpimport.Sync:
+	// the local host sets it): the rows to write, and a report per row.
+	MCPSync func(ctx context.Context, server string, stored []rowcall.Row, accept, reject func(key string) bool) (writes []rowcall.Row, changes any, err error)
 	// SimilarRows starts making a row's vector (the stored one when current)
 	// beside its write, for the write's similar_rows and for GET
 	// /api/directory/{key}/similar (nil: the host has no embedder, and
@@ -119,6 +127,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
 	m.HandleFunc("POST /api/import", h.owner(h.importRows))
 	m.HandleFunc("POST /api/import/openapi", h.owner(h.importOpenAPI))
+	m.HandleFunc("POST /api/import/mcp", h.owner(h.importMCP))
+	m.HandleFunc("POST /api/mcp/sync", h.owner(h.syncMCP))
 	m.HandleFunc("GET /api/openapi.json", h.reader(h.exportOpenAPI))
 	m.HandleFunc("POST /api/dispatch/{key}", h.invoker(h.callNamed))
 	m.HandleFunc("PUT /api/modules/{name}", h.owner(h.putModule))

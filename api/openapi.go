@@ -47,9 +47,7 @@ const MaxOpenAPIDocument = 4 << 20
 // rows).
 func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller) {
 	if h.cfg.OpenAPI == nil {
-		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Status: http.StatusNotImplemented,
-			Message:  "this host does not convert OpenAPI documents (the worker leaves the parser out of its build)",
-			HowToFix: "run `rowcall import openapi FILE --url URL`, which converts the document on your machine and imports the rows"})
+		writeError(w, r, notBuiltIn("convert OpenAPI documents", "run `rowcall import openapi FILE --url URL`, which converts the document on your machine and imports the rows"))
 		return
 	}
 	doc, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxOpenAPIDocument))
@@ -65,16 +63,23 @@ func (h *Handler) importOpenAPI(w http.ResponseWriter, r *http.Request, c Caller
 		writeError(w, r, invalid(err.Error(), "send an OpenAPI 3.0 or 3.1 document, JSON or YAML, whose $refs point inside it"))
 		return
 	}
-	raw := make([]map[string]json.RawMessage, len(res.Rows))
-	for i := range res.Rows {
-		b, _ := json.Marshal(res.Rows[i])
+	h.importConverted(w, r, res.Rows, res.Skipped, provenance{res.Source, q.Get("replace") == "1"}, ordered{{"server", res.Server}})
+}
+
+// importConverted imports rows an importer made (OpenAPI operations, MCP
+// tools) from one source as POST /api/import?if_match=1&source= does,
+// honouring ?dry_run=1, with extra and then skipped (what could not become a
+// row, and why) at the end of the answer.
+func (h *Handler) importConverted(w http.ResponseWriter, r *http.Request, rows []rowcall.Row, skipped []string, from provenance, extra ordered) {
+	raw := make([]map[string]json.RawMessage, len(rows))
+	for i := range rows {
+		b, _ := json.Marshal(rows[i])
 		json.Unmarshal(b, &raw[i])
 	}
-	if res.Skipped == nil {
-		res.Skipped = []string{}
+	if skipped == nil {
+		skipped = []string{}
 	}
-	h.importBatch(w, r, raw, q.Get("dry_run") == "1", true, provenance{res.Source, q.Get("replace") == "1"},
-		ordered{{"server", res.Server}, {"skipped", res.Skipped}})
+	h.importBatch(w, r, raw, r.URL.Query().Get("dry_run") == "1", true, from, append(extra, ordered{{"skipped", skipped}}...))
 }
 
 // callNamed handles POST /api/dispatch/{key} with the call's named arguments

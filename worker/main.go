@@ -134,6 +134,9 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },
 		Client:  func(policy outbound.Policy, _ time.Duration) *http.Client { return client(policy, inst.fetcher) },
 		Fn:      inst.fn, Modules: inst.fn.registry(),
+		// MCP rows: HTTP servers only (no MCPStdio: a Worker starts no
+		// process), one session per call (a fetch belongs to its request).
+		MCPNoPool: true,
 		// Every call would look at D1's event log first: fn calls let the
 		// receipt's INSERT look.
 		Speculate: true,

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/directory"
@@ -33,6 +35,7 @@ import (
 	"github.com/rowcall/rowcall/runners/flow"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/runners/httpcall"
+	"github.com/rowcall/rowcall/runners/mcpcall"
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
@@ -130,6 +133,18 @@ type Platform struct {
 	Agent     func(*agent.Config)              // adjusts the agent runner (the host's retry flags)
 	Handler   func(http.Handler) http.Handler  // wraps the API (the worker compiles modules on registration)
 
+	// MCPStdio runs the operator's stdio MCP servers (nil: stdio rows are
+	// refused, as on the worker); MCPNoPool makes each MCP call its own
+	// session (mcpcall.Config.NoPool).
+	MCPStdio  *mcpcall.Stdio
+	MCPNoPool bool
+	// MCPRows makes rows of a server's listed tools for POST /api/import/mcp
+	// (internal/mcpimport.Rows; nil leaves the endpoint out, as on the worker).
+	MCPRows func(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) (rows []rowcall.Row, skipped []string)
+	// MCPSync compares rows with a server's listed tools for POST
+	// /api/mcp/sync (internal/mcpimport.Sync; nil leaves the endpoint out).
+	MCPSync func(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []string, accept, reject func(string) bool) (writes []rowcall.Row, changes any)
+
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
 	OpenAPI func([]byte, api.OpenAPIOptions) (api.OpenAPIResult, error)
@@ -148,6 +163,8 @@ type App struct {
 
 	Embedder rowcall.Embedder // what ask embeds with (nil: words only; pickEmbedder)
 	Reranker rowcall.Reranker // ask's rerank row (nil: none; ROWCALL_ASK_RERANK)
+
+	mcp *mcpcall.Runner
 }
 
 // New assembles the core for s over p.
@@ -207,11 +224,15 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.Env != nil {
 		env = rowcall.SecretsEnv(p.Env, s.SecretsPrefix)
 	}
+	httpRunner := httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})
+	// MCP rows are http rows with runner "mcp": same policy, same auth column.
+	a.mcp = mcpcall.New(mcpcall.Config{HTTP: httpRunner, Client: p.Client(policy, mcpcall.DefaultTimeout),
+		Stdio: p.MCPStdio, NoPool: p.MCPNoPool})
 	a.Dispatcher = &dispatch.Dispatcher{
 		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
 		Runners: map[rowcall.Type]rowcall.Runner{
-			rowcall.TypeHTTP:  wrap(httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})),
+			rowcall.TypeHTTP:  wrap(mcpcall.Route{HTTP: httpRunner, MCP: a.mcp}),
 			rowcall.TypeFlow:  wrap(flow.Runner{}),
 			rowcall.TypeFn:    wrap(p.Fn),
 			rowcall.TypeAgent: wrap(agent.New(models)),
@@ -230,7 +251,7 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -308,6 +329,40 @@ func (a *App) near() func(ctx context.Context, v []float32, self string, f rowca
 	return a.Ranker.Similar
 }
 
+// mcpTools is POST /api/import/mcp's lister: the MCP runner lists the
+// server's tools with the import's auth read from env, and rows makes them
+// rows (nil without rows).
+func (a *App) mcpTools(rows func(string, []*sdk.Tool, []string, api.MCPImportOptions) ([]rowcall.Row, []string), env rowcall.Env) func(context.Context, api.MCPImportOptions) ([]rowcall.Row, []string, error) {
+	if rows == nil {
+		return nil
+	}
+	return func(ctx context.Context, o api.MCPImportOptions) ([]rowcall.Row, []string, error) {
+		tools, secrets, err := a.mcp.ListTools(ctx, o.Server, o.Auth, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, skipped := rows(o.Server, tools, secrets, o)
+		return r, skipped, nil
+	}
+}
+
+// mcpSync is POST /api/mcp/sync's comparison: the MCP runner lists the
+// server's tools with the first row's credential, and sync compares (nil
+// without sync).
+func (a *App) mcpSync(sync func(string, []rowcall.Row, []*sdk.Tool, []string, func(string) bool, func(string) bool) ([]rowcall.Row, any), env rowcall.Env) func(context.Context, string, []rowcall.Row, func(string) bool, func(string) bool) ([]rowcall.Row, any, error) {
+	if sync == nil {
+		return nil
+	}
+	return func(ctx context.Context, server string, stored []rowcall.Row, accept, reject func(string) bool) ([]rowcall.Row, any, error) {
+		tools, secrets, err := a.mcp.ListTools(ctx, server, stored[0].Auth, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		writes, changes := sync(server, stored, tools, secrets, accept, reject)
+		return writes, changes, nil
+	}
+}
+
 // Run does the core's background work until ctx ends: embedding rows after
 // their writes (when there is an Embedder). A host runs it in a goroutine.
 func (a *App) Run(ctx context.Context) {
@@ -316,5 +371,9 @@ func (a *App) Run(ctx context.Context) {
 	}
 }
 
-// Close stops the receipt writer once what it holds is stored.
-func (a *App) Close() { a.Receipts.Close() }
+// Close stops the receipt writer once what it holds is stored, and closes
+// the MCP sessions the runner holds.
+func (a *App) Close() {
+	a.mcp.Close()
+	a.Receipts.Close()
+}

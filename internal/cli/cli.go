@@ -43,6 +43,8 @@ var commands = []struct {
 	{"export", func() Command { return &ExportCommand{} }},
 	{"import", func() Command { return &ImportCommand{} }},
 	{"import openapi", func() Command { return &ImportOpenAPICommand{} }},
+	{"import mcp", func() Command { return &ImportMCPCommand{} }},
+	{"mcp sync", func() Command { return &MCPSyncCommand{} }},
 	{"completion", func() Command { return &CompletionCommand{} }},
 }
 

@@ -74,7 +74,20 @@ func importPasses(env *Env, c *client, each func(func(rows []json.RawMessage, do
 		bar.finish()
 		return err
 	}
-	if err := pass(true, "checking"); err != nil {
+	return dryRunFirst(env, &sum, dry, func(dryRun bool) error {
+		label := "importing"
+		if dryRun {
+			label = "checking"
+		}
+		return pass(dryRun, label)
+	})
+}
+
+// dryRunFirst runs pass as a dry run, stops on invalid rows, then (unless
+// dry) runs it for real, and prints what changed: every import's two passes
+// and report. sum is what the last pass found.
+func dryRunFirst(env *Env, sum *report, dry bool, pass func(dryRun bool) error) error {
+	if err := pass(true); err != nil {
 		return err
 	}
 	if len(sum.Invalid) > 0 {
@@ -84,7 +97,7 @@ func importPasses(env *Env, c *client, each func(func(rows []json.RawMessage, do
 		return fmt.Errorf("%d invalid rows; nothing was imported", len(sum.Invalid))
 	}
 	if !dry {
-		if err := pass(false, "importing"); err != nil {
+		if err := pass(false); err != nil {
 			return err
 		}
 	}

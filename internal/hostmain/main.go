@@ -204,7 +204,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s := m.Settings
 	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, m.lookup),
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
-		Fn:     fnRunner, Modules: registry,
+		Fn:     fnRunner, Modules: registry, MCPRows: mcpRows, MCPSync: mcpSync,
 		OpenAPI: openapi.Import,   // the worker leaves it out: kin-openapi would add 1.45 MB to its binary
 		Fresh:   time.Millisecond, // another process's edit shows within 1 ms; this one's at once
 		// fn calls speculate instead of looking at the event log once Fresh
@@ -218,6 +218,12 @@ func (m *Main) Run(ctx context.Context) error {
 		SelfBase: func(context.Context) string { return cmp.Or(strings.TrimRight(s.PublicURL, "/"), base) },
 		Agent:    m.tune,
 		Embedder: embedder(ctx, s, m.DataDir),
+	}
+	if p.MCPStdio, err = stdioServers(m.lookup); err != nil {
+		return err
+	}
+	if p.MCPStdio != nil {
+		m.closers = append(m.closers, func() error { p.MCPStdio.Close(); return nil })
 	}
 	if embedded {
 		p.MaxParams = sqlite.MaxParams // group commits in few statements

@@ -103,6 +103,20 @@ func Compile(text string) (*Schema, error) {
 // Check maps args onto the schema and validates them. The error is the
 // validator's first failure, made one line (see flatten).
 func (s *Schema) Check(args []string) error {
+	// Round-trip through JSON so the instance is what the validator reads:
+	// numbers as float64, objects as map[string]any.
+	var inst any
+	json.Unmarshal(s.Arguments(args), &inst)
+	if err := s.compiled.Validate(inst); err != nil {
+		return errors.New(flatten(err))
+	}
+	return nil
+}
+
+// Arguments is the JSON object the rule (the package doc) maps args onto:
+// what Check validates, and what an MCP upstream receives as a tool's
+// arguments (runners/mcpcall).
+func (s *Schema) Arguments(args []string) json.RawMessage {
 	if len(args) == 1 && args[0] == "" {
 		args = nil
 	}
@@ -117,15 +131,8 @@ func (s *Schema) Check(args []string) error {
 		}
 		obj[p.name] = p.convert(v)
 	}
-	// Round-trip through JSON so the instance is what the validator reads:
-	// numbers as float64, objects as map[string]any.
 	b, _ := json.Marshal(obj)
-	var inst any
-	json.Unmarshal(b, &inst)
-	if err := s.compiled.Validate(inst); err != nil {
-		return errors.New(flatten(err))
-	}
-	return nil
+	return b
 }
 
 func (p property) is(t string) bool {

@@ -1,7 +1,9 @@
 package httpcall
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/rowcall/rowcall"
 )
@@ -48,3 +50,53 @@ func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential
 // it: the request URL (which may carry a query credential) dropped, and an
 // outbound-policy refusal in its own words.
 func FetchMessage(err error) string { return fetchMessage(err) }
+
+// Authorized is a row's credential resolved for one upstream: what
+// Runner.Authorize returns.
+type Authorized struct {
+	Header  http.Header // the headers the auth column sets
+	URL     *url.URL    // the upstream's URL, with a query: credential added
+	Secrets []string    // every value read or token obtained, for redaction
+	forget  func()
+}
+
+// Forget drops the OAuth token Authorize obtained (the upstream refused it
+// with 401), so the next Authorize fetches a fresh one. It does nothing for
+// other credentials.
+func (a Authorized) Forget() {
+	if a.forget != nil {
+		a.forget()
+	}
+}
+
+// Authorize resolves a row's auth column for a request to u the way http rows
+// do (the package doc): bearer:, basic:, headers: and query: read their values
+// from env at call time, and oauth: runs the client-credentials grant through
+// the runner's token cache and client. It sends nothing to u. The failure
+// (when out.Fail is set) is kind:key wrapping ERR:auth:…; out.Status is then
+// the token endpoint's status. Runners that reach an upstream through another
+// protocol with a row's credential (runners/mcpcall) use it, so the auth
+// column means the same thing on every row.
+func (r *Runner) Authorize(ctx context.Context, kind, key string, u *url.URL, auth string, env rowcall.Env) (Authorized, rowcall.Output) {
+	spec, fail := parseAuth(auth)
+	if fail != nil {
+		return Authorized{}, rowcall.Fail(kind, key).Wrapping(fail).Output()
+	}
+	if env == nil {
+		env = rowcall.EnvFunc(func(string) (string, bool) { return "", false })
+	}
+	cu := *u
+	c := &call{url: &cu, headers: http.Header{}, credHeaders: map[string]bool{}}
+	spec.apply(c, env)
+	tctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	tokenKey, out := r.token(ctx, tctx, kind, key, c)
+	if out.Failed() {
+		return Authorized{}, out
+	}
+	a := Authorized{Header: c.headers, URL: c.url, Secrets: c.secrets}
+	if tokenKey != "" {
+		a.forget = func() { r.tokens.drop(tokenKey) }
+	}
+	return a, out
+}

@@ -90,24 +90,10 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 func (r *Runner) send(parent context.Context, key string, c *call) rowcall.Output {
 	ctx, cancel := context.WithTimeout(parent, r.timeout)
 	defer cancel()
-	out := rowcall.Output{}
-	var tokenKey string
-	if c.oauth != nil {
-		tok, terr := r.tokens.get(ctx, r.client, c.oauth, r.max)
-		if terr != nil {
-			msg := terr.msg
-			if terr.status == 0 {
-				msg = r.failure(parent, ctx, terr.cause, c.secrets)
-			}
-			out.Fails(rowcall.Fail("http", key).Wrapping(rowcall.Fail("auth", "oauth_token", redact.String(msg, c.secrets))))
-			out.Status, out.Secrets = terr.status, c.secrets
-			return out
-		}
-		c.headers.Set("Authorization", "Bearer "+tok)
-		c.secrets = append(c.secrets, tok)
-		tokenKey = c.oauth.cacheKey()
+	tokenKey, out := r.token(parent, ctx, "http", key, c)
+	if out.Failed() {
+		return out
 	}
-	out.Secrets = c.secrets
 	req, err := c.request(ctx)
 	if err != nil {
 		out.Fails(rowcall.Fail("http", "bad_target", redact.String(err.Error(), c.secrets)))
@@ -135,6 +121,30 @@ func (r *Runner) send(parent context.Context, key string, c *call) rowcall.Outpu
 		out.Fails(rowcall.Fail("http", strconv.Itoa(resp.StatusCode), redact.String(string(body), c.secrets)))
 	}
 	return out
+}
+
+// token runs c's client-credentials grant, when it has one, and sets the
+// token on c. tokenKey names the cached token (to drop on a 401); out carries
+// c's secrets, and is the kind:key failure wrapping ERR:auth:oauth_token when
+// the token endpoint failed.
+func (r *Runner) token(parent, ctx context.Context, kind, key string, c *call) (tokenKey string, out rowcall.Output) {
+	if c.oauth != nil {
+		tok, terr := r.tokens.get(ctx, r.client, c.oauth, r.max)
+		if terr != nil {
+			msg := terr.msg
+			if terr.status == 0 {
+				msg = r.failure(parent, ctx, terr.cause, c.secrets)
+			}
+			out.Fails(rowcall.Fail(kind, key).Wrapping(rowcall.Fail("auth", "oauth_token", redact.String(msg, c.secrets))))
+			out.Status, out.Secrets = terr.status, c.secrets
+			return "", out
+		}
+		c.headers.Set("Authorization", "Bearer "+tok)
+		c.secrets = append(c.secrets, tok)
+		tokenKey = c.oauth.cacheKey()
+	}
+	out.Secrets = c.secrets
+	return tokenKey, out
 }
 
 func tooLarge(limit int64, status int) *rowcall.Failure {

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+)
+
+// MCPSyncCommand is `rowcall mcp sync [SERVER]`: compare every MCP server's
+// tools (or SERVER's: a URL, stdio:NAME or NAME) with the rows that call
+// them, through POST /api/mcp/sync. A changed tool marks its row drifted
+// (tokens pinned to the row stop with contract_changed) until --accept
+// (the row is defined again from the tool) or --reject (the row is
+// disabled); a removed tool disables its row; new tools are listed.
+type MCPSyncCommand struct {
+	client
+	accept, reject string
+	dry            bool
+}
+
+func (c *MCPSyncCommand) Usage() (string, string) {
+	return "[SERVER]", "compare MCP servers' tools with their rows: drifted, removed, new; accept or reject a change"
+}
+
+func (c *MCPSyncCommand) Flags(fs *flag.FlagSet) {
+	c.client.flags(fs)
+	fs.StringVar(&c.accept, "accept", "", "rows whose changed tool to take (KEY,KEY or * for all): defined again from the tool")
+	fs.StringVar(&c.reject, "reject", "", "rows whose changed tool to refuse (KEY,KEY): disabled")
+	fs.BoolVar(&c.dry, "dry-run", false, "report; change nothing")
+}
+
+func (c *MCPSyncCommand) Run(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("usage: rowcall mcp sync [SERVER] [--accept KEY,…|*] [--reject KEY,…] [--dry-run] [--url URL]")
+	}
+	q := url.Values{"accept": {c.accept}, "reject": {c.reject}}
+	if len(args) == 1 {
+		q.Set("server", args[0])
+	}
+	if c.dry {
+		q.Set("dry_run", "1")
+	}
+	c.connect(ctx, env)
+	status, out, err := c.do("POST", "/api/mcp/sync?"+q.Encode(), map[string]any{})
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(out)
+	if status != 200 {
+		return fmt.Errorf("HTTP %d: %s", status, b)
+	}
+	var res struct {
+		Servers []struct {
+			Server  string `json:"server"`
+			Error   string `json:"error"`
+			Changes []struct {
+				Key, Tool, State, Was, Now string
+			} `json:"changes"`
+		} `json:"servers"`
+	}
+	json.Unmarshal(b, &res)
+	failed := 0
+	for _, s := range res.Servers {
+		if s.Error != "" {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", s.Server, s.Error)
+			failed++
+			continue
+		}
+		fmt.Fprintln(env.Stdout, s.Server)
+		for _, ch := range s.Changes {
+			if ch.State == "unchanged" {
+				continue
+			}
+			fmt.Fprintf(env.Stdout, "  %-9s %s %s\n", ch.State, ch.Tool, ch.Key)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d servers could not be listed", failed)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package mcpcall is the runner for MCP tools as rows: an http row whose
+// runner column is "mcp" calls one tool of a Model Context Protocol server,
+// through the official Go SDK's client (github.com/modelcontextprotocol/go-sdk).
+//
+// # Target
+//
+// The row's target names the server and the tool:
+//
+//	MCP https://mcp.example.com/mcp#create_issue   a streamable HTTP server
+//	MCP stdio:github#create_issue                  a stdio server the operator declared
+//
+// The word MCP, one space, the server, '#', the tool's name as the server
+// lists it. The URL is used as written (no $N references). A stdio server is
+// named, never described: only the operator's configuration file (Stdio, read
+// by ReadConfig) says what command a name starts, so writing a row can never
+// start a process.
+//
+// # Arguments
+//
+// The call's pipe-separated arguments become the tool's arguments by the one
+// named-arguments rule (internal/typed): mapped in order onto the row's
+// input_schema properties, each read as its type says. A row without named
+// properties passes its body as the arguments when it is a JSON object, and
+// {} when it is empty. The row's payload is not sent.
+//
+// # Credentials
+//
+// The row's auth column means what it means on any http row (bearer:,
+// basic:, headers:, query:, oauth: — runners/httpcall's Authorize): the
+// headers are put on requests to the server's origin only (scheme, host and
+// port), never on a redirect elsewhere. Sessions are pooled per server and
+// credential: a rotated credential gets a new session; a session the server
+// has expired (404 on its id) is initialized again and the call sent once
+// more. Stdio servers take no row credential (their environment is the
+// operator's).
+//
+// # Results
+//
+//	only text blocks           the texts, joined by "\n"
+//	anything else              {"content":[…],"structuredContent":…} — MCP's own
+//	                           JSON for the content blocks (image and audio data
+//	                           base64, resources and links as sent), and the
+//	                           structured content when the tool gave one
+//	isError                    ERR:mcp:tool_error:<the same rendering>
+//	JSON-RPC error             ERR:mcp:rpc:<code>:<message>
+//	no answer                  ERR:mcp:fetch:<message>   (outbound policy, refused, crashed)
+//	timeout                    ERR:mcp:fetch:timeout after 30s
+//	401 / 403                  ERR:mcp:401 (Status set: the dispatcher's breaker counts it)
+//	too large                  ERR:mcp:too_large:<limit> bytes
+//	bad target                 ERR:mcp:bad_target:<message>
+//	stdio on the worker        ERR:mcp:stdio_unavailable:<NAME>
+//	unknown stdio name         ERR:mcp:unknown_server:<NAME>
+//
+// Every result and failure is passed through redact.String with the
+// credential values used. A cancelled call (the caller's context ends) is
+// cancelled upstream too (notifications/cancelled). The HTTP transport is
+// Config.Client: the host passes the outbound policy's client (the SSRF
+// policy and outbound.CheckRedirect), the worker its fetch-based one. Every
+// response body is capped at Config.MaxResponse.
+//
+// # Shape mode
+//
+// With Invocation.Shape nothing is sent: Plan is {"server","tool","arguments"}
+// and Result SHAPE:mcp:<server>#<tool>.
+//
+// Route puts the runner behind the http row type: rows whose runner is "mcp"
+// reach it, every other http row the http runner.
+package mcpcall

@@ -1,0 +1,63 @@
+package mcpcall
+
+import (
+	"context"
+	"errors"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+)
+
+// ListTools returns every tool the server lists (tools/list, all pages),
+// each inputSchema as the server sent it (property order kept), and the
+// credential values used, to redact from what the server wrote. server is a
+// target's server part: an http(s) URL or stdio:NAME; auth and env are a
+// row's auth column and credential environment, as a call's.
+func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall.Env) (tools []*sdk.Tool, secrets []string, err error) {
+	t, err := ParseTarget("MCP " + server + "#tools/list")
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	list := func(cs *sdk.ClientSession) error {
+		tools = tools[:0]
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return err
+			}
+			tools = append(tools, tool)
+		}
+		return nil
+	}
+	if t.Stdio != "" {
+		if r.cfg.Stdio == nil {
+			return nil, nil, errors.New("this host runs no stdio MCP servers")
+		}
+		cs, sch, fail := r.cfg.Stdio.sessionOf(ctx, t.Stdio)
+		if fail != nil {
+			return nil, nil, errors.New(fail.String())
+		}
+		if err := list(cs); err != nil {
+			r.cfg.Stdio.broken(t.Stdio, cs)
+			return nil, nil, err
+		}
+		sch.restore(tools)
+		return tools, nil, nil
+	}
+	a, out := r.cfg.HTTP.Authorize(ctx, "mcp", server, t.URL, auth, env)
+	if out.Failed() {
+		return nil, nil, errors.New(out.Result)
+	}
+	if _, err := r.onHTTP(ctx, a, func(s *httpSession) error {
+		if err := list(s.cs); err != nil {
+			return err
+		}
+		s.inject.schemas.restore(tools)
+		return nil
+	}); err != nil {
+		return nil, nil, errors.New(r.failure(ctx, err, 0, a.Secrets).Result)
+	}
+	return tools, a.Secrets, nil
+}

@@ -1,0 +1,208 @@
+package mcpcall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/args"
+	"github.com/rowcall/rowcall/internal/redact"
+	"github.com/rowcall/rowcall/internal/typed"
+	"github.com/rowcall/rowcall/runners/httpcall"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultTimeout     = httpcall.DefaultTimeout
+	DefaultMaxResponse = httpcall.DefaultMaxResponse
+	DefaultIdle        = 10 * time.Minute
+	DefaultMaxSessions = 256
+)
+
+// Config configures a Runner.
+type Config struct {
+	// HTTP resolves rows' auth columns (httpcall.Runner.Authorize); its
+	// client also runs OAuth token requests.
+	HTTP *httpcall.Runner
+	// Client is the HTTP transport to MCP servers: the host's outbound
+	// policy client, the worker's fetch-based one. nil: a plain client.
+	Client *http.Client
+	// Stdio runs the operator's stdio servers; nil refuses stdio rows with
+	// ERR:mcp:stdio_unavailable (the worker).
+	Stdio *Stdio
+	// Timeout bounds one call; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponse caps each response body and the result, in bytes; 0 means DefaultMaxResponse.
+	MaxResponse int64
+	// Idle closes a pooled HTTP session unused this long; 0 means DefaultIdle.
+	Idle time.Duration
+	// MaxSessions bounds the pool (the least recently used session is closed); 0 means DefaultMaxSessions.
+	MaxSessions int
+	// NoPool makes every call its own session (initialize, call, close): for
+	// a platform where a connection cannot outlive the request that made it.
+	NoPool bool
+}
+
+// Runner runs MCP rows. It is safe for concurrent use.
+type Runner struct {
+	cfg  Config
+	pool *pool
+}
+
+var _ rowcall.Runner = (*Runner)(nil)
+
+// New returns a Runner with cfg, zero fields replaced by their defaults.
+func New(cfg Config) *Runner {
+	if cfg.HTTP == nil {
+		cfg.HTTP = httpcall.New(httpcall.Config{})
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxResponse <= 0 {
+		cfg.MaxResponse = DefaultMaxResponse
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultIdle
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	return &Runner{cfg: cfg, pool: newPool(cfg)}
+}
+
+// Close closes every pooled session (the stdio servers are Stdio's).
+func (r *Runner) Close() { r.pool.closeAll() }
+
+// Run calls the row's tool. Failures are rowcall.Failure values.
+func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
+	if inv == nil || inv.Row == nil {
+		return rowcall.Fail("mcp", "bad_target", "no row").Output()
+	}
+	row := inv.Row
+	t, err := ParseTarget(row.Target)
+	if err != nil {
+		return rowcall.Fail("mcp", "bad_target", err.Error()).Output()
+	}
+	argv := inv.Args
+	if argv == nil {
+		argv = args.Split(inv.Body)
+	}
+	arguments, err := toolArguments(row.InputSchema, argv, inv.Body)
+	if err != nil {
+		return rowcall.Fail("mcp", "bad_args", err.Error()).Output()
+	}
+	if inv.Shape {
+		return rowcall.Output{Result: "SHAPE:mcp:" + t.Server() + "#" + t.Tool,
+			Plan: map[string]any{"server": t.Server(), "tool": t.Tool, "arguments": arguments}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	if t.Stdio != "" {
+		if r.cfg.Stdio == nil {
+			return rowcall.Fail("mcp", "stdio_unavailable", t.Stdio).Because("this host runs no stdio MCP servers (the worker cannot start processes); call " +
+				row.Key + " on the local host, or point the row at the server's streamable HTTP URL").Output()
+		}
+		return r.callStdio(ctx, t, arguments)
+	}
+	auth, out := r.cfg.HTTP.Authorize(ctx, "mcp", row.Key, t.URL, row.Auth, inv.Env)
+	if out.Failed() {
+		return out
+	}
+	return r.callHTTP(ctx, t, auth, arguments)
+}
+
+// toolArguments is the tool's arguments for the call's arguments (the
+// package doc).
+func toolArguments(inputSchema string, argv []string, body string) (json.RawMessage, error) {
+	if s, ok := typed.Named(inputSchema); ok {
+		return s.Arguments(argv), nil
+	}
+	b := strings.TrimSpace(body)
+	if b == "" {
+		return json.RawMessage("{}"), nil
+	}
+	var obj map[string]json.RawMessage
+	if b[0] != '{' || json.Unmarshal([]byte(b), &obj) != nil {
+		return nil, errors.New("the row has no input_schema with named properties, so its arguments must be one JSON object (or nothing); give the row an input_schema to pass them separated by '|'")
+	}
+	return json.RawMessage(b), nil
+}
+
+// call sends one tools/call on cs and renders its answer.
+func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, arguments json.RawMessage, secrets []string) (rowcall.Output, error) {
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: arguments})
+	if err != nil {
+		return rowcall.Output{}, err
+	}
+	out := rowcall.Output{Material: true, Secrets: secrets}
+	text, err := render(res)
+	switch {
+	case err != nil:
+		out.Fails(rowcall.Fail("mcp", "bad_answer", err.Error()))
+	case int64(len(text)) > r.cfg.MaxResponse:
+		out.Fails(tooLarge(r.cfg.MaxResponse))
+	case res.IsError:
+		out.Fails(rowcall.Fail("mcp", "tool_error", redact.String(text, secrets)))
+	default:
+		out.Result = redact.String(text, secrets)
+	}
+	return out, nil
+}
+
+// render is a tool result as the row's output (the package doc's Results).
+func render(res *sdk.CallToolResult) (string, error) {
+	texts := make([]string, 0, len(res.Content))
+	for _, c := range res.Content {
+		t, ok := c.(*sdk.TextContent)
+		if !ok {
+			texts = nil
+			break
+		}
+		texts = append(texts, t.Text)
+	}
+	if texts != nil && res.StructuredContent == nil {
+		return strings.Join(texts, "\n"), nil
+	}
+	content := res.Content
+	if content == nil {
+		content = []sdk.Content{}
+	}
+	b, err := json.Marshal(struct {
+		Content    []sdk.Content `json:"content"`
+		Structured any           `json:"structuredContent,omitempty"`
+	}{content, res.StructuredContent})
+	return string(b), err
+}
+
+func tooLarge(limit int64) *rowcall.Failure {
+	return rowcall.Fail("mcp", "too_large", strconv.FormatInt(limit, 10)+" bytes").Because("the server answered with more, which was not kept; ask the tool for less or raise the runner's response cap")
+}
+
+// failure is the output for a call that got no result.
+func (r *Runner) failure(parent context.Context, err error, status int, secrets []string) rowcall.Output {
+	out := rowcall.Output{Status: status, Secrets: secrets, Material: status != 0}
+	var we *jsonrpc.Error
+	switch {
+	case status == 401 || status == 403:
+		out.Fails(rowcall.Fail("mcp", strconv.Itoa(status)).Because("the server refused the row's credential; fix the variable its auth column names"))
+	case errors.Is(err, errTooLarge):
+		out.Fails(tooLarge(r.cfg.MaxResponse))
+	case errors.As(err, &we):
+		out.Material = true
+		out.Fails(rowcall.Fail("mcp", "rpc", strconv.FormatInt(we.Code, 10), redact.String(we.Message, secrets)))
+	case parent.Err() == context.DeadlineExceeded:
+		out.Fails(rowcall.Fail("mcp", "fetch", "timeout after "+r.cfg.Timeout.String()))
+	default:
+		out.Fails(rowcall.Fail("mcp", "fetch", redact.String(httpcall.FetchMessage(err), secrets)))
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall/internal/testenv"
+)
+
+// mcpServersFile writes the operator's ROWCALL_MCP_SERVERS file declaring
+// the pinned npm server-everything as the stdio server "everything".
+func mcpServersFile(t *testing.T) string {
+	t.Helper()
+	dir := testenv.NPM(t, "mcpservers", filepath.Join("node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH (make test installs nodejs)")
+	}
+	everything := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}, "env": []string{}},
+	}})
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// `rowcall import mcp stdio:NAME` makes one row per tool of a server the
+// operator declared, dry run first; a re-import changes nothing; an imported
+// tool is callable with typed arguments, and its annotations decide
+// sensitive.
+func TestImportMCPCommand(t *testing.T) {
+	h := startHost(t, nil, "ROWCALL_MCP_SERVERS="+mcpServersFile(t))
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := append([]string{"import", "mcp", "stdio:everything", "--prefix", "EV_", "--category", "everything"}, args...)
+		out, err := exec.Command(binary, append(cmd, "--url", h.URL, "--data", h.Data)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("rowcall %s: %v\n%s", strings.Join(cmd, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := run("--dry-run"); !strings.Contains(out, "would create 14, would update 0, unchanged 0") {
+		t.Fatalf("dry run: %s", out)
+	}
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/EV_GET_SUM"}), 404, nil)
+	if out := run(); !strings.Contains(out, "created 14, updated 0, unchanged 0") {
+		t.Fatalf("import: %s", out)
+	}
+	if out := run(); !strings.Contains(out, "created 0, updated 0, unchanged 14") {
+		t.Fatalf("second import: %s", out)
+	}
+	got := h.do(t, req{Method: "POST", Path: "/api/dispatch/EV_GET_SUM", Body: map[string]any{"a": 2, "b": 3}})
+	expect(t, got, 200, map[string]any{"ok": true, "result": "The sum of 2 and 3 is 5."})
+	row := h.do(t, req{Method: "GET", Path: "/api/directory/EV_GET_STRUCTURED_CONTENT"}).JSON
+	if row["type"] != "http" || row["runner"] != "mcp" || row["target"] != "MCP stdio:everything#get-structured-content" || row["sensitive"] != float64(0) {
+		t.Fatalf("imported row: %v", row)
+	}
+	if !strings.Contains(row["content"].(string), "# WHAT: Get Structured Content Tool") {
+		t.Fatalf("docstring: %s", row["content"])
+	}
+	// A tool the server does not mark read-only is sensitive.
+	if r := h.do(t, req{Method: "GET", Path: "/api/directory/EV_TOGGLE_SIMULATED_LOGGING"}).JSON; r["sensitive"] != float64(1) {
+		t.Fatalf("toggle tool: sensitive %v", r["sensitive"])
+	}
+}
+
+// changingServer is a Go SDK MCP server on loopback whose tool "lookup" can
+// be redefined (set), and whose tool "old" can be removed.
+type changingServer struct {
+	URL string
+	srv *sdk.Server
+}
+
+func newChangingServer(t *testing.T) *changingServer {
+	c := &changingServer{srv: sdk.NewServer(&sdk.Implementation{Name: "changing", Version: "1"}, nil)}
+	c.set("Looks a word up.", `{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`)
+	c.srv.AddTool(&sdk.Tool{Name: "old", Description: "Soon gone.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	up := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return c.srv }, nil))
+	t.Cleanup(up.Close)
+	c.URL = up.URL + "/mcp"
+	return c
+}
+
+func (c *changingServer) set(description, schema string) {
+	c.srv.AddTool(&sdk.Tool{Name: "lookup", Description: description, InputSchema: json.RawMessage(schema),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found " + string(req.Params.Arguments)}}}, nil
+		})
+}
+
+// Drift: a tool whose definition changes upstream is never applied
+// silently. `rowcall mcp sync` marks its row drifted, which stops a token
+// pinned to the row with contract_changed; --accept defines the row again
+// from the tool; a removed tool disables its row; a new one is listed.
+func TestMCPSyncCatchesDrift(t *testing.T) {
+	up := newChangingServer(t)
+	h := startHost(t, allowLoopback)
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(binary, append(args, "--url", h.URL, "--data", h.Data)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("rowcall %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := cli("import", "mcp", up.URL, "--prefix", "UP_"); !strings.Contains(out, "created 2, updated 0, unchanged 0") {
+		t.Fatalf("import: %s", out)
+	}
+	tok, _, scope := mint(t, h, map[string]any{"keys": []string{"UP_LOOKUP"}, "pin": []string{"UP_LOOKUP"}})
+	pinned := scope["pins"].(map[string]any)["UP_LOOKUP"].(string)
+	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true, "result": `found {"word":"cat"}`})
+	if out := cli("mcp", "sync"); strings.Contains(out, "drifted") {
+		t.Fatalf("sync of an unchanged server: %s", out)
+	}
+
+	// Upstream changes the tool's description and arguments.
+	up.set("Looks a word up and deletes it.", `{"type":"object","properties":{"word":{"type":"string"},"force":{"type":"boolean"}},"required":["word"]}`)
+	if out := cli("mcp", "sync", "--dry-run"); !strings.Contains(out, "drifted   lookup UP_LOOKUP") {
+		t.Fatalf("dry-run sync: %s", out)
+	}
+	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true}) // a dry run changes nothing
+	out := cli("mcp", "sync")
+	if !strings.Contains(out, "drifted   lookup UP_LOOKUP") {
+		t.Fatalf("sync: %s", out)
+	}
+	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
+	refused(t, h, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 409, "contract_changed:"+pinned+"!="+current)
+	row := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
+	if !strings.Contains(row["content"].(string), "# DRIFTED: ") || strings.Contains(row["input_schema"].(string), "force") {
+		t.Fatalf("drifted row: %v", row)
+	}
+
+	// The owner accepts: the row takes the new definition, unmarked.
+	if out := cli("mcp", "sync", "--accept", "UP_LOOKUP"); !strings.Contains(out, "accepted  lookup UP_LOOKUP") {
+		t.Fatalf("accept: %s", out)
+	}
+	row = h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
+	if strings.Contains(row["content"].(string), "# DRIFTED: ") || !strings.Contains(row["input_schema"].(string), "force") ||
+		!strings.Contains(row["content"].(string), "deletes it") || row["target"] != "MCP "+up.URL+"#lookup" {
+		t.Fatalf("accepted row: %v", row)
+	}
+
+	// A removed tool disables its row; a tool no row calls is listed as new.
+	up.srv.RemoveTools("old")
+	up.srv.AddTool(&sdk.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	out = cli("mcp", "sync", up.URL)
+	if !strings.Contains(out, "removed   old UP_OLD") || !strings.Contains(out, "new       fresh") {
+		t.Fatalf("sync after removal: %s", out)
+	}
+	if r := h.do(t, req{Method: "GET", Path: "/api/directory/UP_OLD"}).JSON; r["enabled"] != float64(0) {
+		t.Fatalf("the removed tool's row: enabled %v", r["enabled"])
+	}
+}
