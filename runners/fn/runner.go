@@ -35,6 +35,7 @@ type Config struct {
 	Now              func() time.Time // the guest's wall clock; default time.Now
 	MaxConcurrent    int              // instances running at once; default 4×GOMAXPROCS
 	QueueWait        time.Duration    // how long a call waits for one to finish before ERR:fn:busy; default 1s
+	CompileTimeout   time.Duration    // how long one module may take to compile; default 30s
 }
 
 // The defaults.
@@ -47,6 +48,11 @@ const (
 	DefaultFuel             = 10_000_000 // loop iterations: 0.8 s of wazero's interpreter natively, 3.3 s in the worker
 	DefaultTemplate         = `["$1"]`
 	DefaultQueueWait        = time.Second
+	DefaultCompileTimeout   = 30 * time.Second
+	// MaxCompiling is how many modules a runner compiles at once; more wait
+	// their turn. With the code bounds of package modules, it bounds the
+	// memory compiling takes.
+	MaxCompiling = 2
 )
 
 // DefaultMaxConcurrent is 4×GOMAXPROCS: enough to keep every core busy while
@@ -80,6 +86,9 @@ func (c Config) withDefaults() Config {
 	if c.QueueWait <= 0 {
 		c.QueueWait = DefaultQueueWait
 	}
+	if c.CompileTimeout <= 0 {
+		c.CompileTimeout = DefaultCompileTimeout
+	}
 	return c
 }
 
@@ -91,13 +100,14 @@ var (
 
 // Runner runs fn rows. Create it with New; it is safe for concurrent use.
 type Runner struct {
-	src   Source
-	cfg   Config
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
-	mods  *compiledCache
-	base  wazero.ModuleConfig
-	slots chan struct{} // one token per running instance, Config.MaxConcurrent of them
+	src       Source
+	cfg       Config
+	rt        wazero.Runtime
+	cache     wazero.CompilationCache
+	mods      *compiledCache
+	base      wazero.ModuleConfig
+	slots     chan struct{} // one token per running instance, Config.MaxConcurrent of them
+	compiling chan struct{} // one token per module being compiled, MaxCompiling of them
 
 	compiles, instances atomic.Int64 // Counts'
 }
@@ -140,7 +150,7 @@ func New(ctx context.Context, src Source, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("fn: instantiate WASI: %w", err)
 	}
 	r := &Runner{src: src, cfg: cfg, rt: rt, cache: cache, mods: newCompiledCache(cfg.MaxCompiled),
-		slots: make(chan struct{}, cfg.MaxConcurrent)}
+		slots: make(chan struct{}, cfg.MaxConcurrent), compiling: make(chan struct{}, MaxCompiling)}
 	r.base = r.baseConfig()
 	if s, ok := src.(interface{ SetCompiler(modules.Compiler) }); ok {
 		s.SetCompiler(r)
