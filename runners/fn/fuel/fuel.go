@@ -4,7 +4,9 @@
 // runs a module. Meter rewrites a module so that every loop iteration takes
 // fuel from a counter the module carries, and a loop entered with none left
 // traps. It reads the binary format itself (sections, function bodies and
-// every instruction's immediates), with no dependency.
+// every instruction's immediates), with no dependency. Scan uses the same
+// reader to measure one function body (its locals, nesting and br_table
+// sizes), for the module registry's bounds on code.
 package fuel
 
 import (

@@ -75,6 +75,13 @@ func readCode(r *reader) error {
 	return nil
 }
 
+// bounds names each bound: what its number counts, and its constant.
+var bounds = map[string][2]string{
+	"functions": {"functions", "MaxFunctions"}, "body_size": {"bytes of code", "MaxBodySize"},
+	"locals": {"locals", "MaxLocals"}, "total_locals": {"locals in all its functions", "MaxTotalLocals"},
+	"nesting": {"levels of nested blocks", "MaxNesting"}, "br_table": {"labels in one br_table", "MaxBrTable"},
+}
+
 // tooComplex is the refusal of a module past one bound; fn is the function's
 // index in the code section, or -1 for a bound on the whole module.
 func tooComplex(what string, got, limit uint64, fn int, fix string) error {
@@ -84,14 +91,11 @@ func tooComplex(what string, got, limit uint64, fn int, fix string) error {
 		where = fmt.Sprintf("module's function %d (in the code section)", fn)
 		extra["function"] = fn
 	}
-	names := map[string]string{
-		"functions": "functions", "body_size": "bytes of code", "locals": "locals",
-		"total_locals": "locals in all", "nesting": "levels of nested blocks", "br_table": "br_table labels",
-	}
+	noun, constant := bounds[what][0], bounds[what][1]
 	return &rowcall.Error{
 		Code:     CodeTooComplex,
 		Args:     []string{what},
-		Message:  fmt.Sprintf("%s has %d %s; the registry accepts at most %d (modules.Max*), since compile time and memory grow with it", where, got, names[what], limit),
+		Message:  fmt.Sprintf("%s has %d %s; the sandbox accepts at most %d (modules.%s), because compile time and memory grow with it", where, got, noun, limit, constant),
 		HowToFix: fix,
 		Extra:    extra,
 	}

@@ -112,3 +112,19 @@ func TestInspectRefusesMalformedCode(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkInspectCode: Inspect's pass over 8 MiB of code (130 functions of
+// 60 KB of local.get, i32.load and drop).
+func BenchmarkInspectCode(b *testing.B) {
+	body := []byte{0}
+	for len(body) < 60_000 {
+		body = append(body, 0x20, 0x85, 0x03, 0x28, 0x02, 0x90, 0x8c, 0x01, 0x1a) // local.get 389; i32.load offset=18000; drop
+	}
+	wasm := examples.Generated(130, append(body, 0x0b))
+	b.SetBytes(int64(len(wasm)))
+	for b.Loop() {
+		if _, err := modules.Inspect(wasm); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
