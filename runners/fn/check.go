@@ -2,6 +2,7 @@ package fn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rowcall/rowcall"
@@ -17,7 +18,7 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 	if err != nil {
 		return err
 	}
-	if wasm, err = modules.BoundTables(wasm); err != nil {
+	if wasm, err = modules.BoundTables(wasm, info); err != nil {
 		return err
 	}
 	if r.cfg.Fuel > 0 {
@@ -37,25 +38,34 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 
 // compileBounded compiles wasm on a goroutine of its own, at most MaxCompiling
 // at a time, and gives up after Config.CompileTimeout. wazero's compiler
-// notices the cancelled context only between two functions, and its decoder
-// and interpreter not at all, so what one function costs is bounded by
-// Inspect's code bounds (modules.MaxNesting and the others), and a compile
-// given up on keeps its turn until wazero returns.
+// notices the cancelled context only between two functions (and only with
+// two or more workers, as here), and its decoder and interpreter not at all,
+// so what one function costs is bounded by Inspect's code bounds
+// (modules.MaxNesting and the others), and a compile given up on keeps its
+// turn until wazero returns.
 func (r *Runner) compileBounded(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
 	select {
 	case r.compiling <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-r.closed.Done():
+		return nil, errors.New("the fn runner is closed")
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.CompileTimeout)
+	stop := context.AfterFunc(r.closed, cancel) // Close stops it at the next function too
 	type result struct {
 		cm  wazero.CompiledModule
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer func() { <-r.compiling }()
-		cm, err := r.rt.CompileModule(cctx, wasm)
+		defer func() {
+			stop()
+			<-r.compiling
+		}()
+		// With more than one worker, wazero's compiler checks the context
+		// between functions; with one it never does.
+		cm, err := r.rt.CompileModule(experimental.WithCompilationWorkers(cctx, 2), wasm)
 		done <- result{cm, err}
 	}()
 	select {

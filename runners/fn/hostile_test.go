@@ -303,7 +303,7 @@ func TestCompileDeadline(t *testing.T) {
 	if rowcall.ErrorCode(err) != modules.CodeTooComplex || !strings.HasPrefix(err.Error(), "module_too_complex:compile_time: ") {
 		t.Fatalf("Put: %v", err)
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	if took := time.Since(start); took > 30*time.Second { // a minute or more to compile
 		t.Errorf("refused after %v", took)
 	}
 	if _, err := reg.Get(ctx, "slow"); rowcall.ErrorCode(err) != rowcall.ENotFound {

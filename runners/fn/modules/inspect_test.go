@@ -94,8 +94,7 @@ func FuzzInspect(f *testing.F) {
 		f.Add(examples.Costly(what, 3))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		modules.Inspect(b)
-		modules.BoundTables(b)
+		boundTables(b)
 	})
 }
 
