@@ -49,7 +49,8 @@ var statuses = map[rowcall.Code]int{
 	modules.CodeBadName: http.StatusBadRequest, modules.CodeBadTarget: http.StatusBadRequest,
 	modules.CodeNotWasm: http.StatusUnprocessableEntity, modules.CodeInvalid: http.StatusUnprocessableEntity,
 	modules.CodeNotCommand: http.StatusUnprocessableEntity, modules.CodeForbiddenImport: http.StatusUnprocessableEntity,
-	modules.CodeInUse: http.StatusConflict, modules.CodeDigestMismatch: http.StatusConflict,
+	modules.CodeTooComplex: http.StatusUnprocessableEntity,
+	modules.CodeInUse:      http.StatusConflict, modules.CodeDigestMismatch: http.StatusConflict,
 	modules.CodeBlobMissing: http.StatusInternalServerError,
 }
 

@@ -74,6 +74,29 @@ func TestImportMCPCommand(t *testing.T) {
 	if r := h.do(t, req{Method: "GET", Path: "/api/directory/EV_TOGGLE_SIMULATED_LOGGING"}).JSON; r["sensitive"] != float64(1) {
 		t.Fatalf("toggle tool: sensitive %v", r["sensitive"])
 	}
+	if row["imported_from"] != "mcp:stdio:everything" {
+		t.Fatalf("imported_from: %v", row["imported_from"])
+	}
+	// An import never replaces a row it did not make: a row written by hand
+	// under a tool's key stops the whole import, nothing written, until
+	// --replace says so.
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "MINE_ECHO", "type": "fn", "target": "echo",
+		"content": "# WHAT: My own echo."}}), 201, nil)
+	cmd := []string{"import", "mcp", "stdio:everything", "--prefix", "MINE_", "--url", h.URL, "--data", h.Data}
+	out, err := exec.Command(binary, cmd...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "import_not_owner") {
+		t.Fatalf("an import over a hand-made row: %v\n%s", err, out)
+	}
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/MINE_GET_SUM"}), 404, nil)
+	if r := h.do(t, req{Method: "GET", Path: "/api/directory/MINE_ECHO"}).JSON; r["type"] != "fn" {
+		t.Fatalf("the hand-made row changed: %v", r)
+	}
+	if out, err := exec.Command(binary, append(cmd, "--replace")...).CombinedOutput(); err != nil || !strings.Contains(string(out), "updated 1") {
+		t.Fatalf("--replace: %v\n%s", err, out)
+	}
+	if r := h.do(t, req{Method: "GET", Path: "/api/directory/MINE_ECHO"}).JSON; r["runner"] != "mcp" || r["imported_from"] != "mcp:stdio:everything" {
+		t.Fatalf("after --replace: %v", r)
+	}
 }
 
 // changingServer is a Go SDK MCP server on loopback whose tool "lookup" can

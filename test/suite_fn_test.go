@@ -3,6 +3,7 @@ package test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
@@ -58,5 +59,51 @@ func suiteFnModules(t *testing.T, tg *target) {
 	createRow(t, h, map[string]any{"key": "S_NO_MODULE", "type": "fn", "target": "s_nothing_here"})
 	if r, _ := dispatchCall(t, h, "S_NO_MODULE", "").JSON["result"].(string); !strings.HasPrefix(r, "ERR:fn:unknown_target:") {
 		t.Fatalf("unknown module: %q", r)
+	}
+}
+
+// suiteFnCostlyModules: modules that are small to send and expensive to
+// compile (50 million locals in 41 bytes, a million nested blocks, a br_table
+// of a million labels) are refused at once with module_too_complex:<bound>, a
+// how_to_fix and the bound, and nothing is stored.
+func suiteFnCostlyModules(t *testing.T, tg *target) {
+	h := tg.host
+	countChunks := func() int {
+		var n int
+		if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM module_blobs`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	chunks := countChunks()
+	for _, c := range []struct {
+		name, what string
+		n          int
+		why        string
+	}{
+		{"s_locals", "locals", 50_000_000, "locals"},
+		{"s_nesting", "nesting", 1_000_000, "body_size"}, // 3 MB of code in one function
+		{"s_deep", "nesting", 300_000, "nesting"},
+		{"s_br_table", "br_table", 1_000_000, "br_table"},
+	} {
+		start := time.Now()
+		got := h.do(t, req{Method: "PUT", Path: "/api/modules/" + c.name, Body: wasmexamples.Costly(c.what, c.n),
+			Header: map[string]string{"Content-Type": "application/wasm"}})
+		took := time.Since(start)
+		expect(t, got, 422, map[string]any{"error": "module_too_complex:" + c.why, "state_changed": false})
+		if fix, _ := got.JSON["how_to_fix"].(string); fix == "" {
+			t.Errorf("%s: no how_to_fix: %s", c.name, got.Raw)
+		}
+		if took > 10*time.Second {
+			t.Errorf("%s: refused after %v", c.name, took)
+		}
+		expect(t, h.do(t, req{Method: "GET", Path: "/api/modules/" + c.name}), 404, nil)
+	}
+	list := h.do(t, req{Method: "GET", Path: "/api/modules"})
+	if strings.Contains(string(list.Raw), `"s_locals"`) || strings.Contains(string(list.Raw), `"s_br_table"`) {
+		t.Fatalf("a refused module is listed: %s", list.Raw)
+	}
+	if n := countChunks(); n != chunks {
+		t.Fatalf("module_blobs went from %d to %d rows", chunks, n)
 	}
 }

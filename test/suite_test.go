@@ -64,6 +64,7 @@ func TestHosts(t *testing.T) {
 			t.Run("outbound", func(t *testing.T) { suiteOutbound(t, tg) })
 			t.Run("flow", func(t *testing.T) { suiteFlow(t, tg, up) })
 			t.Run("fn", func(t *testing.T) { suiteFnModules(t, tg) })
+			t.Run("fn_costly", func(t *testing.T) { suiteFnCostlyModules(t, tg) })
 			t.Run("live", func(t *testing.T) { suiteLiveEdit(t, tg) })
 			t.Run("agent", func(t *testing.T) { suiteAgent(t, tg, ms) })
 			t.Run("trust", func(t *testing.T) { suiteTrust(t, tg, up) })

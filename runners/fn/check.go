@@ -2,11 +2,13 @@ package fn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/runners/fn/fuel"
 	"github.com/rowcall/rowcall/runners/fn/modules"
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -16,7 +18,7 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 	if err != nil {
 		return err
 	}
-	if wasm, err = modules.BoundTables(wasm); err != nil {
+	if wasm, err = modules.BoundTables(wasm, info); err != nil {
 		return err
 	}
 	if r.cfg.Fuel > 0 {
@@ -26,12 +28,66 @@ func (r *Runner) compile(ctx context.Context, wasm []byte, e *compiled) error {
 		}
 	}
 	r.compiles.Add(1)
-	cm, err := r.rt.CompileModule(ctx, wasm)
+	cm, err := r.compileBounded(ctx, wasm)
 	if err != nil {
 		return err
 	}
 	e.cm, e.memMin = cm, info.MemoryMin
 	return nil
+}
+
+// compileBounded compiles wasm on a goroutine of its own, at most MaxCompiling
+// at a time, and gives up after Config.CompileTimeout. wazero's compiler
+// notices the cancelled context only between two functions (and only with
+// two or more workers, as here), and its decoder and interpreter not at all,
+// so what one function costs is bounded by Inspect's code bounds
+// (modules.MaxNesting and the others), and a compile given up on keeps its
+// turn until wazero returns.
+func (r *Runner) compileBounded(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	select {
+	case r.compiling <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-r.closed.Done():
+		return nil, errors.New("the fn runner is closed")
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.CompileTimeout)
+	stop := context.AfterFunc(r.closed, cancel) // Close stops it at the next function too
+	type result struct {
+		cm  wazero.CompiledModule
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			stop()
+			<-r.compiling
+		}()
+		// With more than one worker, wazero's compiler checks the context
+		// between functions; with one it never does.
+		cm, err := r.rt.CompileModule(experimental.WithCompilationWorkers(cctx, 2), wasm)
+		done <- result{cm, err}
+	}()
+	select {
+	case res := <-done:
+		cancel()
+		return res.cm, res.err
+	case <-cctx.Done():
+		cancel()
+		go func() {
+			if res := <-done; res.cm != nil {
+				res.cm.Close(context.Background())
+			}
+		}()
+		return nil, &rowcall.Error{
+			Code:    modules.CodeTooComplex,
+			Args:    []string{"compile_time"},
+			Message: fmt.Sprintf("module did not compile within %s, the sandbox's compile deadline", r.cfg.CompileTimeout),
+			HowToFix: "make the module smaller or simpler to compile: drop unused code (wasm-opt --remove-unused-module-elements), " +
+				"split very large functions, or build with optimisation",
+			Extra: map[string]any{"limit": "compile_time", "max": r.cfg.CompileTimeout.String()},
+		}
+	}
 }
 
 // Check implements modules.Compiler: it compiles wasm into the runner's cache,

@@ -241,3 +241,79 @@ func TestFuel(t *testing.T) {
 		}
 	}
 }
+
+// storedSource is a registry whose bytes for one module are whatever the
+// store holds, as for a module stored before the code bounds existed or
+// written to the bucket directly: the runner must check them itself.
+type storedSource struct {
+	*modules.Registry
+	name string
+	wasm []byte
+}
+
+func (s storedSource) Bytes(ctx context.Context, m modules.Module) ([]byte, error) {
+	if m.Name == s.name {
+		return s.wasm, nil
+	}
+	return s.Registry.Bytes(ctx, m)
+}
+
+// TestRunChecksCodeBounds: the runner refuses to compile stored bytes past a
+// code bound, with the compiler (host) and the interpreter (worker) alike.
+func TestRunChecksCodeBounds(t *testing.T) {
+	for _, interp := range []bool{false, true} {
+		reg := openRegistry(t)
+		echo, _ := examples.ByName("echo")
+		if _, err := reg.Put(ctx, "stored", echo.Wasm); err != nil {
+			t.Fatal(err)
+		}
+		r, err := fn.New(ctx, storedSource{reg, "stored", examples.Costly("locals", 50_000_000)}, fn.Config{Interpreter: interp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close(ctx)
+		start := time.Now()
+		out := call(r, "stored", "", "")
+		if !strings.HasPrefix(out.Result, "ERR:fn:compile:stored module_too_complex:locals") {
+			t.Fatalf("interpreter %v: %q", interp, out.Result)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("interpreter %v: refused after %v", interp, took)
+		}
+	}
+}
+
+// TestCompileDeadline: a module within the code bounds that takes longer than
+// Config.CompileTimeout to compile is refused with module_too_complex:compile_time
+// well before its compile would have finished, and is not stored; the runner
+// registers the next module normally.
+func TestCompileDeadline(t *testing.T) {
+	reg := openRegistry(t)
+	r, err := fn.New(ctx, reg, fn.Config{CompileTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	// 100,000 functions of the deepest nesting that fits 8 MiB: minutes of
+	// wazero's compiler.
+	deep := append(append([]byte{0}, strings.Repeat("\x02\x40", 40)...), strings.Repeat("\x0b", 41)...)
+	slow := examples.Generated(min((modules.MaxSize-1000)/(len(deep)+2), modules.MaxFunctions), deep)
+	start := time.Now()
+	_, err = reg.Put(ctx, "slow", slow)
+	if rowcall.ErrorCode(err) != modules.CodeTooComplex || !strings.HasPrefix(err.Error(), "module_too_complex:compile_time: ") {
+		t.Fatalf("Put: %v", err)
+	}
+	if took := time.Since(start); took > 30*time.Second { // a minute or more to compile
+		t.Errorf("refused after %v", took)
+	}
+	if _, err := reg.Get(ctx, "slow"); rowcall.ErrorCode(err) != rowcall.ENotFound {
+		t.Fatalf("the refused module was stored: %v", err)
+	}
+	echo, _ := examples.ByName("echo")
+	if _, err := reg.Put(ctx, "echo", echo.Wasm); err != nil {
+		t.Fatal(err)
+	}
+	if out := call(r, "echo", whole, "still here"); out.Result != "still here" {
+		t.Fatalf("echo: %q", out.Result)
+	}
+}

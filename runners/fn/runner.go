@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,7 @@ type Config struct {
 	Now              func() time.Time // the guest's wall clock; default time.Now
 	MaxConcurrent    int              // instances running at once; default 4×GOMAXPROCS
 	QueueWait        time.Duration    // how long a call waits for one to finish before ERR:fn:busy; default 1s
+	CompileTimeout   time.Duration    // how long one module may take to compile; default 2m
 }
 
 // The defaults.
@@ -47,6 +49,11 @@ const (
 	DefaultFuel             = 10_000_000 // loop iterations: 0.8 s of wazero's interpreter natively, 3.3 s in the worker
 	DefaultTemplate         = `["$1"]`
 	DefaultQueueWait        = time.Second
+	DefaultCompileTimeout   = 2 * time.Minute
+	// MaxCompiling is how many modules a runner compiles at once; more wait
+	// their turn. With the code bounds of package modules, it bounds the
+	// memory compiling takes.
+	MaxCompiling = 2
 )
 
 // DefaultMaxConcurrent is 4×GOMAXPROCS: enough to keep every core busy while
@@ -80,6 +87,9 @@ func (c Config) withDefaults() Config {
 	if c.QueueWait <= 0 {
 		c.QueueWait = DefaultQueueWait
 	}
+	if c.CompileTimeout <= 0 {
+		c.CompileTimeout = DefaultCompileTimeout
+	}
 	return c
 }
 
@@ -91,13 +101,17 @@ var (
 
 // Runner runs fn rows. Create it with New; it is safe for concurrent use.
 type Runner struct {
-	src   Source
-	cfg   Config
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
-	mods  *compiledCache
-	base  wazero.ModuleConfig
-	slots chan struct{} // one token per running instance, Config.MaxConcurrent of them
+	src       Source
+	cfg       Config
+	rt        wazero.Runtime
+	cache     wazero.CompilationCache
+	mods      *compiledCache
+	base      wazero.ModuleConfig
+	slots     chan struct{}   // one token per running instance, Config.MaxConcurrent of them
+	compiling chan struct{}   // one token per module being compiled, MaxCompiling of them
+	closed    context.Context // done once Close has begun: compiles under way stop at their next function
+	close     context.CancelFunc
+	closeOnce sync.Once
 
 	compiles, instances atomic.Int64 // Counts'
 }
@@ -140,7 +154,8 @@ func New(ctx context.Context, src Source, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("fn: instantiate WASI: %w", err)
 	}
 	r := &Runner{src: src, cfg: cfg, rt: rt, cache: cache, mods: newCompiledCache(cfg.MaxCompiled),
-		slots: make(chan struct{}, cfg.MaxConcurrent)}
+		slots: make(chan struct{}, cfg.MaxConcurrent), compiling: make(chan struct{}, MaxCompiling)}
+	r.closed, r.close = context.WithCancel(context.Background())
 	r.base = r.baseConfig()
 	if s, ok := src.(interface{ SetCompiler(modules.Compiler) }); ok {
 		s.SetCompiler(r)
@@ -148,8 +163,16 @@ func New(ctx context.Context, src Source, cfg Config) (*Runner, error) {
 	return r, nil
 }
 
-// Close releases the runtime and the compiled modules.
+// Close releases the runtime and the compiled modules. It first stops the
+// compiles under way, a deadline's abandoned ones included, and waits for them:
+// wazero's runtime must not close under a compile.
 func (r *Runner) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		r.close()
+		for range MaxCompiling {
+			r.compiling <- struct{}{}
+		}
+	})
 	err := r.rt.Close(ctx)
 	if cerr := r.cache.Close(ctx); err == nil {
 		err = cerr

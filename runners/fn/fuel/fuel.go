@@ -4,7 +4,9 @@
 // runs a module. Meter rewrites a module so that every loop iteration takes
 // fuel from a counter the module carries, and a loop entered with none left
 // traps. It reads the binary format itself (sections, function bodies and
-// every instruction's immediates), with no dependency.
+// every instruction's immediates), with no dependency. Scan uses the same
+// reader to measure one function body (its locals, nesting and br_table
+// sizes), for the module registry's bounds on code.
 package fuel
 
 import (
@@ -194,24 +196,71 @@ func meterCode(body []byte, check []byte) ([]byte, error) {
 // meterBody copies one function body, inserting check after every loop's
 // block type.
 func meterBody(body []byte, check []byte) ([]byte, error) {
-	r := reader{b: body}
-	for groups := r.u32(); groups > 0 && r.err == nil; groups-- { // locals
-		r.u32()
-		r.byte()
-	}
-	out := append(make([]byte, 0, len(body)+64), body[:r.i]...)
-	for r.i < len(r.b) && r.err == nil {
-		start := r.i
-		op := r.byte()
-		if err := r.skipImmediates(op); err != nil {
-			return nil, err
+	var out []byte
+	_, err := walk(body, func(r *reader, op byte, start int) {
+		if out == nil {
+			out = append(make([]byte, 0, len(body)+64), body[:start]...) // the local declarations
 		}
 		out = append(out, r.b[start:r.i]...)
 		if op == 0x03 { // loop
 			out = append(out, check...)
 		}
+	})
+	if out == nil && err == nil {
+		out = append([]byte(nil), body...) // declarations and no instruction
 	}
-	return out, r.err
+	return out, err
+}
+
+// Shape is what Scan reads from one function body: the numbers that make a
+// body expensive to compile however few bytes it has.
+type Shape struct {
+	Locals  uint64 // locals its declarations add up to (at most 2^32 groups of 2^32-1: the sum cannot overflow)
+	Depth   int    // deepest nesting of block, loop and if
+	Targets uint64 // labels of its largest br_table
+}
+
+// Scan reads one function body (a code section entry without its size): its
+// local declarations and every instruction. It reads each byte once and
+// allocates nothing, so it is cheap for any body; an error means the body is
+// malformed or uses an instruction Meter cannot read.
+func Scan(body []byte) (Shape, error) {
+	var s Shape
+	depth := 0
+	locals, err := walk(body, func(r *reader, op byte, start int) {
+		switch op {
+		case 0x02, 0x03, 0x04: // block, loop, if
+			depth++
+			s.Depth = max(s.Depth, depth)
+		case 0x0b: // end
+			depth--
+		case 0x0e: // br_table: the label count is its first immediate
+			n, _ := binary.Uvarint(r.b[start+1 : r.i])
+			s.Targets = max(s.Targets, n)
+		}
+	})
+	s.Locals = locals
+	return s, err
+}
+
+// walk reads body's local declarations, returning how many locals they
+// declare, then each instruction, calling visit with r just past it and start
+// at its opcode.
+func walk(body []byte, visit func(r *reader, op byte, start int)) (locals uint64, err error) {
+	r := reader{b: body}
+	for groups := r.u32(); groups > 0 && r.err == nil; groups-- {
+		locals += uint64(r.u32())
+		r.byte() // value type
+	}
+	for r.i < len(r.b) && r.err == nil {
+		start := r.i
+		op := r.byte()
+		if err := r.skipImmediates(op); err != nil {
+			return locals, err
+		}
+		visit(&r, op, start)
+	}
+	return locals, r.err
 }
 
 // skipImmediates reads past op's immediates (the core spec with bulk memory,

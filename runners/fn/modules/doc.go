@@ -5,7 +5,10 @@
 // WebAssembly module, a WASI preview 1 command (it exports _start), importing
 // nothing but the wasi_snapshot_preview1 functions the sandbox offers (see
 // [AllowedImports] and wasm/ABI.md), tables of at most [MaxTableEntries]
-// initial entries, and compiling and linking in the sandbox
+// initial entries, code within the bounds that keep compiling cheap
+// ([MaxFunctions], [MaxBodySize], [MaxLocals], [MaxTotalLocals], [MaxNesting],
+// [MaxBrTable]; checked by [Inspect] before any compiler reads the bytes), and
+// compiling and linking in the sandbox
 // (the fn runner is the [Compiler] on a host). An fn row's target names a module,
 // optionally pinned to its code: "now" or "now@sha256:<64 hex digits>"
 // ([Registry.Resolve]).
@@ -23,7 +26,8 @@
 //
 //	module_bad_name, module_bad_target                   400
 //	module_not_wasm, module_invalid, module_not_command,
-//	module_forbidden_import                              422
+//	module_forbidden_import,
+//	module_too_complex:<bound> (locals, nesting, …)      422
 //	too_large                                            413
 //	not_found                                            404
 //	module_in_use, module_digest_mismatch                409

@@ -74,9 +74,13 @@ var (
 	errLEBTooLong = errors.New("integer encoding too long")
 )
 
-// Inspect reads the imports, exports, memory size and table sizes of a WebAssembly binary. It
-// checks the framing only (magic, version, section sizes); the compiler checks
-// the rest. A failure is a *rowcall.Error with code CodeNotWasm.
+// Inspect reads the imports, exports, memory size and table sizes of a
+// WebAssembly binary. It checks the framing (magic, version, section sizes)
+// and reads every function body's instructions, refusing a module past the
+// bounds on its code (MaxFunctions and the others) with CodeTooComplex; the
+// compiler checks the rest. Any other failure is a *rowcall.Error with code
+// CodeNotWasm. It runs wherever module bytes meet a compiler: registration,
+// and the fn runner before every compile.
 func Inspect(wasm []byte) (Info, error) {
 	if len(wasm) < 8 || !bytes.Equal(wasm[:4], wasmMagic) {
 		return Info{}, notWasm("these bytes are not WebAssembly (a .wasm file starts with \\0asm)",
@@ -111,6 +115,12 @@ func Inspect(wasm []byte) (Info, error) {
 			err = info.readMemories(&s)
 		case 7:
 			err = info.readExports(&s)
+		case 10:
+			err = readCode(&s)
+		}
+		var re *rowcall.Error
+		if errors.As(err, &re) {
+			return Info{}, err
 		}
 		if err != nil {
 			return Info{}, malformed(fmt.Errorf("section %d: %w", id, err))

@@ -90,9 +90,11 @@ func FuzzInspect(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add(example("now"))
+	for _, what := range []string{"locals", "nesting", "br_table", "body_size", "functions"} {
+		f.Add(examples.Costly(what, 3))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		modules.Inspect(b)
-		modules.BoundTables(b)
+		boundTables(b)
 	})
 }
 

@@ -129,12 +129,9 @@ func (info Info) checkTables() error {
 // the way Go writes it, gets one). A module with no table comes back as is.
 // Imported tables need no bound: the sandbox exports none, so a module that
 // imports one is refused (see [Info.Forbidden]). The runner compiles what this
-// returns; the registry keeps, and digests, the bytes it was given.
-func BoundTables(wasm []byte) ([]byte, error) {
-	info, err := Inspect(wasm)
-	if err != nil {
-		return nil, err
-	}
+// returns; the registry keeps, and digests, the bytes it was given. info is
+// what Inspect returned for wasm, without an error.
+func BoundTables(wasm []byte, info Info) ([]byte, error) {
 	if err := info.checkTables(); err != nil {
 		return nil, err
 	}

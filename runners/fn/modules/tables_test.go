@@ -27,14 +27,14 @@ func TestTableEntries(t *testing.T) {
 // bounded module still compiles and runs.
 func TestBoundTables(t *testing.T) {
 	for _, module := range []string{"now", "echo"} {
-		if b, err := modules.BoundTables(example(module)); err != nil || !bytes.Equal(b, example(module)) {
+		if b, err := boundTables(example(module)); err != nil || !bytes.Equal(b, example(module)) {
 			t.Errorf("%s: bounded to %d bytes (%v); want its bytes as they are", module, len(b), err)
 		}
 	}
-	if _, err := modules.BoundTables(example("bigtable")); err == nil {
+	if _, err := boundTables(example("bigtable")); err == nil {
 		t.Error("bigtable bounded; want it refused")
 	}
-	b, err := modules.BoundTables(example("tablegrow"))
+	b, err := boundTables(example("tablegrow"))
 	if err != nil || bytes.Equal(b, example("tablegrow")) {
 		t.Fatalf("tablegrow: %v; want its table's maximum set", err)
 	}
@@ -47,4 +47,13 @@ func TestBoundTables(t *testing.T) {
 	if err != nil || out.String() != "big:refused small:ok\n" {
 		t.Fatalf("bounded tablegrow: %q, %v", out.String(), err)
 	}
+}
+
+// boundTables is Inspect, then BoundTables, as the fn runner calls them.
+func boundTables(wasm []byte) ([]byte, error) {
+	info, err := modules.Inspect(wasm)
+	if err != nil {
+		return nil, err
+	}
+	return modules.BoundTables(wasm, info)
 }
