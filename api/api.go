@@ -67,6 +67,9 @@ type Config struct {
 	// atLeast.
 	SimilarRows func(ctx context.Context, row *rowcall.Row) rowcall.PendingVector
 	Near        func(ctx context.Context, v []float32, self string, f rowcall.SearchFilter, n int, atLeast float64) ([]rowcall.VectorHit, error)
+	// MCP bounds the MCP server's sessions and names the web origins, besides
+	// loopback and the public URL (baseURL), whose pages may call /mcp.
+	MCP mcp.Limits
 }
 
 // Handler serves the API.
@@ -101,6 +104,7 @@ func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.D
 		return list, keys
 	})
 	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Unauthorized: Unauthorized, Fail: writeError,
+		Limits: cfg.MCP, Base: h.baseURL,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
 			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))

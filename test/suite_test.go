@@ -57,7 +57,8 @@ func TestHosts(t *testing.T) {
 			ms := modelserver.Start(t)
 			ms.Key = suiteSecret
 			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
-				fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut)})
+				fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut),
+				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins})
 			t.Run("registry", func(t *testing.T) { suiteRegistry(t, tg) })
 			t.Run("concurrency", func(t *testing.T) { suiteConcurrency(t, tg) })
 			t.Run("http", func(t *testing.T) { suiteHTTP(t, tg, up) })
@@ -75,6 +76,7 @@ func TestHosts(t *testing.T) {
 			t.Run("limits", func(t *testing.T) { suiteLimits(t, tg, up, ms) })
 			t.Run("meaning", func(t *testing.T) { suiteMeaning(t, tg) })
 			t.Run("bounds", func(t *testing.T) { suiteBounds(t, tg, up) })
+			t.Run("mcp_origin", func(t *testing.T) { suiteMCPOrigin(t, tg) })
 		})
 	}
 }

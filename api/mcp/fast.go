@@ -437,13 +437,6 @@ func encodeResult(res *sdk.CallToolResult) ([]byte, error) {
 // toolFunc is one of a session's tools: a call's arguments → its result.
 type toolFunc func(ctx context.Context, args []byte) *sdk.CallToolResult
 
-// sdkTool is f as the SDK's tool handler.
-func sdkTool(f toolFunc) sdk.ToolHandler {
-	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return f(ctx, req.Params.Arguments), nil
-	}
-}
-
 // tool is the session's tool name (nil when it lists none by that name).
 func (st *session) tool(name string) toolFunc {
 	switch {

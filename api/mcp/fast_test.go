@@ -226,7 +226,7 @@ func sameAnswers(t *testing.T, stateless bool) {
 // (the SDK, which no longer sees them, would have timed it out), and one
 // idle for Config.Idle is closed: the next request is the SDK's 404.
 func TestFastPathSessionIdle(t *testing.T) {
-	srv, _ := newHandler(t, Config{Idle: time.Second, Poll: 50 * time.Millisecond})
+	srv, _ := newHandler(t, Config{Limits: Limits{Idle: time.Second}, Poll: 50 * time.Millisecond})
 	cs := connect(t, srv)
 	deadline := time.Now().Add(2500 * time.Millisecond)
 	for time.Now().Before(deadline) {

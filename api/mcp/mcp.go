@@ -46,8 +46,23 @@
 // credential (owner, or the token's id), and a request on it with another
 // credential is refused. Credentials are the API's own (x-terminal-key or
 // Authorization: Bearer with the owner key or a capability token); a request
-// without one is the API's 401 (Config.Unauthorized). A session with no request for
-// Config.Idle (an hour) is closed.
+// without one is the API's 401 (Config.Unauthorized).
+//
+// Bounds: a session with no request for Config.Idle (DefaultIdle) is closed;
+// one credential holds at most Config.SessionsPerCredential sessions and the
+// server Config.MaxSessions. An initialize past either cap closes the least
+// recently used idle session (of that credential, else any), whose next
+// request is the specification's 404 (the client initializes again), or,
+// when every session is serving a request, is refused: 429
+// {"error":"too_many_sessions"}. The sessions of one credential share its
+// projection (the tool definitions), so an open session costs a few
+// kilobytes (TestSessionCost).
+//
+// Origin: a request whose Origin header is not loopback, the host's own
+// public URL (Config.Base) or one of Config.Origins is refused 403
+// {"error":"forbidden"}, before its credential is read (the specification's
+// defence against DNS rebinding and cross-site pages). A request without
+// Origin (every non-browser client) is served.
 //
 // The fast path (fast.go): a plain tools/call on a session the SDK has
 // initialized is answered here, with the same tool handlers and the bytes the
@@ -102,10 +117,19 @@ const (
 	DefaultPoll     = 500 * time.Millisecond
 	// MaxPageSize is the largest tools/list page (?page_size=, Config.PageSize).
 	MaxPageSize = 1000
-	// SessionIdle closes a session that sent no request for this long (an open
-	// notification stream does not count: clients that only listen should ping).
-	SessionIdle = time.Hour
+	// DefaultIdle closes a session that sent no request for this long (an
+	// open notification stream does not count: clients that only listen
+	// should ping).
+	DefaultIdle = 5 * time.Minute
+	// DefaultMaxSessions and DefaultSessionsPerCredential bound the sessions
+	// open at once, in all and for one credential.
+	DefaultMaxSessions           = 1000
+	DefaultSessionsPerCredential = 32
 )
+
+// ETooManySessions refuses an initialize past a session cap when no session
+// is idle (429).
+const ETooManySessions rowcall.Code = "too_many_sessions"
 
 // Config is what the API hands the MCP server.
 type Config struct {
@@ -132,13 +156,31 @@ type Config struct {
 	PageSize int
 	// Poll is how often the event log is read while sessions are open.
 	Poll time.Duration
-	// Idle closes a session that sent no request for this long: SessionIdle
-	// when 0.
-	Idle time.Duration
+	// Limits are the operator's bounds.
+	Limits
+	// Base is this host's public base URL for a request (scheme://host…):
+	// its origin may call /mcp from a browser. Nil: only loopback and Origins.
+	Base func(r *http.Request) string
 	// Stateless keeps no sessions (so sends no list_changed). Always on for GOOS=js.
 	Stateless bool
 	// Version is reported as the server's version ("dev" when empty).
 	Version string
+}
+
+// Limits are what an operator sets: how long a session may sit idle, how
+// many may be open, and which web origins may call /mcp.
+type Limits struct {
+	// Idle closes a session that sent no request for this long: DefaultIdle
+	// when 0.
+	Idle time.Duration
+	// MaxSessions and SessionsPerCredential cap the sessions open at once,
+	// in all and for one credential (the owner, or one token):
+	// DefaultMaxSessions and DefaultSessionsPerCredential when 0.
+	MaxSessions, SessionsPerCredential int
+	// Origins are the web origins (scheme://host[:port]) besides loopback
+	// and Config.Base whose pages may call /mcp; a request with any other
+	// Origin is refused 403.
+	Origins []string
 }
 
 // Handler serves /mcp.
@@ -150,11 +192,16 @@ type Handler struct {
 	slow atomic.Bool  // every request to the SDK (the fast path off: tests compare)
 	fast atomic.Int64 // calls the fast path took
 
-	mu       sync.Mutex
-	sessions map[string]*session // by Mcp-Session-Id
-	polling  bool
-	stop     chan struct{}
-	closed   bool
+	origins map[string]bool // Config.Origins, normalized
+
+	mu          sync.Mutex
+	sessions    map[string]*session    // by Mcp-Session-Id
+	projections map[string]*projection // by credential: what its sessions share
+	pending     map[string]int         // by credential: sessions admitted, not yet registered
+	pendingAll  int
+	polling     bool
+	stop        chan struct{}
+	closed      bool
 }
 
 // New returns the /mcp handler.
@@ -166,13 +213,25 @@ func New(cfg Config) *Handler {
 		cfg.Poll = DefaultPoll
 	}
 	if cfg.Idle <= 0 {
-		cfg.Idle = SessionIdle
+		cfg.Idle = DefaultIdle
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.SessionsPerCredential <= 0 {
+		cfg.SessionsPerCredential = DefaultSessionsPerCredential
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
 	cfg.Stateless = cfg.Stateless || runtime.GOOS == "js"
-	h := &Handler{cfg: cfg, sessions: map[string]*session{}, stop: make(chan struct{})}
+	h := &Handler{cfg: cfg, sessions: map[string]*session{}, projections: map[string]*projection{}, pending: map[string]int{},
+		origins: map[string]bool{}, stop: make(chan struct{})}
+	for _, o := range cfg.Origins {
+		if o, ok := origin(o); ok {
+			h.origins[o] = true
+		}
+	}
 	h.bare = sdk.NewServer(h.implementation(), nil)
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
 		Stateless: cfg.Stateless,
@@ -183,9 +242,9 @@ func New(cfg Config) *Handler {
 		// client spends less on it (the Go SDK's: 4-8% less CPU a call
 		// than on the event: BenchmarkSDKClientAnswer; docs/benchmarks.md, "MCP").
 		JSONResponse: true,
-		// Every request carries the owner key or a token, so a DNS-rebound page
-		// (which has neither) gets 401 anyway; the SDK's check would instead
-		// refuse a host served on loopback behind a proxy or tunnel.
+		// ServeHTTP checks Origin itself (allowedOrigin: loopback, the
+		// public URL, Config.Origins); the SDK's Host check would refuse a
+		// host served on loopback behind a proxy or tunnel.
 		DisableLocalhostProtection: true,
 		// No SessionTimeout: the SDK would count only the requests it sees,
 		// and the fast path answers most; the poller closes idle sessions.
@@ -204,6 +263,12 @@ type pendingKey struct{}
 // ServeHTTP authenticates the request, binds it to its session's credential,
 // and hands it to the SDK's Streamable HTTP handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if o := r.Header.Get("Origin"); o != "" && !h.allowedOrigin(o, r) {
+		h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Status: http.StatusForbidden,
+			Message:  "/mcp does not answer pages of the web origin " + strconv.Quote(o) + " (a browser sends Origin; programs send none)",
+			HowToFix: "call /mcp from a program, or from a page of this host's public URL, or add the origin to ROWCALL_MCP_ORIGINS (--mcp-origins)"})
+		return
+	}
 	c, ok := h.cfg.Caller(r)
 	if !ok {
 		h.cfg.Unauthorized(w, r)
@@ -248,7 +313,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.cfg.Fail(w, r, err)
 			return
 		}
+		if !h.cfg.Stateless {
+			if err := h.admit(c.identity()); err != nil {
+				h.cfg.Fail(w, r, err)
+				return
+			}
+		}
 		st, err := h.newSession(r.Context(), c, r, size)
+		if !h.cfg.Stateless {
+			if st == nil {
+				st = &session{identity: c.identity()}
+			}
+			st.reserved = true
+			defer h.release(st) // unless the SDK registered it
+		}
 		if err != nil {
 			h.cfg.Fail(w, r, fmt.Errorf("mcp: building a session: %w", err))
 			return
@@ -347,6 +425,8 @@ func (h *Handler) register(id string, st *session) {
 	if h.closed {
 		return
 	}
+	h.unreserve(st)
+	st.id = id
 	h.sessions[id] = st
 	if !h.polling {
 		h.polling = true

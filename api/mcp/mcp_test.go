@@ -53,15 +53,21 @@ func newHandler(t *testing.T, cfg Config) (*httptest.Server, *counted) {
 		t.Fatal(err)
 	}
 	cfg.Store, cfg.Dispatcher = store, disp
-	cfg.Caller = func(r *http.Request) (Caller, bool) {
-		return Caller{Owner: true, Actor: "owner:terminal-key"}, r.Header.Get("X-Terminal-Key") == "owner"
+	if cfg.Caller == nil {
+		cfg.Caller = func(r *http.Request) (Caller, bool) {
+			return Caller{Owner: true, Actor: "owner:terminal-key"}, r.Header.Get("X-Terminal-Key") == "owner"
+		}
 	}
 	cfg.ReceiptBase = func(r *http.Request) string { return "http://" + r.Host + "/receipt/" }
 	cfg.Unauthorized = func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 	}
-	cfg.Fail = func(w http.ResponseWriter, r *http.Request, err error) {
-		http.Error(w, err.Error(), http.StatusForbidden)
+	cfg.Fail = func(w http.ResponseWriter, r *http.Request, err error) { // as the API's: a refusal's status, else 403
+		status := http.StatusForbidden
+		if e, ok := err.(*rowcall.Error); ok && e.Status != 0 {
+			status = e.Status
+		}
+		http.Error(w, err.Error(), status)
 	}
 	h := New(cfg)
 	t.Cleanup(h.Close)

@@ -18,19 +18,60 @@ type session struct {
 	h        *Handler
 	identity string // the credential the session is bound to
 	server   *sdk.Server
+	handler  sdk.ToolHandler // every tool's, for the SDK (one a session, not one a tool)
 	created  time.Time
+	id       string // its Mcp-Session-Id, once registered
+	reserved bool   // admitted, not yet registered (Handler.admit; h.mu)
 
-	mu      sync.Mutex
-	caller  Caller            // refreshed on every request (a revoked token stops at the door)
-	links   string            // what receipt links start with, for the latest request (Config.ReceiptBase)
-	tools   map[string]string // rows listed as tools: key → fingerprint of the tool's definition
-	eventID int64             // the event log's head when tools was last projected
-	ready   bool              // a GET stream is attached: list_changed reaches the client
-	missed  bool              // the list changed while no stream was attached
+	mu     sync.Mutex
+	caller Caller      // refreshed on every request (a revoked token stops at the door)
+	links  string      // what receipt links start with, for the latest request (Config.ReceiptBase)
+	proj   *projection // the rows listed as tools, shared with the credential's other sessions
+	ready  bool        // a GET stream is attached: list_changed reaches the client
+	missed bool        // the list changed while no stream was attached
 
 	busy     int                           // POSTs being served
 	last     time.Time                     // when the last POST ended (or the session was built)
 	inflight map[string]context.CancelFunc // fast calls running, by request id (JSON)
+}
+
+// projection is a credential's rows listed as tools at one head of the
+// event log: built once, and shared by every session of the credential that
+// has seen that head (a session holds a pointer, not a copy).
+type projection struct {
+	head  int64
+	tools []projected
+	fps   map[string]string // key → fingerprint of the tool's definition
+}
+
+// projectionFor returns caller's projection at head: the one its sessions
+// share when it is current, else a new one (which they will share).
+func (h *Handler) projectionFor(ctx context.Context, c Caller, head int64) (*projection, error) {
+	id := c.identity()
+	if !h.cfg.Stateless {
+		h.mu.Lock()
+		p := h.projections[id]
+		h.mu.Unlock()
+		if p != nil && p.head == head {
+			return p, nil
+		}
+	}
+	tools, err := h.project(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	p := &projection{head: head, tools: tools, fps: make(map[string]string, len(tools))}
+	for _, t := range tools {
+		p.fps[t.key] = t.fp
+	}
+	if !h.cfg.Stateless {
+		h.mu.Lock()
+		if cur := h.projections[id]; cur == nil || cur.head <= head {
+			h.projections[id] = p
+		}
+		h.mu.Unlock()
+	}
+	return p, nil
 }
 
 // newSession builds the server for caller: the meta-tools and the caller's
@@ -38,7 +79,8 @@ type session struct {
 // tools (0: all at once).
 func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int) (*session, error) {
 	now := time.Now()
-	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: now, last: now, tools: map[string]string{}}
+	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: now, last: now}
+	st.handler = st.handle
 	var head int64
 	if !h.cfg.Stateless { // a stateless server is never re-projected
 		var err error
@@ -46,7 +88,7 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 			return nil, err
 		}
 	}
-	proj, err := h.project(ctx, c)
+	proj, err := h.projectionFor(ctx, c, head)
 	if err != nil {
 		return nil, err
 	}
@@ -63,14 +105,27 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 		}
 	}
 	st.server = sdk.NewServer(h.implementation(), opts)
-	st.server.AddTool(searchTool, sdkTool(st.search))
-	st.server.AddTool(callTool, sdkTool(st.callCapability))
-	for _, t := range proj {
-		st.server.AddTool(t.tool, sdkTool(st.rowCaller(t.key)))
-		st.tools[t.key] = t.fp
+	st.server.AddTool(searchTool, st.handler)
+	st.server.AddTool(callTool, st.handler)
+	for _, t := range proj.tools {
+		st.server.AddTool(t.tool, st.handler)
 	}
-	st.eventID = head
+	st.proj = proj
 	return st, nil
+}
+
+// handle is every tool of the session, for the SDK: the meta-tools by name,
+// else the row listed as the tool.
+func (st *session) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	args := req.Params.Arguments
+	switch name := req.Params.Name; name {
+	case SearchTool:
+		return st.search(ctx, args), nil
+	case CallTool:
+		return st.callCapability(ctx, args), nil
+	default:
+		return st.callRow(ctx, name, args), nil
+	}
 }
 
 func (h *Handler) instructions() string {
@@ -145,7 +200,10 @@ func (st *session) close() {
 func (st *session) listed(key string) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	_, ok := st.tools[key]
+	if st.proj == nil { // a stateless call's session: never projected
+		return false
+	}
+	_, ok := st.proj.fps[key]
 	return ok
 }
 
@@ -160,7 +218,7 @@ func (st *session) streamReady() {
 	st.missed = false
 	st.mu.Unlock()
 	if missed {
-		st.server.AddTool(searchTool, sdkTool(st.search))
+		st.server.AddTool(searchTool, st.handler)
 	}
 }
 
@@ -182,25 +240,23 @@ func (st *session) alive() bool {
 	return false
 }
 
-// apply brings the session's tools to proj (projected at event head): the SDK
-// sends one list_changed for the changes.
-func (st *session) apply(proj []projected, head int64) {
+// apply brings the session's tools to p: the SDK sends one list_changed for
+// the changes.
+func (st *session) apply(p *projection) {
 	st.mu.Lock()
-	next := make(map[string]string, len(proj))
 	var changed []projected
-	for _, t := range proj {
-		next[t.key] = t.fp
-		if st.tools[t.key] != t.fp {
+	for _, t := range p.tools {
+		if st.proj.fps[t.key] != t.fp {
 			changed = append(changed, t)
 		}
 	}
 	var removed []string
-	for k := range st.tools {
-		if _, ok := next[k]; !ok {
+	for k := range st.proj.fps {
+		if _, ok := p.fps[k]; !ok {
 			removed = append(removed, k)
 		}
 	}
-	st.tools, st.eventID = next, head
+	st.proj = p
 	if len(changed)+len(removed) > 0 && !st.ready {
 		st.missed = true // announced when a stream attaches
 	}
@@ -209,7 +265,7 @@ func (st *session) apply(proj []projected, head int64) {
 		st.server.RemoveTools(removed...)
 	}
 	for _, t := range changed {
-		st.server.AddTool(t.tool, sdkTool(st.rowCaller(t.key)))
+		st.server.AddTool(t.tool, st.handler)
 	}
 }
 
@@ -256,6 +312,15 @@ func (h *Handler) tick() bool {
 	if stop {
 		h.polling = false
 	}
+	held := make(map[string]bool, len(live))
+	for _, st := range live {
+		held[st.identity] = true
+	}
+	for id := range h.projections { // a credential without sessions keeps no projection
+		if !held[id] && h.pending[id] == 0 {
+			delete(h.projections, id)
+		}
+	}
 	h.mu.Unlock()
 	for _, st := range idle {
 		st.close()
@@ -271,23 +336,19 @@ func (h *Handler) tick() bool {
 		slog.Warn("mcp: reading the event log", "err", err)
 		return true
 	}
-	byIdentity := map[string][]projected{}
 	for _, st := range live {
 		st.mu.Lock()
-		stale, c := st.eventID < head, st.caller
+		stale, c := st.proj.head < head, st.caller
 		st.mu.Unlock()
 		if !stale {
 			continue
 		}
-		proj, ok := byIdentity[st.identity]
-		if !ok {
-			if proj, err = h.project(ctx, c); err != nil {
-				slog.Warn("mcp: projecting the directory", "err", err)
-				continue
-			}
-			byIdentity[st.identity] = proj
+		p, err := h.projectionFor(ctx, c, head) // once per credential: its other sessions share it
+		if err != nil {
+			slog.Warn("mcp: projecting the directory", "err", err)
+			continue
 		}
-		st.apply(proj, head)
+		st.apply(p)
 	}
 	return true
 }

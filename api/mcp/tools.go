@@ -186,8 +186,8 @@ func (st *session) callRow(ctx context.Context, key string, args []byte) *sdk.Ca
 	return st.dispatch(ctx, key, b)
 }
 
-// rowCaller is callRow for the tool key (the fast path's, and through sdkTool
-// the SDK's).
+// rowCaller is callRow for the tool key (the fast path's; the SDK's is
+// session.handle).
 func (st *session) rowCaller(key string) toolFunc {
 	return func(ctx context.Context, args []byte) *sdk.CallToolResult { return st.callRow(ctx, key, args) }
 }

@@ -18,12 +18,15 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/api/mcp"
 	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/embed/openai"
@@ -55,6 +58,50 @@ type Settings struct {
 	// ROWCALL_ASK_RERANK_ANONYMOUS: the rate ("N/minute") all anonymous
 	// callers' reranks share ("": anonymous asks are not reranked).
 	AskRerankAnonymous string
+	MCP                MCPSettings // ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL
+}
+
+// MCPSettings bound /mcp (mcp.Limits; "" is the default).
+type MCPSettings struct {
+	Origins       string // web origins besides loopback and the public URL whose pages may call /mcp, separated by commas or spaces
+	Idle          string // a duration: a session without a request this long is closed (mcp.DefaultIdle)
+	Sessions      string // sessions open at once on the host (mcp.DefaultMaxSessions)
+	PerCredential string // sessions open at once for one credential (mcp.DefaultSessionsPerCredential)
+}
+
+// Limits parses the settings (an error names the setting and its form).
+func (s MCPSettings) Limits() (mcp.Limits, error) {
+	var l mcp.Limits
+	for _, o := range strings.FieldsFunc(s.Origins, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		if !mcp.IsOrigin(o) {
+			return l, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_MCP_ORIGINS: " + strconv.Quote(o) + " is not a web origin",
+				HowToFix: "list origins as scheme://host[:port] separated by commas, e.g. https://console.example.com,http://localhost:5173"}
+		}
+		l.Origins = append(l.Origins, o)
+	}
+	if s.Idle != "" {
+		d, err := time.ParseDuration(s.Idle)
+		if err != nil || d <= 0 {
+			return l, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_MCP_IDLE: " + strconv.Quote(s.Idle) + " is not a positive duration",
+				HowToFix: "give a duration such as 5m or 90s"}
+		}
+		l.Idle = d
+	}
+	for _, n := range []struct {
+		name, v string
+		to      *int
+	}{{"ROWCALL_MCP_SESSIONS", s.Sessions, &l.MaxSessions}, {"ROWCALL_MCP_SESSIONS_PER_CREDENTIAL", s.PerCredential, &l.SessionsPerCredential}} {
+		if n.v == "" {
+			continue
+		}
+		v, err := strconv.Atoi(n.v)
+		if err != nil || v < 1 {
+			return l, &rowcall.Error{Code: rowcall.EInternal, Message: n.name + ": " + strconv.Quote(n.v) + " is not a whole number of at least 1",
+				HowToFix: "give how many sessions may be open at once, e.g. 100"}
+		}
+		*n.to = v
+	}
+	return l, nil
 }
 
 // EmbedSettings say which embedder ask uses (pickEmbedder).
@@ -81,6 +128,8 @@ func ReadSettings(lookup func(name string) string) Settings {
 		Embed: EmbedSettings{Provider: lookup("ROWCALL_EMBED_PROVIDER"), Model: lookup("ROWCALL_EMBED_MODEL"),
 			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
 		AskRerank: lookup("ROWCALL_ASK_RERANK"), AskRerankAnonymous: lookup("ROWCALL_ASK_RERANK_ANONYMOUS"),
+		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
+			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL")},
 	}
 }
 
@@ -175,6 +224,10 @@ func New(s Settings, p Platform) (*App, error) {
 			HowToFix: "list CIDRs, IPs, IP:port or CIDR:port entries or host names separated by commas, e.g. 127.0.0.1/32, 127.0.0.1:9000"}
 	}
 	policy.AllowPorts = append(policy.AllowPorts, p.AllowPorts...)
+	mcpLimits, err := s.MCP.Limits()
+	if err != nil {
+		return nil, err
+	}
 	models, err := s.Models.Config()
 	if err != nil {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "agent settings: " + err.Error(),
@@ -251,7 +304,7 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near()}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

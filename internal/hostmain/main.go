@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rowcall/rowcall/api/mcp"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/envflag"
 	"github.com/rowcall/rowcall/internal/examplerows"
@@ -106,6 +107,10 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.Bool("public-reads", false, "let anyone read the directory without a credential")
 	fs.String("public-url", "", "base URL of the links the host writes, e.g. public receipts (default: the listen address)")
 	fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host")
+	fs.String("mcp-origins", "", "web origins (scheme://host[:port], separated by commas) whose pages may call /mcp besides loopback and --public-url; a request with another Origin is refused 403")
+	fs.Duration("mcp-idle", mcp.DefaultIdle, "close an MCP session that sent no request for this long (its client initializes again)")
+	fs.Int("mcp-sessions", mcp.DefaultMaxSessions, "most MCP sessions open at once; past it an initialize closes the least recently used idle one, else is refused 429")
+	fs.Int("mcp-sessions-per-credential", mcp.DefaultSessionsPerCredential, "most MCP sessions open at once for the owner key or one token (as --mcp-sessions)")
 	fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
