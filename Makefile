@@ -24,7 +24,7 @@ build:
 # the test process (TestHosts/inprocess), under the race detector: about 35 s more with a warm
 # build cache, under 3 minutes cold (the race-built dependencies).
 test: vet wasm-check deps mcp-client mcp-servers toolchains use-lite chromium
-	go test -count=1 -timeout 25m ./...
+	go test -count=1 -timeout 45m ./...
 	go test -race -count=1 -timeout 15m ./test -run 'TestHosts/inprocess'
 
 # vet: gofmt, go vet, staticcheck (natively, and for js/wasm over the core and

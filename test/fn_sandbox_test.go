@@ -13,7 +13,9 @@ import (
 // leaves behind, a table bomb, a table too large to register, a stack
 // overflow, and more calls than the host runs at once.
 func TestFnSandboxBreaks(t *testing.T) {
-	h := startHost(t, []string{"--fn-timeout", "2s", "--fn-concurrency", "2"})
+	// The timeout is what the sleepers below hold their slots for; it is long
+	// enough that a stack overflow is reached first on a busy machine.
+	h := startHost(t, []string{"--fn-timeout", "8s", "--fn-concurrency", "2"})
 	hostile := wasmexamples.Hostile()
 	echo, _ := wasmexamples.ByName("echo")
 	expect(t, putModule(t, h, "echo", echo.Wasm), 200, nil)
@@ -55,7 +57,7 @@ func TestFnSandboxBreaks(t *testing.T) {
 		t.Fatalf("with both slots held: %q; want ERR:fn:busy", res)
 	}
 	for range 2 {
-		expect(t, <-sleepers, 200, map[string]any{"result": "ERR:fn:timeout:2s"})
+		expect(t, <-sleepers, 200, map[string]any{"result": "ERR:fn:timeout:8s"})
 	}
 	expect(t, dispatchCall(t, h, "ECHO", "free again"), 200, map[string]any{"ok": true, "result": "free again"})
 }
