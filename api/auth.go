@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 	"strings"
 
@@ -70,8 +69,7 @@ func (h *Handler) caller(r *http.Request) Caller {
 		return Caller{Owner: true, Actor: actor}
 	}
 	if strings.HasPrefix(secret, TokenPrefix) {
-		sum := sha256.Sum256([]byte(secret))
-		if t, err := h.store.TokenBySecret(r.Context(), hex.EncodeToString(sum[:])); err == nil {
+		if t, err := h.store.TokenBySecret(r.Context(), hashHex(secret)); err == nil {
 			return Caller{Token: &t, Actor: "token:" + t.ID}
 		}
 	}
@@ -82,6 +80,11 @@ func (h *Handler) caller(r *http.Request) Caller {
 // dispatcher's clock).
 func (h *Handler) usable(t *rowcall.Token) bool {
 	return t.State(h.disp.Clock()) == rowcall.TokenLive
+}
+
+// ours reports whether a token was minted for this host's audience.
+func (h *Handler) ours(t *rowcall.Token) bool {
+	return t.Audience == "*" || t.Audience == h.disp.Audience
 }
 
 // owner wraps a handler that only the owner may call.
@@ -95,7 +98,7 @@ func (h *Handler) owner(next func(http.ResponseWriter, *http.Request, Caller)) h
 			writeError(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "a capability token cannot do this; only the owner key can",
 				HowToFix: "tokens invoke and read rows in their scope; changes to the directory and to tokens need the owner"})
 		default:
-			unauthorized(w, r)
+			h.unauthorized(w, r)
 		}
 	}
 }
@@ -109,7 +112,7 @@ func (h *Handler) reader(next func(http.ResponseWriter, *http.Request, Caller)) 
 			next(w, r, c)
 			return
 		}
-		unauthorized(w, r)
+		h.unauthorized(w, r)
 	}
 }
 
@@ -118,7 +121,7 @@ func (h *Handler) invoker(next func(http.ResponseWriter, *http.Request, Caller))
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
 		if !c.Owner && c.Token == nil {
-			unauthorized(w, r)
+			h.unauthorized(w, r)
 			return
 		}
 		next(w, r, c)
@@ -126,7 +129,17 @@ func (h *Handler) invoker(next func(http.ResponseWriter, *http.Request, Caller))
 }
 
 // unauthorized answers exactly as the seed prints: {"error":"unauthorized"}, 401.
-func unauthorized(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
+// With OAuth on, its challenge names the protected resource metadata
+// (RFC 9728), where a client learns how to sign in.
+func (h *Handler) unauthorized(w http.ResponseWriter, r *http.Request) {
+	meta := ""
+	if h.cfg.OAuth != nil {
+		meta = ` resource_metadata="` + h.baseURL(r) + metadataPath
+		if r.URL.Path == "/mcp" {
+			meta += "/mcp"
+		}
+		meta += `",`
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall",`+meta+` error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
 }

@@ -62,7 +62,7 @@ func etag(name string) (string, bool) {
 func headers(w http.ResponseWriter, etag string) {
 	h := w.Header()
 	h.Set("ETag", etag) // http.ServeContent answers If-None-Match with it
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-cache")

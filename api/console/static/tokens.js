@@ -64,9 +64,9 @@ export async function tokensView() {
 function tokenTable(tokens) {
   if (!tokens.length) return h('p', { id: 'tokens' }, 'No tokens yet.');
   const wrap = tableWrap(h('table', { id: 'tokens', 'aria-label': 'Tokens' },
-    h('thead', {}, h('tr', {}, ['Id', 'Name', 'Scope', 'Risk', 'Pins', 'State', ''].map(c => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Id', 'Name', 'Client', 'Scope', 'Risk', 'Pins', 'State', ''].map(c => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, tokens.map(t => h('tr', { 'data-token': t.id },
-      h('td', {}, h('code', {}, t.id)), h('td', {}, t.name || ''),
+      h('td', {}, h('code', {}, t.id)), h('td', {}, t.name || ''), h('td', { class: 'client' }, t.client || ''),
       h('td', {}, [(t.keys || []).length ? 'keys: ' + t.keys.join(', ') : '', (t.categories || []).length ? ' categories: ' + t.categories.join(', ') : '']),
       h('td', {}, t.risk_ceiling), h('td', {}, Object.keys(t.pins || {}).join(', ')),
       h('td', { class: 'state' }, state(t)),
