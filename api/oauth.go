@@ -387,7 +387,8 @@ func (h *Handler) redirectTo(r *http.Request, q rowcall.OAuthRequest, v url.Valu
 // tokenGrant handles POST /oauth/token: authorization_code (with the PKCE
 // verifier) and refresh_token. Each hands out a new secret for the grant's
 // capability token and a new refresh token; a code or refresh token
-// presented a second time revokes the token.
+// presented a second time revokes the token, and so does a code redeemed
+// wrongly (it is spent by the attempt).
 func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, oauthBody)
 	if err := r.ParseForm(); err != nil {
@@ -421,6 +422,7 @@ func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "this authorization code has expired", "redeem a code within a minute; start the sign-in again")
 			return
 		case code.ClientID != client || code.RedirectURI != f.Get("redirect_uri"):
+			h.store.RevokeToken(r.Context(), code.TokenID)
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "client_id and redirect_uri must be those of the authorization request", "send the same client_id and redirect_uri as to "+authorizePath)
 			return
 		case !pkce(f.Get("code_verifier"), code.CodeChallenge):

@@ -16,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/rowcall/rowcall/test/console"
 )
 
 // OAuth 2.1 sign-in at /mcp (api/oauth.go), driven over HTTP as a client
@@ -425,5 +427,57 @@ func TestOAuthMetadataDocument(t *testing.T) {
 	expect(t, c.exchange(t, code), 200, map[string]any{"token_type": "Bearer"})
 	if res := c.authorize(t, map[string]string{"redirect_uri": "http://127.0.0.1:9/other"}); res.StatusCode != 400 {
 		t.Fatalf("a redirect the document does not list: %d, want 400", res.StatusCode)
+	}
+}
+
+// TestOAuthConsoleConsent: the consent as a person gives it, in headless
+// Chromium: the client's authorization URL opens the console, which asks for
+// the owner key, shows the client and where the browser goes next, and on
+// approval sends the browser to the client's redirect with a code that
+// redeems for a working token; the token list names the client.
+func TestOAuthConsoleConsent(t *testing.T) {
+	codes := make(chan url.Values, 1)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case codes <- r.URL.Query():
+		default:
+		}
+		io.WriteString(w, "signed in")
+	}))
+	defer cb.Close()
+	h := startHost(t, nil)
+	ctx := browser(t, console.Laptop)
+	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true,
+		Body: map[string]any{"client_name": "Browser Client", "redirect_uris": []string{cb.URL + "/callback"}}})
+	expect(t, res, http.StatusCreated, nil)
+	c := &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("b", 43)}
+	v := url.Values{"response_type": {"code"}, "client_id": {c.id}, "redirect_uri": {cb.URL + "/callback"}, "state": {"st-b"},
+		"code_challenge": {challenge(c.verifier)}, "code_challenge_method": {"S256"}}
+	run(t, ctx, chromedp.Navigate(h.URL+"/oauth/authorize?"+v.Encode()), console.Ready, console.SignInHere(h.Key),
+		console.Wait(`!!document.getElementById('consent-client')`))
+	if got := textOf(t, ctx, "#consent-client"); got != "Browser Client" {
+		t.Fatalf("the consent names %q", got)
+	}
+	if got := textOf(t, ctx, "#consent-redirect"); got != cb.URL+"/callback" {
+		t.Fatalf("the consent shows the redirect %q", got)
+	}
+	run(t, ctx, console.Fill("#c_categories", "*"), console.Click("#consent-approve"))
+	var q url.Values
+	select {
+	case q = <-codes:
+	case <-ctx.Done():
+		t.Fatal("the browser never reached the client's redirect")
+	}
+	if q.Get("state") != "st-b" || q.Get("iss") != h.URL {
+		t.Fatalf("the client received %v", q)
+	}
+	tok := c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")}, "redirect_uri": {cb.URL + "/callback"}, "code_verifier": {c.verifier}})
+	expect(t, tok, 200, nil)
+	if status(t, h, tok.JSON["access_token"].(string)) != 200 {
+		t.Fatal("the token the console's consent minted does not work")
+	}
+	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready)
+	if got := textOf(t, ctx, "#tokens td.client"); got != c.id {
+		t.Fatalf("the token list shows the client %q, want %s", got, c.id)
 	}
 }
