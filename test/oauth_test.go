@@ -481,3 +481,29 @@ func TestOAuthConsoleConsent(t *testing.T) {
 		t.Fatalf("the token list shows the client %q, want %s", got, c.id)
 	}
 }
+
+// suiteOAuth: the sign-in's storage on every host (the same sqlstore code
+// on SQLite, sqld and D1): a client registers, a consent mints its token, a
+// code is spent once, a refresh rotates and its replay revokes the grant.
+func suiteOAuth(t *testing.T, tg *target) {
+	h := tg.host
+	c := registerClient(t, h, "Suite Client")
+	code := c.code(t)
+	first := c.exchange(t, code)
+	expect(t, first, 200, map[string]any{"token_type": "Bearer"})
+	expect(t, c.exchange(t, code), 400, map[string]any{"error": "invalid_grant"})
+	if s := status(t, h, first.JSON["access_token"].(string)); s != 401 {
+		t.Fatalf("the token of a code used twice answers %d, want 401", s)
+	}
+	tok := c.exchange(t, c.code(t))
+	expect(t, tok, 200, nil)
+	next := c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}})
+	expect(t, next, 200, nil)
+	if status(t, h, next.JSON["access_token"].(string)) != 200 {
+		t.Fatal("the refreshed access token does not work")
+	}
+	expect(t, c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}}), 400, map[string]any{"error": "invalid_grant"})
+	if s := status(t, h, next.JSON["access_token"].(string)); s != 401 {
+		t.Fatalf("after a replayed refresh token the access token answers %d, want 401", s)
+	}
+}

@@ -72,6 +72,7 @@ func TestHosts(t *testing.T) {
 			t.Run("openapi", func(t *testing.T) { suiteOpenAPI(t, tg, up) })
 			t.Run("limits", func(t *testing.T) { suiteLimits(t, tg, up, ms) })
 			t.Run("meaning", func(t *testing.T) { suiteMeaning(t, tg) })
+			t.Run("oauth", func(t *testing.T) { suiteOAuth(t, tg) })
 		})
 	}
 }
