@@ -1,16 +1,19 @@
 package test
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -506,4 +509,86 @@ func suiteOAuth(t *testing.T, tg *target) {
 	if s := status(t, h, next.JSON["access_token"].(string)); s != 401 {
 		t.Fatalf("after a replayed refresh token the access token answers %d, want 401", s)
 	}
+}
+
+// TestOAuthTypeScriptClient: the official TypeScript SDK client
+// (test/mcpclient/oauth.mjs), given only the URL, signs in end to end —
+// discovery, registration, PKCE — with the consent approved in the console
+// in headless Chromium, lists and calls tools within the consented scope;
+// revoking its token in the console's token list stops it.
+func TestOAuthTypeScriptClient(t *testing.T) {
+	dir := mcpClientDir(t)
+	h := startHost(t, allowLoopback)
+	mcpRows(t, h)
+	ctx := browser(t, console.Laptop)
+	cmd := exec.CommandContext(ctx, "node", "oauth.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MCP_URL="+h.URL+"/mcp", "CALL_KEY=ZZ_TEST_TEMPERATURE", "CALL_ARGS=37.77|-122.42")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	events := nodeEvents(t, stdout, &stderr, func(name string, ev map[string]any) {
+		switch name {
+		case "authorize": // the client opens the browser
+			run(t, ctx, chromedp.Navigate(ev["url"].(string)), console.Ready, console.SignInHere(h.Key),
+				console.Wait(`!!document.getElementById('consent-client')`))
+			if got := textOf(t, ctx, "#consent-client"); got != "rowcall TypeScript test client" {
+				t.Fatalf("the consent names %q", got)
+			}
+			run(t, ctx, console.Fill("#c_categories", "tools"), console.Click("#consent-approve"))
+		case "waiting": // revoke the client's token in the console
+			toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+			id := toks[0].(map[string]any)["id"].(string)
+			run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready,
+				console.Click(`#tokens tr[data-token="`+id+`"] button`),
+				console.Wait(`document.querySelector('#tokens tr[data-token="`+id+`"] .state').innerText.startsWith('revoked')`))
+			io.WriteString(stdin, "revoked\n")
+		}
+	})
+	if events["done"] == nil {
+		t.Fatalf("node client did not finish: %v\n%s", events, stderr.String())
+	}
+	if r := events["redirected"]; r["state"] != "ts-state" || r["iss"] != h.URL {
+		t.Fatalf("the authorization response %v: want state and iss %s", r, h.URL)
+	}
+	if tok := events["token"]; tok["prefix"] != "rct_" || tok["refresh"] != true {
+		t.Fatalf("token %v: want a capability token and a refresh token", tok)
+	}
+	names := fmt.Sprint(events["tools"]["names"])
+	if !strings.Contains(names, "ZZ_TEST_TEMPERATURE") || strings.Contains(names, "WEATHER_TYPED") {
+		t.Fatalf("tools %s: want the consented category (tools) only", names)
+	}
+	if events["called"]["isError"] != false {
+		t.Fatalf("call: %v", events["called"])
+	}
+	if events["after_revoke"]["ok"] != false {
+		t.Fatalf("after the token was revoked in the console the client still calls: %v", events["after_revoke"])
+	}
+}
+
+// nodeEvents reads the JSON lines a Node client prints, each an event named
+// by its "event", calling on for each; an "error" event fails the test.
+func nodeEvents(t *testing.T, stdout io.Reader, stderr *strings.Builder, on func(name string, ev map[string]any)) map[string]map[string]any {
+	t.Helper()
+	events := map[string]map[string]any{}
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for lines.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			t.Fatalf("node said %s", lines.Text())
+		}
+		name, _ := ev["event"].(string)
+		events[name] = ev
+		if name == "error" {
+			t.Fatalf("node client: %s\n%s", ev["message"], stderr.String())
+		}
+		on(name, ev)
+	}
+	return events
 }
