@@ -153,6 +153,11 @@ func TestOAuthDiscovery(t *testing.T) {
 			t.Fatalf("%s: %+v", path, prm)
 		}
 	}
+	pre, err := http.DefaultClient.Do(must(http.NewRequest("OPTIONS", h.URL+"/oauth/register", nil)))
+	if err != nil || pre.StatusCode != 204 || pre.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("a browser client's preflight of registration: %v %v", pre, err) // the MCP Inspector registers from the page
+	}
+	pre.Body.Close()
 	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
 		var asm oauthex.AuthServerMeta
 		getJSON(t, h.URL+path, &asm)
@@ -591,4 +596,11 @@ func nodeEvents(t *testing.T, stdout io.Reader, stderr *strings.Builder, on func
 		on(name, ev)
 	}
 	return events
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
