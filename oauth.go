@@ -42,7 +42,9 @@ type OAuthGrants interface {
 	// unused after a day are forgotten first. It reports whether c was stored.
 	RegisterClient(ctx context.Context, c *OAuthClient, perMinute, maxUnused int) (bool, error)
 	OAuthClient(ctx context.Context, id string) (OAuthClient, error)
-	CreateOAuthRequest(ctx context.Context, q *OAuthRequest) error
+	// CreateOAuthRequest stores q unless maxPending requests wait already;
+	// it reports whether q was stored.
+	CreateOAuthRequest(ctx context.Context, q *OAuthRequest, maxPending int) (bool, error)
 	OAuthRequest(ctx context.Context, id string) (OAuthRequest, error)
 	// FinishOAuthRequest marks the request answered; only the first call
 	// reports true.

@@ -33,6 +33,7 @@ const (
 	cimdBody           = 8 << 10  // bytes of a client ID metadata document
 	registerPerMinute  = 10       // registrations per minute, for the whole database
 	maxUnusedClients   = 200      // registered clients no consent has used yet
+	maxPendingConsents = 200      // authorization requests waiting for consent
 	maxRedirectURIs    = 8
 	maxURILength       = 1024
 	maxClientName      = 120
@@ -123,12 +124,12 @@ func oauthError(w http.ResponseWriter, status int, code, description, fix string
 // showError answers an authorization request that cannot be sent back to
 // the client (its client or redirect_uri is not valid) with a page for the
 // person, never a redirect: a redirect there would be an open redirect.
-func showError(w http.ResponseWriter, msg, fix string) {
+func showError(w http.ResponseWriter, status int, msg, fix string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	io.WriteString(w, `<!doctype html><meta charset="utf-8"><title>Sign-in refused · rowcall</title><h1>This sign-in request was refused</h1><p id="error">`+
 		html.EscapeString(msg)+`</p><p>How to fix: `+html.EscapeString(fix)+`</p>`)
 }
@@ -233,7 +234,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	id, redirect := q.Get("client_id"), q.Get("redirect_uri")
 	if id == "" {
-		showError(w, "the request names no client_id", "start the sign-in from the client")
+		showError(w, http.StatusBadRequest, "the request names no client_id", "start the sign-in from the client")
 		return
 	}
 	c, err := h.client(r, id)
@@ -242,14 +243,14 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &e) {
 			e = &rowcall.Error{Message: err.Error(), HowToFix: "try again"}
 		}
-		showError(w, e.Message, e.HowToFix)
+		showError(w, http.StatusBadRequest, e.Message, e.HowToFix)
 		return
 	}
 	if redirect == "" && len(c.RedirectURIs) == 1 {
 		redirect = c.RedirectURIs[0]
 	}
 	if !contains(c.RedirectURIs, redirect) {
-		showError(w, "redirect_uri "+strconv.Quote(redirect)+" is not one the client "+id+" registered (the match is exact)", "start the sign-in from the client; it must send one of its registered redirect URIs exactly")
+		showError(w, http.StatusBadRequest, "redirect_uri "+strconv.Quote(redirect)+" is not one the client "+id+" registered (the match is exact)", "start the sign-in from the client; it must send one of its registered redirect URIs exactly")
 		return
 	}
 	base := h.baseURL(r)
@@ -275,8 +276,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 		req := rowcall.OAuthRequest{ID: "ocr_" + randomID(24), ClientID: id, ClientName: c.Name, LogoURI: c.LogoURI, RedirectURI: redirect,
 			CodeChallenge: q.Get("code_challenge"), State: q.Get("state"), Resource: resource, Scope: q.Get("scope"),
 			ExpiresAt: time.Now().Add(consentLife).UTC().Format(rowcall.Timestamp)}
-		if err := h.cfg.OAuth.CreateOAuthRequest(r.Context(), &req); err != nil {
-			showError(w, "the request could not be stored", "try again")
+		stored, err := h.cfg.OAuth.CreateOAuthRequest(r.Context(), &req, maxPendingConsents)
+		if err != nil || !stored {
+			w.Header().Set("Retry-After", "60")
+			showError(w, http.StatusTooManyRequests, "this server holds "+strconv.Itoa(maxPendingConsents)+" sign-in requests waiting for consent already", "answer or let expire the waiting requests (they last ten minutes), then start the sign-in again")
 			return
 		}
 		http.Redirect(w, r, base+"/#/consent/"+req.ID, http.StatusFound)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -57,18 +58,34 @@ func (s *Store) OAuthClient(ctx context.Context, id string) (rowcall.OAuthClient
 	return c, err
 }
 
-// CreateOAuthRequest stores a request waiting for consent, and forgets
-// requests and codes that have expired.
-func (s *Store) CreateOAuthRequest(ctx context.Context, q *rowcall.OAuthRequest) error {
-	for _, table := range []string{"oauth_requests", "oauth_codes"} {
-		if _, err := s.DB.ExecContext(ctx, `DELETE FROM `+table+` WHERE expires_at < ?`, s.ago(time.Hour)); err != nil {
-			return err
+// CreateOAuthRequest stores a request waiting for consent unless maxPending
+// requests already wait, and first forgets requests and codes an hour past
+// their expiry, revoking the tokens of codes never redeemed. It reports
+// whether the request was stored.
+func (s *Store) CreateOAuthRequest(ctx context.Context, q *rowcall.OAuthRequest, maxPending int) (bool, error) {
+	old := s.ago(time.Hour)
+	for _, stmt := range []string{
+		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id IN (SELECT token_id FROM oauth_codes WHERE used_at IS NULL AND expires_at < ?)`,
+		`DELETE FROM oauth_codes WHERE expires_at < ?`,
+		`DELETE FROM oauth_requests WHERE expires_at < ?`,
+	} {
+		args := []any{old}
+		if strings.HasPrefix(stmt, "UPDATE") {
+			args = []any{s.now(), old}
+		}
+		if _, err := s.DB.ExecContext(ctx, stmt, args...); err != nil {
+			return false, err
 		}
 	}
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, client_name, logo_uri, redirect_uri, code_challenge, state, resource, scope, expires_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`, q.ID, q.ClientID, nullable(q.ClientName), nullable(q.LogoURI), q.RedirectURI, q.CodeChallenge,
-		nullable(q.State), q.Resource, nullable(q.Scope), q.ExpiresAt)
-	return err
+	res, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, client_name, logo_uri, redirect_uri, code_challenge, state, resource, scope, expires_at)
+		SELECT ?,?,?,?,?,?,?,?,?,? WHERE (SELECT COUNT(*) FROM oauth_requests WHERE done_at IS NULL AND expires_at > ?) < ?`,
+		q.ID, q.ClientID, nullable(q.ClientName), nullable(q.LogoURI), q.RedirectURI, q.CodeChallenge,
+		nullable(q.State), q.Resource, nullable(q.Scope), q.ExpiresAt, s.now(), maxPending)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // OAuthRequest returns a request that is not answered and not expired.

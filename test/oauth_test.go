@@ -396,20 +396,43 @@ func TestOAuthRegistrationBounded(t *testing.T) {
 		}
 	}
 	first := registerClient(t, h, "first")
+	// A code never redeemed: its token is revoked once the code is an hour
+	// past its expiry (at the next authorization request).
+	approved := approve(t, h, consentID(t, h, first.authorize(t, nil)), map[string]any{"categories": []string{"*"}})
+	if _, err := h.db(t).Exec(`UPDATE oauth_codes SET expires_at = '2000-01-01T00:00:00.000Z'`); err != nil || approved.Get("code") == "" {
+		t.Fatal(err)
+	}
+	// Authorization requests waiting for consent are bounded: 200.
+	for i := 0; ; i++ {
+		res := first.authorize(t, nil)
+		if res.StatusCode == http.StatusFound {
+			continue
+		}
+		if i != 200 || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Location") != "" {
+			t.Fatalf("authorization request %d: %d Location %q, want the 201st waiting (with the approved one) refused with 429 and no redirect", i+1, res.StatusCode, res.Header.Get("Location"))
+		}
+		break
+	}
+	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+	if len(toks) != 1 || toks[0].(map[string]any)["revoked_at"] == nil {
+		t.Fatalf("the token of a code never redeemed: %v, want revoked", toks)
+	}
+	var unused *oauthClient
 	for i := 1; i < 10; i++ {
-		registerClient(t, h, "more")
+		unused = registerClient(t, h, "more")
 	}
 	res := register(map[string]any{"redirect_uris": []string{callback}})
 	if res.Status != 429 || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("the 11th registration in a minute: %d %s, want 429 with Retry-After", res.Status, res.Raw)
 	}
-	// A day later, unused clients are gone (the next registration forgets them).
+	// A day later, clients no one signed in with are gone (the next
+	// registration forgets them).
 	db := h.db(t)
 	if _, err := db.Exec(`UPDATE oauth_clients SET created_at = '2000-01-01T00:00:00.000Z'`); err != nil {
 		t.Fatal(err)
 	}
 	registerClient(t, h, "next day")
-	if res := first.authorize(t, nil); res.StatusCode != 400 {
+	if res := unused.authorize(t, nil); res.StatusCode != 400 {
 		t.Fatalf("an expired client's authorization request: %d, want 400", res.StatusCode)
 	}
 }
