@@ -377,16 +377,7 @@ func TestMCPToolCap(t *testing.T) {
 // mcpClientDir holds the Node client; its dependencies are installed from the
 // lockfile when missing (make test does it first).
 func mcpClientDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := filepath.Abs("mcpclient")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		install := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
-	return dir
+	return npmDir(t, "mcpclient", filepath.Join("@modelcontextprotocol", "sdk", "package.json"))
 }
 
 func TestMCPTypeScriptClient(t *testing.T) {

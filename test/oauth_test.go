@@ -627,3 +627,79 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestOAuthMCPInspector: the official MCP Inspector's CLI
+// (test/mcpinspector, pinned), given only the URL, signs in as it would
+// for a person — discovery, registration, PKCE, its own loopback callback —
+// with the consent approved in the console in headless Chromium; it then
+// lists and calls tools with the stored sign-in, and once the token is
+// revoked in the console's token list its next call is refused.
+func TestOAuthMCPInspector(t *testing.T) {
+	dir := npmDir(t, "mcpinspector", filepath.Join("@modelcontextprotocol", "inspector", "package.json"))
+	h := startHost(t, allowLoopback)
+	mcpRows(t, h)
+	ctx := browser(t, console.Laptop)
+	home := t.TempDir()
+	inspector := func(args ...string) *exec.Cmd {
+		launcher := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+		cmd := exec.CommandContext(ctx, "node", append([]string{launcher, "--cli", h.URL + "/mcp"}, args...)...)
+		// Interactive sign-in without a terminal; the "browser" it opens
+		// does nothing: the test opens the URL it prints in Chromium.
+		cmd.Env = append(os.Environ(), "HOME="+home, "MCP_AUTO_OPEN_ENABLED=true", "BROWSER=/bin/true", "MCP_INSPECTOR_SECRET_STORE=file", "NO_COLOR=1")
+		return cmd
+	}
+	list := inspector("--method", "tools/list")
+	var stdout, log strings.Builder
+	list.Stdout = &stdout
+	stderr, _ := list.StderrPipe()
+	if err := list.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if u, ok := strings.CutPrefix(lines.Text(), "Please navigate to: "); ok {
+			run(t, ctx, chromedp.Navigate(strings.TrimSpace(u)), console.Ready, console.SignInHere(h.Key),
+				console.Wait(`!!document.getElementById('consent-client')`))
+			if got := textOf(t, ctx, "#consent-redirect"); !strings.HasPrefix(got, "http://127.0.0.1:") {
+				t.Fatalf("the consent shows the redirect %q", got)
+			}
+			run(t, ctx, console.Fill("#c_categories", "tools"), console.Click("#consent-approve"))
+		}
+	}
+	if err := list.Wait(); err != nil {
+		t.Fatalf("inspector tools/list: %v\n%s\n%s", err, stdout.String(), log.String())
+	}
+	if got := stdout.String(); !strings.Contains(got, "ZZ_TEST_TEMPERATURE") || strings.Contains(got, "WEATHER_TYPED") {
+		t.Fatalf("inspector tools/list: %.600s, want the consented category (tools) only", got)
+	}
+	call := func() (string, error) {
+		out, err := inspector("--method", "tools/call", "--tool-name", "ZZ_TEST_TEMPERATURE", "--tool-arg", "args=37.77|-122.42", "--stored-auth-only").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := call(); err != nil || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"key": "ZZ_TEST_TEMPERATURE"`) {
+		t.Fatalf("inspector tools/call: %v\n%s", err, out)
+	}
+	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+	id := toks[0].(map[string]any)["id"].(string)
+	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready, console.Click(`#tokens tr[data-token="`+id+`"] button`),
+		console.Wait(`document.querySelector('#tokens tr[data-token="`+id+`"] .state').innerText.startsWith('revoked')`))
+	if out, err := call(); err == nil || !strings.Contains(out, "auth_required") {
+		t.Fatalf("after the token was revoked in the console the Inspector's call: %v\n%s", err, out)
+	}
+}
+
+// npmDir is test/<name>, its npm dependencies installed from its lockfile
+// when file (under node_modules) is missing (make test installs them first).
+func npmDir(t *testing.T, name, file string) string {
+	t.Helper()
+	dir, _ := filepath.Abs(name)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", file)); err != nil {
+		install := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		}
+	}
+	return dir
+}
