@@ -11,7 +11,7 @@ CORE = . ./api ./sqlstore ./migrations ./internal/dispatch ./internal/args ./int
 # than node_modules: a current node_modules costs nothing.
 NODE_STAMP = node_modules/.package-lock.json
 
-.PHONY: run build test wasm-check vet deps mcp-client mcp-servers toolchains chromium
+.PHONY: run build test wasm-check vet deps mcp-client mcp-servers mcp-inspector toolchains chromium
 
 run:
 	go run ./host serve
@@ -23,7 +23,7 @@ build:
 # test: every test, then the black-box suite once more on the host booted in
 # the test process (TestHosts/inprocess), under the race detector: about 35 s more with a warm
 # build cache, under 3 minutes cold (the race-built dependencies).
-test: vet wasm-check deps mcp-client mcp-servers toolchains use-lite chromium
+test: vet wasm-check deps mcp-client mcp-servers mcp-inspector toolchains use-lite chromium
 	go test -count=1 -timeout 45m ./...
 	go test -race -count=1 -timeout 15m ./test -run 'TestHosts/inprocess'
 
@@ -78,6 +78,16 @@ mcp-servers: $(MCP_SERVERS_STAMP)
 
 $(MCP_SERVERS_STAMP): test/mcpservers/package.json test/mcpservers/package-lock.json | $(NODE_STAMP)
 	cd test/mcpservers && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The official MCP Inspector, whose CLI test/oauth_test.go drives through
+# OAuth sign-in, pinned in test/mcpinspector/package-lock.json.
+INSPECTOR_STAMP = test/mcpinspector/node_modules/.package-lock.json
+
+mcp-inspector: $(INSPECTOR_STAMP)
+
+$(INSPECTOR_STAMP): test/mcpinspector/package.json test/mcpinspector/package-lock.json | $(NODE_STAMP)
+	cd test/mcpinspector && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The browser the web console's tests drive (test/console_test.go, through

@@ -21,6 +21,7 @@ type Token struct {
 	ExpiresAt   string            `json:"expires_at,omitempty"`
 	CreatedAt   string            `json:"created_at"`
 	RevokedAt   string            `json:"revoked_at,omitempty"`
+	Client      string            `json:"client,omitempty"` // the OAuth client holding it (its client_id), when a consent minted it
 	Limits                        // rate and budgets, set when minted (limits.go)
 }
 

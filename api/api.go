@@ -70,6 +70,12 @@ type Config struct {
 	// MCP bounds the MCP server's sessions and names the web origins, besides
 	// loopback and the public URL (baseURL), whose pages may call /mcp.
 	MCP mcp.Limits
+	// OAuth keeps OAuth sign-in's clients, consents, codes and refresh
+	// tokens (sqlstore.Store); nil serves no OAuth endpoints (oauth.go).
+	OAuth rowcall.OAuthGrants
+	// Fetch reads client ID metadata documents: the host's outbound client
+	// (nil: clients must register).
+	Fetch *http.Client
 }
 
 // Handler serves the API.
@@ -103,11 +109,13 @@ func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.D
 		keys, _ := ledger.ParseKeys(list) // a key that does not parse verifies nothing: confirm says so
 		return list, keys
 	})
-	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Unauthorized: Unauthorized, Fail: writeError,
+	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Unauthorized: h.unauthorized, Fail: writeError,
 		Limits: cfg.MCP, Base: h.baseURL,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
-			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))
+			// A token minted for another audience is no credential here: the
+			// client is sent to sign in for this one (RFC 8707).
+			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token) && h.ours(c.Token))
 		}})
 	h.routes()
 	return h
@@ -145,6 +153,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
 	m.Handle("/mcp", h.mcp)
+	h.oauthRoutes(m)
 	h.consoleRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",

@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 	"strings"
 
@@ -73,8 +72,7 @@ func (h *Handler) caller(r *http.Request) Caller {
 		return Caller{Owner: true, Actor: actor}
 	}
 	if strings.HasPrefix(secret, TokenPrefix) {
-		sum := sha256.Sum256([]byte(secret))
-		if t, err := h.store.TokenBySecret(r.Context(), hex.EncodeToString(sum[:])); err == nil {
+		if t, err := h.store.TokenBySecret(r.Context(), hashHex(secret)); err == nil {
 			return Caller{Token: &t, Actor: "token:" + t.ID}
 		}
 	}
@@ -85,6 +83,11 @@ func (h *Handler) caller(r *http.Request) Caller {
 // dispatcher's clock).
 func (h *Handler) usable(t *rowcall.Token) bool {
 	return t.State(h.disp.Clock()) == rowcall.TokenLive
+}
+
+// ours reports whether a token was minted for this host's audience.
+func (h *Handler) ours(t *rowcall.Token) bool {
+	return t.Audience == "*" || t.Audience == h.disp.Audience
 }
 
 // owner wraps a handler that only the owner may call.
@@ -98,7 +101,7 @@ func (h *Handler) owner(next func(http.ResponseWriter, *http.Request, Caller)) h
 			writeError(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "a capability token cannot do this; only the owner key can",
 				HowToFix: "tokens invoke and read rows in their scope; changes to the directory and to tokens need the owner"})
 		default:
-			Unauthorized(w, r)
+			h.unauthorized(w, r)
 		}
 	}
 }
@@ -112,7 +115,7 @@ func (h *Handler) reader(next func(http.ResponseWriter, *http.Request, Caller)) 
 			next(w, r, c)
 			return
 		}
-		Unauthorized(w, r)
+		h.unauthorized(w, r)
 	}
 }
 
@@ -121,7 +124,7 @@ func (h *Handler) invoker(next func(http.ResponseWriter, *http.Request, Caller))
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
 		if !c.Owner && c.Token == nil {
-			Unauthorized(w, r)
+			h.unauthorized(w, r)
 			return
 		}
 		next(w, r, c)
@@ -134,8 +137,27 @@ func (h *Handler) invoker(next func(http.ResponseWriter, *http.Request, Caller))
 // the same whatever was sent (nothing, a wrong key, a token this host does
 // not know, a revoked or expired one on a read), so the answer never tells
 // whether a key or token exists.
-func Unauthorized(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall", error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
+func Unauthorized(w http.ResponseWriter, r *http.Request) { challenge(w, r, "") }
+
+// unauthorized is Unauthorized for the API and MCP: with OAuth on, its
+// challenge names the protected resource metadata (RFC 9728), where a client
+// learns how to sign in.
+func (h *Handler) unauthorized(w http.ResponseWriter, r *http.Request) {
+	meta := ""
+	if h.cfg.OAuth != nil {
+		meta = ` resource_metadata="` + h.baseURL(r) + metadataPath
+		if r.URL.Path == "/mcp" {
+			meta += "/mcp"
+		}
+		meta += `",`
+	}
+	challenge(w, r, meta)
+}
+
+// challenge writes the 401 with its WWW-Authenticate header; meta is the
+// resource_metadata parameter and its comma, or "".
+func challenge(w http.ResponseWriter, r *http.Request, meta string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="rowcall",`+meta+` error="invalid_token", error_description="send the owner key as x-terminal-key, or a key or capability token as Authorization: Bearer"`)
 	writeError(w, r, errUnauthorized)
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -34,17 +35,9 @@ type mintRequest struct {
 // mintToken handles POST /api/tokens: the secret is in the answer once and
 // stored only as its SHA-256.
 func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
-	obj, err := readObject(r)
+	m, err := readMint(r)
 	if err != nil {
 		writeError(w, r, err)
-		return
-	}
-	raw, _ := json.Marshal(obj)
-	var m mintRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		writeError(w, r, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, rate, burst, budget_usd_day, budget_usd_month, calls_day"))
 		return
 	}
 	t, err := h.tokenFrom(r, m)
@@ -52,16 +45,50 @@ func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	plain := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
-	sum := sha256.Sum256([]byte(plain))
-	if err := h.store.CreateToken(r.Context(), &t, hex.EncodeToString(sum[:])); err != nil {
+	plain, err := h.storeToken(r.Context(), &t)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, ordered{{"ok", true}, {"id", t.ID}, {"token", plain},
 		{"note", "the token is shown once and stored only as a hash: keep it now"}, {"scope", t}})
+}
+
+// readMint reads a mint request's body (POST /api/tokens, and the scope an
+// OAuth consent grants).
+func readMint(r *http.Request) (mintRequest, error) {
+	var m mintRequest
+	obj, err := readObject(r)
+	if err != nil {
+		return m, err
+	}
+	raw, _ := json.Marshal(obj)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, rate, burst, budget_usd_day, budget_usd_month, calls_day")
+	}
+	return m, nil
+}
+
+// storeToken stores t under a new secret, which it returns (the only time it
+// exists outside the caller's hands: the store keeps its SHA-256).
+func (h *Handler) storeToken(ctx context.Context, t *rowcall.Token) (string, error) {
+	plain, sum := newSecret(TokenPrefix)
+	return plain, h.store.CreateToken(ctx, t, sum)
+}
+
+// newSecret is a random secret with prefix, and its SHA-256 in hex (what is stored).
+func newSecret(prefix string) (plain, sha string) {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	plain = prefix + base64.RawURLEncoding.EncodeToString(secret)
+	return plain, hashHex(plain)
+}
+
+func hashHex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // tokenFrom validates a mint request into a token.

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -401,24 +400,12 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	events := map[string]map[string]any{}
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	for lines.Scan() {
-		var ev map[string]any
-		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
-			t.Fatalf("node said %s", lines.Text())
-		}
-		name, _ := ev["event"].(string)
-		events[name] = ev
-		switch name {
-		case "error":
-			t.Fatalf("node client: %s\n%s", ev["message"], stderr.String())
-		case "waiting": // the client holds its session open: change the directory under it
+	events := nodeEvents(t, stdout, &stderr, func(name string, ev map[string]any) {
+		if name == "waiting" { // the client holds its session open: change the directory under it
 			createRow(t, h, map[string]any{"key": "ADDED_LIVE", "type": "http", "category": "tools", "target": "GET " + up.URL + "/v1/forecast",
 				"content": "# WHAT: Created through the REST API while the TypeScript client listened."})
 		}
-	}
+	})
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("node client: %v\n%s", err, stderr.String())
 	}

@@ -70,7 +70,7 @@ func headers(w http.ResponseWriter, etag string) {
 // or load anything (no inline script or style), no page may frame it, no
 // answer is sniffed into another type, and no address leaves in a Referer.
 func Secure(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 }

@@ -304,7 +304,8 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits}, a.Directory, a.Store, a.Dispatcher)
+		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
+		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout)}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -312,6 +313,9 @@ func New(s Settings, p Platform) (*App, error) {
 	self.Handler = a.Handler // rows' $SELF calls are served in process
 	return a, nil
 }
+
+// metadataFetchTimeout bounds the fetch of an OAuth client's metadata document.
+const metadataFetchTimeout = 5 * time.Second
 
 // pickEmbedder is the embedder ROWCALL_EMBED_PROVIDER names: the
 // platform's own (unset or use-lite), none (off), or the OpenAI-compatible

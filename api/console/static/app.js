@@ -8,6 +8,7 @@ import { callView } from './call.js';
 import { receiptView, traceView } from './receipts.js';
 import { tokensView } from './tokens.js';
 import { modulesView } from './modules.js';
+import { consentView } from './consent.js';
 
 const main = document.getElementById('view');
 
@@ -23,6 +24,7 @@ const routes = [
   [/^#\/trace\/([^/?]+)$/, m => traceView(decodeURIComponent(m[1]))],
   [/^#\/tokens$/, () => tokensView()],
   [/^#\/modules$/, () => modulesView()],
+  [/^#\/consent\/([^/?]+)$/, m => consentView(decodeURIComponent(m[1]))],
 ];
 
 let generation = 0;

@@ -115,10 +115,11 @@ function tokenTable(tokens) {
   if (!tokens.length) return h('p', { id: 'tokens' }, 'No tokens yet.');
   const list = items => items.length ? h('ul', { class: 'plain' }, items.map(x => h('li', {}, x))) : '—';
   return tableWrap(h('table', { id: 'tokens', class: 'cards', 'aria-label': 'Tokens' },
-    h('thead', {}, h('tr', {}, ['Name', 'Id', 'Scope', 'Risk', 'Pins', 'Limits', 'State', ''].map(c => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Name', 'Id', 'Client', 'Scope', 'Risk', 'Pins', 'Limits', 'State', ''].map(c => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, tokens.map(t => h('tr', { 'data-token': t.id },
       h('td', { class: 'head' }, t.name || '(no name)'),
       h('td', { 'data-label': 'Id' }, cut(t.id, { tag: 'code' })),
+      h('td', { 'data-label': 'Client', class: 'client' }, t.client ? cut(t.client) : '—'),
       h('td', { 'data-label': 'Scope', class: 'scope' }, list([(t.keys || []).length ? 'keys: ' + t.keys.join(', ') : '', (t.categories || []).length ? 'categories: ' + t.categories.join(', ') : ''].filter(Boolean))),
       h('td', { 'data-label': 'Risk' }, t.risk_ceiling),
       h('td', { 'data-label': 'Pins' }, Object.keys(t.pins || {}).join(', ') || '—'),

@@ -1,0 +1,64 @@
+package rowcall
+
+import "context"
+
+// OAuthClient is a client that registered itself (RFC 7591): public, with
+// no secret, known by the redirect URIs it named.
+type OAuthClient struct {
+	ID           string   `json:"client_id"` // oc_…
+	Name         string   `json:"client_name,omitempty"`
+	LogoURI      string   `json:"logo_uri,omitempty"`
+	RedirectURIs []string `json:"redirect_uris"`
+	CreatedAt    string   `json:"created_at"`
+}
+
+// OAuthRequest is an authorization request waiting for the owner's consent.
+// The client's name and logo are kept with it (a client ID metadata
+// document is read once, when the request arrives).
+type OAuthRequest struct {
+	ID            string `json:"id"` // ocr_…, the consent's id
+	ClientID      string `json:"client_id"`
+	ClientName    string `json:"client_name"`
+	LogoURI       string `json:"logo_uri,omitempty"`
+	RedirectURI   string `json:"redirect_uri"`
+	CodeChallenge string `json:"-"`
+	State         string `json:"-"`
+	Resource      string `json:"resource"`
+	Scope         string `json:"scope,omitempty"`
+	ExpiresAt     string `json:"expires_at"`
+}
+
+// OAuthCode is an authorization code, stored by its SHA-256: the token the
+// consent minted, and what the token request must repeat.
+type OAuthCode struct {
+	TokenID, ClientID, RedirectURI, CodeChallenge, Resource, ExpiresAt string
+}
+
+// OAuthGrants keeps OAuth clients, pending consents, codes and refresh
+// tokens. Codes and refresh tokens are stored only as their SHA-256.
+type OAuthGrants interface {
+	// RegisterClient stores c unless perMinute clients registered in the
+	// last minute or maxUnused registered clients were never used; clients
+	// unused after a day are forgotten first. It reports whether c was stored.
+	RegisterClient(ctx context.Context, c *OAuthClient, perMinute, maxUnused int) (bool, error)
+	OAuthClient(ctx context.Context, id string) (OAuthClient, error)
+	// CreateOAuthRequest stores q unless maxPending requests wait already;
+	// it reports whether q was stored.
+	CreateOAuthRequest(ctx context.Context, q *OAuthRequest, maxPending int) (bool, error)
+	OAuthRequest(ctx context.Context, id string) (OAuthRequest, error)
+	// FinishOAuthRequest marks the request answered; only the first call
+	// reports true.
+	FinishOAuthRequest(ctx context.Context, id string) (bool, error)
+	CreateOAuthCode(ctx context.Context, codeSHA256 string, c OAuthCode) error
+	// UseOAuthCode marks the code used. first is false when it was used
+	// before (the code is returned all the same, so its token can be revoked).
+	UseOAuthCode(ctx context.Context, codeSHA256 string) (c OAuthCode, first bool, err error)
+	CreateRefresh(ctx context.Context, refreshSHA256, tokenID, clientID string) error
+	// UseRefresh marks the refresh token used; first as for UseOAuthCode.
+	UseRefresh(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, first bool, err error)
+	// RefreshToken is the token and client of a refresh token, used or not.
+	RefreshToken(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, err error)
+	// SetTokenSecret replaces a live token's secret (the access token a
+	// grant issues); it fails for a revoked token.
+	SetTokenSecret(ctx context.Context, id, secretSHA256 string) error
+}

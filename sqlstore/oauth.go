@@ -1,0 +1,178 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/rowcall/rowcall"
+)
+
+// unusedClientLife is how long a registered client that no consent used is kept.
+const unusedClientLife = 24 * time.Hour
+
+func (s *Store) clock() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Store) ago(d time.Duration) string { return s.clock().Add(-d).Format(rowcall.Timestamp) }
+
+// RegisterClient stores c in one statement, which also counts the bounds, so
+// hosts sharing a database (sqld, D1) cannot pass them together.
+func (s *Store) RegisterClient(ctx context.Context, c *rowcall.OAuthClient, perMinute, maxUnused int) (bool, error) {
+	if _, err := s.DB.ExecContext(ctx, `DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < ?`, s.ago(unusedClientLife)); err != nil {
+		return false, err
+	}
+	c.CreatedAt = s.now()
+	uris, _ := json.Marshal(c.RedirectURIs)
+	res, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_clients (client_id, name, logo_uri, redirect_uris, created_at)
+		SELECT ?,?,?,?,? WHERE (SELECT COUNT(*) FROM oauth_clients WHERE created_at > ?) < ?
+		AND (SELECT COUNT(*) FROM oauth_clients WHERE used_at IS NULL) < ?`,
+		c.ID, nullable(c.Name), nullable(c.LogoURI), string(uris), c.CreatedAt, s.ago(time.Minute), perMinute, maxUnused)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// OAuthClient returns the registered client id.
+func (s *Store) OAuthClient(ctx context.Context, id string) (rowcall.OAuthClient, error) {
+	c := rowcall.OAuthClient{ID: id}
+	var name, logo sql.NullString
+	var uris string
+	err := s.DB.QueryRowContext(ctx, `SELECT name, logo_uri, redirect_uris, created_at FROM oauth_clients WHERE client_id = ?`, id).
+		Scan(&name, &logo, &uris, &c.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, &rowcall.Error{Code: rowcall.ENotFound, Message: "no registered client " + id,
+			HowToFix: "register the client again (POST /oauth/register): a client no consent used is forgotten after a day"}
+	}
+	c.Name, c.LogoURI = name.String, logo.String
+	json.Unmarshal([]byte(uris), &c.RedirectURIs)
+	return c, err
+}
+
+// CreateOAuthRequest stores a request waiting for consent unless maxPending
+// requests already wait, and first forgets requests and codes an hour past
+// their expiry, revoking the tokens of codes never redeemed. It reports
+// whether the request was stored.
+func (s *Store) CreateOAuthRequest(ctx context.Context, q *rowcall.OAuthRequest, maxPending int) (bool, error) {
+	old := s.ago(time.Hour)
+	for _, stmt := range []string{
+		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id IN (SELECT token_id FROM oauth_codes WHERE used_at IS NULL AND expires_at < ?)`,
+		`DELETE FROM oauth_codes WHERE expires_at < ?`,
+		`DELETE FROM oauth_requests WHERE expires_at < ?`,
+	} {
+		args := []any{old}
+		if strings.HasPrefix(stmt, "UPDATE") {
+			args = []any{s.now(), old}
+		}
+		if _, err := s.DB.ExecContext(ctx, stmt, args...); err != nil {
+			return false, err
+		}
+	}
+	res, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, client_name, logo_uri, redirect_uri, code_challenge, state, resource, scope, expires_at)
+		SELECT ?,?,?,?,?,?,?,?,?,? WHERE (SELECT COUNT(*) FROM oauth_requests WHERE done_at IS NULL AND expires_at > ?) < ?`,
+		q.ID, q.ClientID, nullable(q.ClientName), nullable(q.LogoURI), q.RedirectURI, q.CodeChallenge,
+		nullable(q.State), q.Resource, nullable(q.Scope), q.ExpiresAt, s.now(), maxPending)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// OAuthRequest returns a request that is not answered and not expired.
+func (s *Store) OAuthRequest(ctx context.Context, id string) (rowcall.OAuthRequest, error) {
+	q := rowcall.OAuthRequest{ID: id}
+	var name, logo, state, scope sql.NullString
+	err := s.DB.QueryRowContext(ctx, `SELECT client_id, client_name, logo_uri, redirect_uri, code_challenge, state, resource, scope, expires_at
+		FROM oauth_requests WHERE id = ? AND done_at IS NULL AND expires_at > ?`, id, s.now()).
+		Scan(&q.ClientID, &name, &logo, &q.RedirectURI, &q.CodeChallenge, &state, &q.Resource, &scope, &q.ExpiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return q, &rowcall.Error{Code: rowcall.ENotFound, Message: "no authorization request " + id + " waiting for consent (answered, expired or never made)",
+			HowToFix: "start the sign-in again from the client"}
+	}
+	q.ClientName, q.LogoURI, q.State, q.Scope = name.String, logo.String, state.String, scope.String
+	return q, err
+}
+
+// FinishOAuthRequest marks the request answered, and its client used.
+func (s *Store) FinishOAuthRequest(ctx context.Context, id string) (bool, error) {
+	var client string
+	err := s.DB.QueryRowContext(ctx, `UPDATE oauth_requests SET done_at = ? WHERE id = ? AND done_at IS NULL RETURNING client_id`, s.now(), id).Scan(&client)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = s.DB.ExecContext(ctx, `UPDATE oauth_clients SET used_at = COALESCE(used_at, ?) WHERE client_id = ?`, s.now(), client)
+	return err == nil, err
+}
+
+// CreateOAuthCode stores a code by its hash.
+func (s *Store) CreateOAuthCode(ctx context.Context, codeSHA256 string, c rowcall.OAuthCode) error {
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_codes (code_sha256, token_id, client_id, redirect_uri, code_challenge, resource, expires_at)
+		VALUES (?,?,?,?,?,?,?)`, codeSHA256, c.TokenID, c.ClientID, c.RedirectURI, c.CodeChallenge, c.Resource, c.ExpiresAt)
+	return err
+}
+
+const codeColumns = `token_id, client_id, redirect_uri, code_challenge, resource, expires_at`
+
+// UseOAuthCode marks a code used in one statement (two token requests with
+// one code cannot both be first).
+func (s *Store) UseOAuthCode(ctx context.Context, codeSHA256 string) (rowcall.OAuthCode, bool, error) {
+	var c rowcall.OAuthCode
+	scan := func(row *sql.Row) error {
+		return row.Scan(&c.TokenID, &c.ClientID, &c.RedirectURI, &c.CodeChallenge, &c.Resource, &c.ExpiresAt)
+	}
+	err := scan(s.DB.QueryRowContext(ctx, `UPDATE oauth_codes SET used_at = ? WHERE code_sha256 = ? AND used_at IS NULL RETURNING `+codeColumns, s.now(), codeSHA256))
+	if !errors.Is(err, sql.ErrNoRows) {
+		return c, err == nil, err
+	}
+	err = scan(s.DB.QueryRowContext(ctx, `SELECT `+codeColumns+` FROM oauth_codes WHERE code_sha256 = ?`, codeSHA256))
+	return c, false, err
+}
+
+// CreateRefresh stores a refresh token by its hash.
+func (s *Store) CreateRefresh(ctx context.Context, refreshSHA256, tokenID, clientID string) error {
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_refresh (refresh_sha256, token_id, client_id, created_at) VALUES (?,?,?,?)`,
+		refreshSHA256, tokenID, clientID, s.now())
+	return err
+}
+
+// UseRefresh marks a refresh token used in one statement.
+func (s *Store) UseRefresh(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, first bool, err error) {
+	err = s.DB.QueryRowContext(ctx, `UPDATE oauth_refresh SET used_at = ? WHERE refresh_sha256 = ? AND used_at IS NULL RETURNING token_id, client_id`,
+		s.now(), refreshSHA256).Scan(&tokenID, &clientID)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return tokenID, clientID, err == nil, err
+	}
+	tokenID, clientID, err = s.RefreshToken(ctx, refreshSHA256)
+	return tokenID, clientID, false, err
+}
+
+// RefreshToken returns the token and client of a refresh token.
+func (s *Store) RefreshToken(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, err error) {
+	err = s.DB.QueryRowContext(ctx, `SELECT token_id, client_id FROM oauth_refresh WHERE refresh_sha256 = ?`, refreshSHA256).Scan(&tokenID, &clientID)
+	return tokenID, clientID, err
+}
+
+// SetTokenSecret replaces the secret of a token that is not revoked.
+func (s *Store) SetTokenSecret(ctx context.Context, id, secretSHA256 string) error {
+	res, err := s.DB.ExecContext(ctx, `UPDATE tokens SET secret_sha256 = ? WHERE id = ? AND revoked_at IS NULL`, secretSHA256, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return &rowcall.Error{Code: rowcall.ENotFound, Message: "token " + id + " is revoked or gone", HowToFix: "sign in again"}
+	}
+	return nil
+}

@@ -1,0 +1,691 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/rowcall/rowcall/internal/testenv"
+	"github.com/rowcall/rowcall/test/console"
+)
+
+// OAuth 2.1 sign-in at /mcp (api/oauth.go), driven over HTTP as a client
+// drives it: discovery, registration, the authorization request, the
+// owner's consent (the console's API call), the token request.
+
+// callback is the redirect URI the tests' clients register: nothing listens
+// there, the tests read the code from the redirect itself.
+const callback = "http://127.0.0.1:9/callback"
+
+// noFollow answers redirects instead of following them.
+var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// oauthClient is one registered public client and its PKCE verifier.
+type oauthClient struct {
+	h        *host
+	id       string
+	verifier string
+}
+
+func registerClient(t *testing.T, h *host, name string) *oauthClient {
+	t.Helper()
+	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true,
+		Body: map[string]any{"client_name": name, "redirect_uris": []string{callback}, "grant_types": []string{"authorization_code", "refresh_token"}}})
+	expect(t, res, http.StatusCreated, map[string]any{"client_name": name, "token_endpoint_auth_method": "none"})
+	return &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("v", 20) + "-verifier-of-forty-three-characters"}
+}
+
+func challenge(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// authorize sends an authorization request with params over the defaults
+// and returns the answer, redirects not followed.
+func (c *oauthClient) authorize(t *testing.T, params map[string]string) *http.Response {
+	t.Helper()
+	v := url.Values{"response_type": {"code"}, "client_id": {c.id}, "redirect_uri": {callback}, "state": {"st-1"},
+		"code_challenge": {challenge(c.verifier)}, "code_challenge_method": {"S256"}, "resource": {c.h.URL + "/mcp"}}
+	for k, val := range params {
+		if val == "" {
+			v.Del(k)
+		} else {
+			v.Set(k, val)
+		}
+	}
+	res, err := noFollow.Get(c.h.URL + "/oauth/authorize?" + v.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+// consentID is the consent the authorization request's redirect opens in the console.
+func consentID(t *testing.T, h *host, res *http.Response) string {
+	t.Helper()
+	loc := res.Header.Get("Location")
+	id, ok := strings.CutPrefix(loc, h.URL+"/#/consent/")
+	if res.StatusCode != http.StatusFound || !ok {
+		body, _ := io.ReadAll(res.Body)
+		t.Fatalf("authorize: %d Location %q, want the console's consent: %s", res.StatusCode, loc, body)
+	}
+	return id
+}
+
+// approve answers a consent as the console does (the owner key in a header)
+// and returns the redirect's query.
+func approve(t *testing.T, h *host, id string, scope map[string]any) url.Values {
+	t.Helper()
+	res := h.do(t, req{Method: "POST", Path: "/api/oauth/consent/" + id, Body: scope})
+	expect(t, res, http.StatusOK, map[string]any{"ok": true})
+	u, err := url.Parse(res.JSON["redirect"].(string))
+	if err != nil || !strings.HasPrefix(u.String(), callback+"?") {
+		t.Fatalf("redirect %v, want %s?…", res.JSON["redirect"], callback)
+	}
+	return u.Query()
+}
+
+// code runs the flow to a code.
+func (c *oauthClient) code(t *testing.T) string {
+	t.Helper()
+	q := approve(t, c.h, consentID(t, c.h, c.authorize(t, nil)), map[string]any{"categories": []string{"*"}})
+	if q.Get("state") != "st-1" || q.Get("iss") != c.h.URL || q.Get("code") == "" {
+		t.Fatalf("authorization response %v: want code, state st-1 and iss %s (RFC 9207)", q, c.h.URL)
+	}
+	return q.Get("code")
+}
+
+// token posts a token request.
+func (c *oauthClient) token(t *testing.T, form url.Values) resp {
+	t.Helper()
+	if !form.Has("client_id") {
+		form.Set("client_id", c.id)
+	}
+	return c.h.do(t, req{Method: "POST", Path: "/oauth/token", NoAuth: true, Body: form.Encode(),
+		Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+}
+
+func (c *oauthClient) exchange(t *testing.T, code string) resp {
+	t.Helper()
+	return c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {callback},
+		"code_verifier": {c.verifier}, "resource": {c.h.URL + "/mcp"}})
+}
+
+// status is what a request with the bearer token gets from the API.
+func status(t *testing.T, h *host, bearer string) int {
+	t.Helper()
+	return h.do(t, req{Method: "GET", Path: "/api/directory?limit=1", NoAuth: true, Header: map[string]string{"Authorization": "Bearer " + bearer}}).Status
+}
+
+func TestOAuthDiscovery(t *testing.T) {
+	h := startHost(t, nil)
+	res := h.do(t, req{Method: "POST", Path: "/mcp", NoAuth: true, Body: `{}`})
+	want := `resource_metadata="` + h.URL + `/.well-known/oauth-protected-resource/mcp"`
+	if res.Status != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), want) {
+		t.Fatalf("/mcp without a credential: %d %q, want 401 naming %s", res.Status, res.Header.Get("WWW-Authenticate"), want)
+	}
+	res = h.do(t, req{Method: "GET", Path: "/api/directory", NoAuth: true})
+	if !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+h.URL+`/.well-known/oauth-protected-resource"`) {
+		t.Fatalf("the API's 401 names no resource metadata: %q", res.Header.Get("WWW-Authenticate"))
+	}
+	for path, resource := range map[string]string{"/.well-known/oauth-protected-resource/mcp": h.URL + "/mcp", "/.well-known/oauth-protected-resource": h.URL} {
+		var prm oauthex.ProtectedResourceMetadata
+		getJSON(t, h.URL+path, &prm)
+		if prm.Resource != resource || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != h.URL {
+			t.Fatalf("%s: %+v", path, prm)
+		}
+	}
+	pre, err := http.DefaultClient.Do(must(http.NewRequest("OPTIONS", h.URL+"/oauth/register", nil)))
+	if err != nil || pre.StatusCode != 204 || pre.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("a browser client's preflight of registration: %v %v", pre, err) // the MCP Inspector registers from the page
+	}
+	pre.Body.Close()
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		var asm oauthex.AuthServerMeta
+		getJSON(t, h.URL+path, &asm)
+		if asm.Issuer != h.URL || asm.TokenEndpoint != h.URL+"/oauth/token" || strings.Join(asm.CodeChallengeMethodsSupported, ",") != "S256" ||
+			!asm.AuthorizationResponseIssParameterSupported || !asm.ClientIDMetadataDocumentSupported || asm.RegistrationEndpoint == "" {
+			t.Fatalf("%s: %+v", path, asm)
+		}
+	}
+}
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(v) != nil {
+		t.Fatalf("GET %s: %d", u, res.StatusCode)
+	}
+}
+
+// TestOAuthGoSDKClient: the official Go SDK client, given no credential,
+// signs in on its own (discovery, registration, PKCE, resource, iss) with
+// the consent answered as the console answers it, then lists and calls
+// tools; revoking its token in the token list stops it.
+func TestOAuthGoSDKClient(t *testing.T) {
+	h := startHost(t, allowLoopback)
+	mcpRows(t, h)
+	consents := 0
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "Go SDK test client", RedirectURIs: []string{callback}, GrantTypes: []string{"authorization_code", "refresh_token"}}},
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			consents++
+			res, err := noFollow.Get(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			res.Body.Close()
+			q := approve(t, h, consentID(t, h, res), map[string]any{"keys": []string{"ZZ_TEST_TEMPERATURE"}, "rate": "100/minute"})
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "oauth-test", Version: "1"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: h.URL + "/mcp", OAuthHandler: handler, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect with OAuth: %v", err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if !strings.Contains(strings.Join(names, " "), "ZZ_TEST_TEMPERATURE") || strings.Contains(strings.Join(names, " "), "WEATHER_TYPED") {
+		t.Fatalf("tools %v: want the consented scope (ZZ_TEST_TEMPERATURE, not WEATHER_TYPED)", names)
+	}
+	call, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZZ_TEST_TEMPERATURE", Arguments: map[string]any{"args": "52.52|13.41"}})
+	if err != nil || call.IsError {
+		t.Fatalf("call: %v %+v", err, call)
+	}
+	list := h.do(t, req{Method: "GET", Path: "/api/tokens"})
+	toks := list.JSON["tokens"].([]any)
+	if len(toks) != 1 || !strings.HasPrefix(toks[0].(map[string]any)["client"].(string), "oc_") || toks[0].(map[string]any)["name"] != "Go SDK test client" {
+		t.Fatalf("token list %s: want one token held by the client", list.Raw)
+	}
+	if consents != 1 {
+		t.Fatalf("%d consents, want 1", consents)
+	}
+	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/tokens/" + toks[0].(map[string]any)["id"].(string)}), 200, nil)
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZZ_TEST_TEMPERATURE", Arguments: map[string]any{"args": "52.52|13.41"}}); err == nil {
+		t.Fatal("a call after the token was revoked succeeded")
+	}
+}
+
+func TestOAuthSecurity(t *testing.T) {
+	h := startHost(t, nil)
+	c := registerClient(t, h, "Test Client")
+
+	// Errors before the client and redirect_uri are known good are shown,
+	// never redirected (no open redirect); after, they go back with state.
+	t.Run("exact redirect and no open redirect", func(t *testing.T) {
+		for _, p := range []map[string]string{
+			{"redirect_uri": callback + "/"}, {"redirect_uri": callback + "?x=1"}, {"redirect_uri": "https://evil.example/callback"},
+			{"redirect_uri": strings.Replace(callback, "127.0.0.1", "localhost", 1)},
+			{"client_id": "oc_unknown", "redirect_uri": "https://evil.example/"}, {"client_id": ""},
+		} {
+			res := c.authorize(t, p)
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 400 || res.Header.Get("Location") != "" || !strings.Contains(res.Header.Get("Content-Type"), "text/html") {
+				t.Fatalf("%v: %d Location %q, want a 400 page and no redirect", p, res.StatusCode, res.Header.Get("Location"))
+			}
+			if strings.Contains(string(body), "<script") {
+				t.Fatalf("%v: the page runs script: %s", p, body)
+			}
+		}
+	})
+	t.Run("PKCE required", func(t *testing.T) {
+		for _, p := range []map[string]string{{"code_challenge": ""}, {"code_challenge_method": "plain"}, {"code_challenge_method": ""}} {
+			res := c.authorize(t, p)
+			u, _ := url.Parse(res.Header.Get("Location"))
+			if res.StatusCode != 302 || !strings.HasPrefix(u.String(), callback+"?") || u.Query().Get("error") != "invalid_request" ||
+				u.Query().Get("state") != "st-1" || u.Query().Get("iss") != h.URL {
+				t.Fatalf("%v: %d %s, want the client's redirect with error=invalid_request, state and iss", p, res.StatusCode, u)
+			}
+		}
+	})
+	t.Run("PKCE checked", func(t *testing.T) {
+		code := c.code(t)
+		wrong := *c
+		wrong.verifier = strings.Repeat("w", 43)
+		expect(t, wrong.exchange(t, code), 400, map[string]any{"error": "invalid_grant"})
+		expect(t, c.exchange(t, code), 400, map[string]any{"error": "invalid_grant"}) // the code was spent on the wrong try
+	})
+	t.Run("code used twice", func(t *testing.T) {
+		code := c.code(t)
+		first := c.exchange(t, code)
+		expect(t, first, 200, map[string]any{"token_type": "Bearer"})
+		access, refresh := first.JSON["access_token"].(string), first.JSON["refresh_token"].(string)
+		if !strings.HasPrefix(access, "rct_") || status(t, h, access) != 200 {
+			t.Fatalf("access token %q is not a working capability token", access)
+		}
+		expect(t, c.exchange(t, code), 400, map[string]any{"error": "invalid_grant"})
+		if s := status(t, h, access); s != 401 {
+			t.Fatalf("the token of a code used twice answers %d, want 401 (revoked)", s)
+		}
+		expect(t, c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}), 400, map[string]any{"error": "invalid_grant"})
+	})
+	t.Run("another client or redirect", func(t *testing.T) {
+		other := registerClient(t, h, "Other")
+		code := c.code(t)
+		expect(t, other.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {callback}, "code_verifier": {c.verifier}}),
+			400, map[string]any{"error": "invalid_grant"})
+	})
+	t.Run("audience", func(t *testing.T) {
+		res := c.authorize(t, map[string]string{"resource": "https://other.example/mcp"})
+		u, _ := url.Parse(res.Header.Get("Location"))
+		if u.Query().Get("error") != "invalid_target" {
+			t.Fatalf("authorize for another resource: %d %s, want error=invalid_target", res.StatusCode, u)
+		}
+		code := c.code(t)
+		expect(t, c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {callback},
+			"code_verifier": {c.verifier}, "resource": {"https://other.example/mcp"}}), 400, map[string]any{"error": "invalid_target"})
+		staging, _, _ := mint(t, h, map[string]any{"categories": []string{"*"}, "audience": "staging"})
+		res2 := h.do(t, req{Method: "POST", Path: "/mcp", NoAuth: true, Body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+			Header: map[string]string{"Authorization": "Bearer " + staging, "Accept": "application/json, text/event-stream"}})
+		if res2.Status != 401 {
+			t.Fatalf("/mcp with a token for audience staging: %d, want 401", res2.Status)
+		}
+	})
+	t.Run("refresh replay revokes the family", func(t *testing.T) {
+		first := c.exchange(t, c.code(t))
+		expect(t, first, 200, nil)
+		refresh := func(rt string) resp {
+			return c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+		}
+		second := refresh(first.JSON["refresh_token"].(string))
+		expect(t, second, 200, nil)
+		if status(t, h, first.JSON["access_token"].(string)) != 401 || status(t, h, second.JSON["access_token"].(string)) != 200 {
+			t.Fatal("refresh did not rotate the access token")
+		}
+		expect(t, refresh(first.JSON["refresh_token"].(string)), 400, map[string]any{"error": "invalid_grant"})
+		if s := status(t, h, second.JSON["access_token"].(string)); s != 401 {
+			t.Fatalf("after a replayed refresh token the newest access token answers %d, want 401", s)
+		}
+		expect(t, refresh(second.JSON["refresh_token"].(string)), 400, map[string]any{"error": "invalid_grant"})
+	})
+	t.Run("revocation", func(t *testing.T) {
+		tok := c.exchange(t, c.code(t))
+		access := tok.JSON["access_token"].(string)
+		revoke := func(client string) {
+			res := h.do(t, req{Method: "POST", Path: "/oauth/revoke", NoAuth: true, Body: url.Values{"token": {access}, "client_id": {client}}.Encode(),
+				Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+			expect(t, res, 200, nil)
+		}
+		revoke("oc_someone_else")
+		if status(t, h, access) != 200 {
+			t.Fatal("another client revoked the token")
+		}
+		revoke(c.id)
+		if status(t, h, access) != 401 {
+			t.Fatal("the client's revocation did not revoke the token")
+		}
+	})
+	t.Run("consent not forgeable", func(t *testing.T) {
+		id := consentID(t, h, c.authorize(t, nil))
+		scope := `{"categories":["*"]}`
+		// A cross-site form or fetch carries cookies at most, never the header.
+		for _, hd := range []map[string]string{
+			{"Cookie": "rowcall=" + h.Key, "Content-Type": "text/plain"},
+			{"Cookie": "rowcall.secret=" + h.Key, "Origin": "https://evil.example"},
+		} {
+			res := h.do(t, req{Method: "POST", Path: "/api/oauth/consent/" + id, NoAuth: true, Body: scope, Header: hd})
+			if res.Status != 401 {
+				t.Fatalf("consent without the owner key header: %d, want 401", res.Status)
+			}
+		}
+		expect(t, h.do(t, req{Method: "POST", Path: "/api/oauth/consent/ocr_guessed", Body: scope}), 404, nil)
+		approve(t, h, id, map[string]any{"categories": []string{"*"}})
+		expect(t, h.do(t, req{Method: "POST", Path: "/api/oauth/consent/" + id, Body: scope}), 404, nil)
+		deny := consentID(t, h, c.authorize(t, nil))
+		res := h.do(t, req{Method: "POST", Path: "/api/oauth/consent/" + deny + "/deny"})
+		if u, _ := url.Parse(res.JSON["redirect"].(string)); u.Query().Get("error") != "access_denied" || u.Query().Get("state") != "st-1" {
+			t.Fatalf("deny: %s", res.Raw)
+		}
+	})
+}
+
+// TestOAuthRegistrationBounded: registration refuses what it cannot bound
+// (size, redirect URIs, confidential clients), keeps to its rate, and
+// forgets a client no one signed in with after a day.
+func TestOAuthRegistrationBounded(t *testing.T) {
+	h := startHost(t, nil)
+	register := func(body any) resp {
+		return h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: body})
+	}
+	for _, body := range []any{
+		`{"redirect_uris":["` + strings.Repeat("a", 17<<10) + `"]}`,
+		map[string]any{"redirect_uris": []string{"javascript:alert(1)//"}},
+		map[string]any{"redirect_uris": []string{"http://evil.example/cb"}},
+		map[string]any{"redirect_uris": []string{"https://ok.example/cb#frag"}},
+		map[string]any{"redirect_uris": []string{}},
+		map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"},
+	} {
+		if res := register(body); res.Status != 400 {
+			t.Fatalf("registration %v: %d %s, want 400", body, res.Status, res.Raw)
+		}
+	}
+	first := registerClient(t, h, "first")
+	// A code never redeemed: its token is revoked once the code is an hour
+	// past its expiry (at the next authorization request).
+	approved := approve(t, h, consentID(t, h, first.authorize(t, nil)), map[string]any{"categories": []string{"*"}})
+	if _, err := h.db(t).Exec(`UPDATE oauth_codes SET expires_at = '2000-01-01T00:00:00.000Z'`); err != nil || approved.Get("code") == "" {
+		t.Fatal(err)
+	}
+	// Authorization requests waiting for consent are bounded: 200.
+	for i := 0; ; i++ {
+		res := first.authorize(t, nil)
+		if res.StatusCode == http.StatusFound {
+			continue
+		}
+		if i != 200 || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Location") != "" {
+			t.Fatalf("authorization request %d: %d Location %q, want the 201st waiting (with the approved one) refused with 429 and no redirect", i+1, res.StatusCode, res.Header.Get("Location"))
+		}
+		break
+	}
+	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+	if len(toks) != 1 || toks[0].(map[string]any)["revoked_at"] == nil {
+		t.Fatalf("the token of a code never redeemed: %v, want revoked", toks)
+	}
+	var unused *oauthClient
+	for i := 1; i < 10; i++ {
+		unused = registerClient(t, h, "more")
+	}
+	res := register(map[string]any{"redirect_uris": []string{callback}})
+	if res.Status != 429 || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("the 11th registration in a minute: %d %s, want 429 with Retry-After", res.Status, res.Raw)
+	}
+	// A day later, clients no one signed in with are gone (the next
+	// registration forgets them).
+	db := h.db(t)
+	if _, err := db.Exec(`UPDATE oauth_clients SET created_at = '2000-01-01T00:00:00.000Z'`); err != nil {
+		t.Fatal(err)
+	}
+	registerClient(t, h, "next day")
+	if res := unused.authorize(t, nil); res.StatusCode != 400 {
+		t.Fatalf("an expired client's authorization request: %d, want 400", res.StatusCode)
+	}
+}
+
+// TestOAuthMetadataDocument: a client named by the https URL of its client
+// ID metadata document, fetched through the host's outbound policy (here
+// allowed to reach the loopback document server with --allow-outbound).
+func TestOAuthMetadataDocument(t *testing.T) {
+	var docURL string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": "Document Client", "redirect_uris": []string{callback}})
+	}))
+	defer srv.Close()
+	docURL = srv.URL + "/client.json"
+	certs := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(certs, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	h := startHost(t, []string{"--allow-outbound", "127.0.0.1/32"}, "SSL_CERT_FILE="+certs)
+	c := &oauthClient{h: h, id: docURL, verifier: strings.Repeat("d", 43)}
+	id := consentID(t, h, c.authorize(t, nil))
+	got := h.do(t, req{Method: "GET", Path: "/api/oauth/consent/" + id})
+	expect(t, got, 200, map[string]any{"client_name": "Document Client", "client_id": docURL, "redirect_uri": callback})
+	code := approve(t, h, id, map[string]any{"categories": []string{"*"}}).Get("code")
+	expect(t, c.exchange(t, code), 200, map[string]any{"token_type": "Bearer"})
+	if res := c.authorize(t, map[string]string{"redirect_uri": "http://127.0.0.1:9/other"}); res.StatusCode != 400 {
+		t.Fatalf("a redirect the document does not list: %d, want 400", res.StatusCode)
+	}
+}
+
+// TestOAuthConsoleConsent: the consent as a person gives it, in headless
+// Chromium: the client's authorization URL opens the console, which asks for
+// the owner key, shows the client and where the browser goes next, and on
+// approval sends the browser to the client's redirect with a code that
+// redeems for a working token; the token list names the client.
+func TestOAuthConsoleConsent(t *testing.T) {
+	codes := make(chan url.Values, 1)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case codes <- r.URL.Query():
+		default:
+		}
+		io.WriteString(w, "signed in")
+	}))
+	defer cb.Close()
+	h := startHost(t, nil)
+	ctx := browser(t, console.Laptop)
+	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true,
+		Body: map[string]any{"client_name": "Browser Client", "redirect_uris": []string{cb.URL + "/callback"}}})
+	expect(t, res, http.StatusCreated, nil)
+	c := &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("b", 43)}
+	v := url.Values{"response_type": {"code"}, "client_id": {c.id}, "redirect_uri": {cb.URL + "/callback"}, "state": {"st-b"},
+		"code_challenge": {challenge(c.verifier)}, "code_challenge_method": {"S256"}}
+	run(t, ctx, chromedp.Navigate(h.URL+"/oauth/authorize?"+v.Encode()), console.Ready, console.SignInHere(h.Key),
+		console.Wait(`!!document.getElementById('consent-client')`))
+	if got := textOf(t, ctx, "#consent-client"); got != "Browser Client" {
+		t.Fatalf("the consent names %q", got)
+	}
+	if got := textOf(t, ctx, "#consent-redirect"); got != cb.URL+"/callback" {
+		t.Fatalf("the consent shows the redirect %q", got)
+	}
+	run(t, ctx, console.Fill("#c_categories", "*"), console.Click("#consent-approve"))
+	var q url.Values
+	select {
+	case q = <-codes:
+	case <-ctx.Done():
+		t.Fatal("the browser never reached the client's redirect")
+	}
+	if q.Get("state") != "st-b" || q.Get("iss") != h.URL {
+		t.Fatalf("the client received %v", q)
+	}
+	tok := c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")}, "redirect_uri": {cb.URL + "/callback"}, "code_verifier": {c.verifier}})
+	expect(t, tok, 200, nil)
+	if status(t, h, tok.JSON["access_token"].(string)) != 200 {
+		t.Fatal("the token the console's consent minted does not work")
+	}
+	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready)
+	if got := textOf(t, ctx, "#tokens td.client"); got != c.id {
+		t.Fatalf("the token list shows the client %q, want %s", got, c.id)
+	}
+}
+
+// suiteOAuth: the sign-in's storage on every host (the same sqlstore code
+// on SQLite, sqld and D1): a client registers, a consent mints its token, a
+// code is spent once, a refresh rotates and its replay revokes the grant.
+func suiteOAuth(t *testing.T, tg *target) {
+	h := tg.host
+	c := registerClient(t, h, "Suite Client")
+	code := c.code(t)
+	first := c.exchange(t, code)
+	expect(t, first, 200, map[string]any{"token_type": "Bearer"})
+	expect(t, c.exchange(t, code), 400, map[string]any{"error": "invalid_grant"})
+	if s := status(t, h, first.JSON["access_token"].(string)); s != 401 {
+		t.Fatalf("the token of a code used twice answers %d, want 401", s)
+	}
+	tok := c.exchange(t, c.code(t))
+	expect(t, tok, 200, nil)
+	next := c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}})
+	expect(t, next, 200, nil)
+	if status(t, h, next.JSON["access_token"].(string)) != 200 {
+		t.Fatal("the refreshed access token does not work")
+	}
+	expect(t, c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}}), 400, map[string]any{"error": "invalid_grant"})
+	if s := status(t, h, next.JSON["access_token"].(string)); s != 401 {
+		t.Fatalf("after a replayed refresh token the access token answers %d, want 401", s)
+	}
+}
+
+// TestOAuthTypeScriptClient: the official TypeScript SDK client
+// (test/mcpclient/oauth.mjs), given only the URL, signs in end to end —
+// discovery, registration, PKCE — with the consent approved in the console
+// in headless Chromium, lists and calls tools within the consented scope;
+// revoking its token in the console's token list stops it.
+func TestOAuthTypeScriptClient(t *testing.T) {
+	dir := mcpClientDir(t)
+	h := startHost(t, allowLoopback)
+	mcpRows(t, h)
+	ctx := browser(t, console.Laptop)
+	cmd := exec.CommandContext(ctx, "node", "oauth.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MCP_URL="+h.URL+"/mcp", "CALL_KEY=ZZ_TEST_TEMPERATURE", "CALL_ARGS=37.77|-122.42")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	events := nodeEvents(t, stdout, &stderr, func(name string, ev map[string]any) {
+		switch name {
+		case "authorize": // the client opens the browser
+			run(t, ctx, chromedp.Navigate(ev["url"].(string)), console.Ready, console.SignInHere(h.Key),
+				console.Wait(`!!document.getElementById('consent-client')`))
+			if got := textOf(t, ctx, "#consent-client"); got != "rowcall TypeScript test client" {
+				t.Fatalf("the consent names %q", got)
+			}
+			run(t, ctx, console.Fill("#c_categories", "tools"), console.Click("#consent-approve"))
+		case "waiting": // revoke the client's token in the console
+			toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+			id := toks[0].(map[string]any)["id"].(string)
+			run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready,
+				console.Click(`#tokens tr[data-token="`+id+`"] button`),
+				console.Wait(`document.querySelector('#tokens tr[data-token="`+id+`"] .state').innerText.startsWith('revoked')`))
+			io.WriteString(stdin, "revoked\n")
+		}
+	})
+	if events["done"] == nil {
+		t.Fatalf("node client did not finish: %v\n%s", events, stderr.String())
+	}
+	if r := events["redirected"]; r["state"] != "ts-state" || r["iss"] != h.URL {
+		t.Fatalf("the authorization response %v: want state and iss %s", r, h.URL)
+	}
+	if tok := events["token"]; tok["prefix"] != "rct_" || tok["refresh"] != true {
+		t.Fatalf("token %v: want a capability token and a refresh token", tok)
+	}
+	names := fmt.Sprint(events["tools"]["names"])
+	if !strings.Contains(names, "ZZ_TEST_TEMPERATURE") || strings.Contains(names, "WEATHER_TYPED") {
+		t.Fatalf("tools %s: want the consented category (tools) only", names)
+	}
+	if events["called"]["isError"] != false {
+		t.Fatalf("call: %v", events["called"])
+	}
+	if events["after_revoke"]["ok"] != false {
+		t.Fatalf("after the token was revoked in the console the client still calls: %v", events["after_revoke"])
+	}
+}
+
+// nodeEvents reads the JSON lines a Node client prints, each an event named
+// by its "event", calling on for each; an "error" event fails the test.
+func nodeEvents(t *testing.T, stdout io.Reader, stderr *strings.Builder, on func(name string, ev map[string]any)) map[string]map[string]any {
+	t.Helper()
+	events := map[string]map[string]any{}
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for lines.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			t.Fatalf("node said %s", lines.Text())
+		}
+		name, _ := ev["event"].(string)
+		events[name] = ev
+		if name == "error" {
+			t.Fatalf("node client: %s\n%s", ev["message"], stderr.String())
+		}
+		on(name, ev)
+	}
+	return events
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestOAuthMCPInspector: the official MCP Inspector's CLI
+// (test/mcpinspector, pinned), given only the URL, signs in as it would
+// for a person — discovery, registration, PKCE, its own loopback callback —
+// with the consent approved in the console in headless Chromium; it then
+// lists and calls tools with the stored sign-in, and once the token is
+// revoked in the console's token list its next call is refused.
+func TestOAuthMCPInspector(t *testing.T) {
+	dir := testenv.NPM(t, "mcpinspector", filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "package.json"))
+	h := startHost(t, allowLoopback)
+	mcpRows(t, h)
+	ctx := browser(t, console.Laptop)
+	home := t.TempDir()
+	inspector := func(args ...string) *exec.Cmd {
+		launcher := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+		cmd := exec.CommandContext(ctx, "node", append([]string{launcher, "--cli", h.URL + "/mcp"}, args...)...)
+		// Interactive sign-in without a terminal; the "browser" it opens
+		// does nothing: the test opens the URL it prints in Chromium.
+		cmd.Env = append(os.Environ(), "HOME="+home, "MCP_AUTO_OPEN_ENABLED=true", "BROWSER=/bin/true", "MCP_INSPECTOR_SECRET_STORE=file", "NO_COLOR=1")
+		return cmd
+	}
+	list := inspector("--method", "tools/list")
+	var stdout, log strings.Builder
+	list.Stdout = &stdout
+	stderr, _ := list.StderrPipe()
+	if err := list.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if u, ok := strings.CutPrefix(lines.Text(), "Please navigate to: "); ok {
+			run(t, ctx, chromedp.Navigate(strings.TrimSpace(u)), console.Ready, console.SignInHere(h.Key),
+				console.Wait(`!!document.getElementById('consent-client')`))
+			if got := textOf(t, ctx, "#consent-redirect"); !strings.HasPrefix(got, "http://127.0.0.1:") {
+				t.Fatalf("the consent shows the redirect %q", got)
+			}
+			run(t, ctx, console.Fill("#c_categories", "tools"), console.Click("#consent-approve"))
+		}
+	}
+	if err := list.Wait(); err != nil {
+		t.Fatalf("inspector tools/list: %v\n%s\n%s", err, stdout.String(), log.String())
+	}
+	if got := stdout.String(); !strings.Contains(got, "ZZ_TEST_TEMPERATURE") || strings.Contains(got, "WEATHER_TYPED") {
+		t.Fatalf("inspector tools/list: %.600s, want the consented category (tools) only", got)
+	}
+	call := func() (string, error) {
+		out, err := inspector("--method", "tools/call", "--tool-name", "ZZ_TEST_TEMPERATURE", "--tool-arg", "args=37.77|-122.42", "--stored-auth-only").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := call(); err != nil || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"key": "ZZ_TEST_TEMPERATURE"`) {
+		t.Fatalf("inspector tools/call: %v\n%s", err, out)
+	}
+	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+	id := toks[0].(map[string]any)["id"].(string)
+	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready, console.Click(`#tokens tr[data-token="`+id+`"] button`),
+		console.Wait(`document.querySelector('#tokens tr[data-token="`+id+`"] .state').innerText.startsWith('revoked')`))
+	if out, err := call(); err == nil || !strings.Contains(out, "auth_required") {
+		t.Fatalf("after the token was revoked in the console the Inspector's call: %v\n%s", err, out)
+	}
+}
