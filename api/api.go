@@ -92,7 +92,7 @@ func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.D
 		keys, _ := ledger.ParseKeys(list) // a key that does not parse verifies nothing: confirm says so
 		return list, keys
 	})
-	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Unauthorized: unauthorized, Fail: writeError,
+	h.mcp = mcp.New(mcp.Config{Store: dir, Dispatcher: disp, ReceiptBase: func(r *http.Request) string { return h.receiptURL(r, "") }, Base: h.baseURL, Unauthorized: unauthorized, Fail: writeError,
 		Caller: func(r *http.Request) (mcp.Caller, bool) { // the API's credentials; a revoked or expired token is none
 			c := h.caller(r)
 			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token))

@@ -320,8 +320,7 @@ func plainPOST(r *http.Request, stateless bool) bool {
 // st a session built for it alone, without a server) when the fast path
 // takes it; otherwise it leaves r, its body whole, for the SDK and returns
 // false.
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string) bool {
-	stateless := h.cfg.Stateless
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string, stateless bool) bool {
 	if h.slow.Load() || !plainPOST(r, stateless) || (!stateless && !st.initialized(id)) {
 		return false
 	}

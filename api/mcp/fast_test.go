@@ -304,7 +304,7 @@ func TestFastPathStatelessReadsNoPage(t *testing.T) {
 	}
 	// The Go SDK's client, on the newest protocol (its choice with a
 	// stateless server: each request carries the protocol in _meta).
-	cs := connect(t, srv)
+	cs := connectAs(t, srv, nil)
 	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
 		t.Fatalf("the Go SDK client negotiated %s", v)
 	}

@@ -23,6 +23,7 @@ type session struct {
 	mu      sync.Mutex
 	caller  Caller            // refreshed on every request (a revoked token stops at the door)
 	links   string            // what receipt links start with, for the latest request (Config.ReceiptBase)
+	baseURL string            // the host's public address, for the latest request (Config.Base)
 	tools   map[string]string // rows listed as tools: key → fingerprint of the tool's definition
 	eventID int64             // the event log's head when tools was last projected
 	ready   bool              // a GET stream is attached: list_changed reaches the client
@@ -36,11 +37,11 @@ type session struct {
 // newSession builds the server for caller: the meta-tools and the caller's
 // projection of the directory, answering tools/list in pages of pageSize
 // tools (0: all at once).
-func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int) (*session, error) {
+func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int, stateless bool) (*session, error) {
 	now := time.Now()
-	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: now, last: now, tools: map[string]string{}}
+	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), baseURL: h.base(r), created: now, last: now, tools: map[string]string{}}
 	var head int64
-	if !h.cfg.Stateless { // a stateless server is never re-projected
+	if !h.cfg.Stateless { // the worker's server is never re-projected
 		var err error
 		if head, err = h.head(ctx); err != nil {
 			return nil, err
@@ -54,8 +55,11 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 		Instructions: h.instructions(),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !h.cfg.Stateless}},
 		PageSize:     pageSize, // 0: the SDK's default, MaxPageSize, past any MaxTools in use
+		SetCacheable: cacheHints,
+		// completion/complete of a contract resource's key (surface.go)
+		CompletionHandler: st.complete,
 	}
-	if !h.cfg.Stateless {
+	if !stateless {
 		opts.GetSessionID = func() string {
 			id := rand.Text()
 			h.register(id, st)
@@ -65,6 +69,7 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 	st.server = sdk.NewServer(h.implementation(), opts)
 	st.server.AddTool(searchTool, sdkTool(st.search))
 	st.server.AddTool(callTool, sdkTool(st.callCapability))
+	st.addResources(st.server, pageSize)
 	for _, t := range proj {
 		st.server.AddTool(t.tool, sdkTool(st.rowCaller(t.key)))
 		st.tools[t.key] = t.fp
@@ -86,9 +91,9 @@ func (h *Handler) instructions() string {
 // touch records the latest request's caller on the session, and the base of
 // its receipt links.
 func (st *session) touch(c Caller, r *http.Request) {
-	links := st.h.links(r)
+	links, base := st.h.links(r), st.h.base(r)
 	st.mu.Lock()
-	st.caller, st.links = c, links
+	st.caller, st.links, st.baseURL = c, links, base
 	st.mu.Unlock()
 }
 
@@ -98,6 +103,14 @@ func (h *Handler) links(r *http.Request) string {
 		return ""
 	}
 	return h.cfg.ReceiptBase(r)
+}
+
+// base is the host's public address for a request made as r ("": unknown).
+func (h *Handler) base(r *http.Request) string {
+	if h.cfg.Base == nil {
+		return ""
+	}
+	return h.cfg.Base(r)
 }
 
 // current returns the caller, and the receipt link maker for the latest request.

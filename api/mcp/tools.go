@@ -104,6 +104,7 @@ func (h *Handler) project(ctx context.Context, c Caller) ([]projected, error) {
 // rowTool is a row's tool definition.
 func rowTool(row *rowcall.Row) projected {
 	t := &sdk.Tool{Name: row.Key, Description: describe(row)}
+	annotate(row, t)
 	if _, raw, ok := schemaOf(row); ok {
 		t.InputSchema = raw
 	} else {
