@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -190,5 +191,43 @@ func TestMCPContractResources(t *testing.T) {
 	}
 	if got := complete(scoped.cs, "B"); !slices.Equal(got, []string{"BROKEN"}) {
 		t.Fatalf("a token completes B as %v", got)
+	}
+}
+
+// A client that sends a progressToken hears a flow's steps as
+// notifications/progress: one after each, done of total, in order.
+func TestMCPProgress(t *testing.T) {
+	h := startHost(t, allowLoopback)
+	up := newUpstream(t, openMeteo)
+	createRow(t, h, temperatureRow(up.URL))
+	createRow(t, h, map[string]any{"key": "THREE_READINGS", "type": "flow", "category": "weather",
+		"content": "# WHAT: Three temperature readings in a row.\nZZ_TEST_TEMPERATURE: $1|$2 > ZZ_TEST_TEMPERATURE: $1|$2 > ZZ_TEST_TEMPERATURE: $1|$2"})
+	heard := make(chan *sdk.ProgressNotificationParams, 16)
+	client := sdk.NewClient(&sdk.Implementation{Name: "rowcall-test-go", Version: "1.0.0"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { heard <- r.Params },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{"x-terminal-key", h.Key}}, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &sdk.CallToolParams{Name: "call_capability", Arguments: map[string]any{"key": "THREE_READINGS", "args": "37.77|-122.42"}}
+	params.SetProgressToken("readings-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %v", res, err)
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case p := <-heard:
+			if p.ProgressToken != "readings-1" || p.Progress != float64(i) || p.Total != 3 {
+				t.Fatalf("progress %d: %+v", i, p)
+			}
+		case <-ctx.Done():
+			t.Fatalf("heard %d of 3 progress notifications", i-1)
+		}
 	}
 }

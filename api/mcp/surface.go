@@ -27,6 +27,8 @@ import (
 //     resources/templates/list names rowcall://contract/{key}.
 //   - completion/complete of the template's key: the keys the caller's scope
 //     covers that start with what was typed.
+//   - notifications/progress for a tools/call that sent a progressToken: a
+//     flow's steps, an agent's rounds (rowcall.Progress, withProgress).
 
 // contractPrefix is what a contract resource's URI starts with; the key follows.
 const contractPrefix = "rowcall://contract/"
@@ -181,4 +183,18 @@ func (st *session) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk
 		res.Completion.Values = append(res.Completion.Values, row.Key)
 	}
 	return res, nil
+}
+
+// withProgress passes a flow's steps and an agent's rounds on to a client
+// that sent a progressToken, as notifications/progress (on a session, the
+// SDK sends them on its GET stream: answers are plain JSON).
+func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return ctx
+	}
+	ss := req.Session
+	return rowcall.WithProgress(ctx, func(done, total float64, message string) {
+		ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: message})
+	})
 }
