@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
 // The official MCP conformance suite (npm @modelcontextprotocol/conformance,
@@ -43,13 +46,23 @@ func conformanceDir(t *testing.T) (dir, node string) {
 
 // conformanceRows are the rows the suite's scenarios call by name: the
 // tools a directory can honestly offer as rows (an http row's answer, its
-// failure, a flow whose steps report progress, a row whose input_schema uses
-// JSON Schema 2020-12), on a loopback upstream.
+// failure, fn rows whose results are media, a flow whose steps report
+// progress, a row whose input_schema uses JSON Schema 2020-12), on a
+// loopback upstream.
 func conformanceRows(t *testing.T, h *host, up *upstream) {
 	createRow(t, h, map[string]any{"key": "test_simple_text", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/simple-text",
 		"content": "# WHAT: Answers a fixed sentence (the conformance suite's simple text tool)."})
 	createRow(t, h, map[string]any{"key": "test_error_handling", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/fail",
 		"content": "# WHAT: Always fails (the conformance suite's error tool)."})
+	// fn rows whose result is media: the echo module hands back its argument,
+	// here a fixed data: URL, which /mcp answers as image or audio content.
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, putModule(t, h, "echo", echo.Wasm), 200, nil)
+	for key, url := range map[string]string{"test_image_content": "data:image/png;base64," + base64.StdEncoding.EncodeToString(onePixelPNG),
+		"test_audio_content": "data:audio/wav;base64," + base64.StdEncoding.EncodeToString(silentWAV)} {
+		createRow(t, h, map[string]any{"key": key, "type": "fn", "target": "echo", "category": "conformance",
+			"content": "# WHAT: Fixed media (the conformance suite's " + key + " tool).\n[\"" + url + "\"]"})
+	}
 	createRow(t, h, map[string]any{"key": "test_tool_with_progress", "type": "flow", "category": "conformance",
 		"content": "# WHAT: Three steps, each reported as progress (the conformance suite's progress tool).\ntest_simple_text: > test_simple_text: > test_simple_text:"})
 	createRow(t, h, map[string]any{"key": "json_schema_2020_12_tool", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/simple-text?name=$1",
@@ -58,6 +71,12 @@ func conformanceRows(t *testing.T, h *host, up *upstream) {
 			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
 			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`})
 }
+
+// onePixelPNG is a 1×1 red PNG; silentWAV a WAV header with no samples.
+var (
+	onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+	silentWAV      = []byte("RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80\x3e\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00")
+)
 
 func TestMCPConformance(t *testing.T) {
 	dir, node := conformanceDir(t)

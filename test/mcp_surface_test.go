@@ -1,7 +1,10 @@
 package test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
 // What /mcp offers beside tools, through the official Go SDK client on the
@@ -229,5 +234,37 @@ func TestMCPProgress(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("heard %d of 3 progress notifications", i-1)
 		}
+	}
+}
+
+// An fn row whose result is an image or audio (here a data: URL, which the
+// echo module hands back) is image or audio content; the same text from an
+// http row stays text. An fn row is a read (readOnlyHint).
+func TestMCPMediaResults(t *testing.T) {
+	h := startHost(t, allowLoopback)
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, putModule(t, h, "echo", echo.Wasm), 200, nil)
+	createRow(t, h, map[string]any{"key": "ECHO", "type": "fn", "target": "echo", "content": echo.Content})
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde")
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	imageURL := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, imageURL) })
+	createRow(t, h, map[string]any{"key": "IMAGE_LINK", "type": "http", "target": "GET " + up.URL + "/image", "content": "# WHAT: An image's data URL, as text."})
+
+	owner := connectMCP(t, h, "x-terminal-key", h.Key)
+	if a := owner.tools(t)["ECHO"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Fatalf("ECHO annotations %+v", a)
+	}
+	res := owner.call(t, "ECHO", map[string]any{"args": imageURL})
+	if img, ok := res.Content[0].(*sdk.ImageContent); res.IsError || !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, png) {
+		t.Fatalf("image result: %#v", res.Content[0])
+	}
+	res = owner.call(t, "ECHO", map[string]any{"args": "data:audio/wav;base64," + base64.StdEncoding.EncodeToString(wav)})
+	if snd, ok := res.Content[0].(*sdk.AudioContent); res.IsError || !ok || snd.MIMEType != "audio/wav" || !bytes.Equal(snd.Data, wav) {
+		t.Fatalf("audio result: %#v", res.Content[0])
+	}
+	res = owner.call(t, "IMAGE_LINK", nil)
+	if tx, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(tx.Text, imageURL) {
+		t.Fatalf("an http row's data URL: %#v", res.Content[0])
 	}
 }

@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +30,9 @@ import (
 //     resources/templates/list names rowcall://contract/{key}.
 //   - completion/complete of the template's key: the keys the caller's scope
 //     covers that start with what was typed.
+//   - an fn row's result that is an image or audio — a data: URL of such a
+//     type (data:image/png;base64,…), or raw bytes that sniff as one — is
+//     image or audio content, not text.
 //   - notifications/progress for a tools/call that sent a progressToken: a
 //     flow's steps, an agent's rounds (rowcall.Progress, withProgress).
 
@@ -197,4 +203,43 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 	return rowcall.WithProgress(ctx, func(done, total float64, message string) {
 		ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: message})
 	})
+}
+
+// resultContent is a call's result as MCP content: text, or, for an fn
+// row whose result is an image or audio, that media.
+func (st *session) resultContent(ctx context.Context, key, result string) sdk.Content {
+	data, mime, ok := media(result)
+	if !ok {
+		return &sdk.TextContent{Text: result}
+	}
+	if row := st.lookup(ctx, key); row == nil || row.Type != rowcall.TypeFn {
+		return &sdk.TextContent{Text: result}
+	}
+	if strings.HasPrefix(mime, "audio/") {
+		return &sdk.AudioContent{Data: data, MIMEType: mime}
+	}
+	return &sdk.ImageContent{Data: data, MIMEType: mime}
+}
+
+// media returns result's bytes and type when it is an image or audio: a
+// base64 data: URL of an image/ or audio/ type, or bytes that are not UTF-8
+// text and sniff as one (http.DetectContentType).
+func media(result string) ([]byte, string, bool) {
+	if rest, ok := strings.CutPrefix(result, "data:"); ok {
+		head, payload, ok := strings.Cut(rest, ",")
+		mime, isBase64 := strings.CutSuffix(head, ";base64")
+		if !ok || !isBase64 || !(strings.HasPrefix(mime, "image/") || strings.HasPrefix(mime, "audio/")) || strings.ContainsAny(mime, ";, ") {
+			return nil, "", false
+		}
+		data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(payload))
+		return data, mime, err == nil
+	}
+	if result == "" || utf8.ValidString(result) {
+		return nil, "", false
+	}
+	mime, _, _ := strings.Cut(http.DetectContentType([]byte(result)), ";")
+	if strings.HasPrefix(mime, "image/") || strings.HasPrefix(mime, "audio/") {
+		return []byte(result), mime, true
+	}
+	return nil, "", false
 }
