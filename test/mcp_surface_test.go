@@ -208,17 +208,11 @@ func TestMCPProgress(t *testing.T) {
 	createRow(t, h, map[string]any{"key": "THREE_READINGS", "type": "flow", "category": "weather",
 		"content": "# WHAT: Three temperature readings in a row.\nZZ_TEST_TEMPERATURE: $1|$2 > ZZ_TEST_TEMPERATURE: $1|$2 > ZZ_TEST_TEMPERATURE: $1|$2"})
 	heard := make(chan *sdk.ProgressNotificationParams, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "rowcall-test-go", Version: "1.0.0"}, &sdk.ClientOptions{
+	cs := ownerSession(t, h, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { heard <- r.Params },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: headerTransport{"x-terminal-key", h.Key}}, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	params := &sdk.CallToolParams{Name: "call_capability", Arguments: map[string]any{"key": "THREE_READINGS", "args": "37.77|-122.42"}}
 	params.SetProgressToken("readings-1")
 	res, err := cs.CallTool(ctx, params)
@@ -267,4 +261,60 @@ func TestMCPMediaResults(t *testing.T) {
 	if tx, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(tx.Text, imageURL) {
 		t.Fatalf("an http row's data URL: %#v", res.Content[0])
 	}
+}
+
+// A client subscribed to a contract hears notifications/resources/updated
+// when the document changes; a token cannot subscribe outside its scope.
+func TestMCPContractSubscribe(t *testing.T) {
+	h := startHost(t, allowLoopback)
+	mcpRows(t, h)
+	updated := make(chan string, 16)
+	cs := ownerSession(t, h, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if r := cs.InitializeResult().Capabilities.Resources; r == nil || !r.Subscribe || r.ListChanged {
+		t.Fatalf("resources capability %+v", r)
+	}
+	const uri = "rowcall://contract/WEATHER_TYPED"
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/WEATHER_TYPED",
+		Body: map[string]any{"content": "# WHAT: Weather forecast for a latitude and longitude, with typed arguments.\n# WHEN_TO_USE: deciding whether to cycle."}}), 200, nil)
+	select {
+	case got := <-updated:
+		if got != uri {
+			t.Fatalf("updated %q, want %q", got, uri)
+		}
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/updated after the contract changed")
+	}
+	read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil || !strings.Contains(read.Contents[0].Text, "deciding whether to cycle") {
+		t.Fatalf("read after the change: %v", err)
+	}
+
+	secret, _, _ := mint(t, h, map[string]any{"categories": []string{"tools"}})
+	scoped := connectMCP(t, h, "Authorization", "Bearer "+secret)
+	if err := scoped.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err == nil {
+		t.Fatal("a token subscribed to a contract outside its scope")
+	}
+}
+
+// ownerSession opens a 2025-11-25 session as the owner, the client built
+// with opts (its notification handlers).
+func ownerSession(t *testing.T, h *host, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "rowcall-test-go", Version: "1.0.0"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{"x-terminal-key", h.Key}}, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }

@@ -32,6 +32,7 @@ type session struct {
 	busy     int                           // POSTs being served
 	last     time.Time                     // when the last POST ended (or the session was built)
 	inflight map[string]context.CancelFunc // fast calls running, by request id (JSON)
+	watched  map[string]string             // contract resources subscribed to: URI → document last read
 }
 
 // newSession builds the server for caller: the meta-tools and the caller's
@@ -59,6 +60,9 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 		SetCacheable: cacheHints,
 		// completion/complete of a contract resource's key (surface.go)
 		CompletionHandler: st.complete,
+	}
+	if !h.cfg.Stateless { // the worker has no stream to tell a subscriber on
+		opts.SubscribeHandler, opts.UnsubscribeHandler = st.subscribe, st.unsubscribe
 	}
 	if !stateless {
 		opts.GetSessionID = func() string {
@@ -302,6 +306,7 @@ func (h *Handler) tick() bool {
 			byIdentity[st.identity] = proj
 		}
 		st.apply(proj, head)
+		st.updated(ctx)
 	}
 	return true
 }

@@ -28,6 +28,9 @@ import (
 //     rowcall://contract/KEY: resources/list pages through the enabled ones
 //     in canonical order, resources/read reads any the scope covers, and
 //     resources/templates/list names rowcall://contract/{key}.
+//   - resources/subscribe of a contract (on a host, where a stream carries
+//     the notice): notifications/resources/updated when its document
+//     changes, seen by the poller that sends list_changed.
 //   - completion/complete of the template's key: the keys the caller's scope
 //     covers that start with what was typed.
 //   - an fn row's result that is an image or audio — a data: URL of such a
@@ -133,26 +136,85 @@ func (st *session) listContracts(ctx context.Context, cursor string, size int) (
 // readContract is resources/read of rowcall://contract/KEY: the row's
 // contract document, as GET /api/dispatch?key=KEY serves it to the caller.
 func (st *session) readContract(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	uri := req.Params.URI
+	text, err := st.contractText(ctx, req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}}, nil
+}
+
+// contractText is the contract document at uri, for the caller; a key the
+// caller's scope does not cover reads as not found, as over the API.
+func (st *session) contractText(ctx context.Context, uri string) (string, error) {
 	key, ok := strings.CutPrefix(uri, contractPrefix)
 	if !ok || key == "" || strings.ContainsAny(key, "/?#") {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return "", sdk.ResourceNotFoundError(uri)
 	}
 	c, _ := st.current()
 	row, err := st.h.cfg.Store.Lookup(ctx, key)
 	var e *rowcall.Error
 	if errors.As(err, &e) && e.Code == rowcall.ENotFound || err == nil && c.Token != nil && !c.Token.Covers(&row) {
-		return nil, sdk.ResourceNotFoundError(uri) // out of scope reads as absent, as over the API
+		return "", sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	sum, err := st.h.cfg.Dispatcher.Contract(ctx, &row)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	doc := contract.Build(&row, sum, st.base(), contract.Viewer{Owner: c.Owner, Token: c.Token})
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: doc.Markdown()}}}, nil
+	return contract.Build(&row, sum, st.base(), contract.Viewer{Owner: c.Owner, Token: c.Token}).Markdown(), nil
+}
+
+// subscribe is resources/subscribe of a contract the caller may read: the
+// poller sends notifications/resources/updated when its document changes.
+func (st *session) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
+	text, err := st.contractText(ctx, req.Params.URI)
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.watched == nil {
+		st.watched = map[string]string{}
+	}
+	st.watched[req.Params.URI] = text
+	return nil
+}
+
+func (st *session) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) error {
+	st.mu.Lock()
+	delete(st.watched, req.Params.URI)
+	st.mu.Unlock()
+	return nil
+}
+
+// updated reads every contract the session watches again, after a
+// directory change, and tells its subscribers of each that changed (a
+// contract gone or out of scope is told once, then forgotten).
+func (st *session) updated(ctx context.Context) {
+	st.mu.Lock()
+	watched := make(map[string]string, len(st.watched))
+	for uri, text := range st.watched {
+		watched[uri] = text
+	}
+	st.mu.Unlock()
+	for uri, before := range watched {
+		text, err := st.contractText(ctx, uri)
+		if err == nil && text == before {
+			continue
+		}
+		st.mu.Lock()
+		if _, ok := st.watched[uri]; ok {
+			if err != nil {
+				delete(st.watched, uri)
+			} else {
+				st.watched[uri] = text
+			}
+		}
+		st.mu.Unlock()
+		st.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
+	}
 }
 
 // base is the host's public address for the latest request (Config.Base).
