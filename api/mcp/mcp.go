@@ -59,7 +59,11 @@
 // isolate, but a session's next request may reach another isolate, or an
 // isolate started after this one was evicted, where no session kept in memory
 // would be found. So each request gets a fresh server and no session is kept,
-// and there is no list_changed there; clients list again instead.
+// and there is no list_changed there; clients list again instead. A host
+// answers the per-request protocol (2026-07-28) the same way, beside its
+// sessions (perrequest.go). Beside tools, surface.go offers the contract
+// documents as resources, completion, tool annotations, media results and
+// progress.
 package mcp
 
 import (

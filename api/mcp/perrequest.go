@@ -37,8 +37,8 @@ func cacheHints(_ context.Context, _ sdk.Request, c *sdk.Cacheable) {
 	c.CacheScope = "private"
 }
 
-// perRequest reports whether r is a request of the per-request protocol on
-// a host that keeps sessions (always true of a POST when stateless).
+// statelessRequest reports whether r is answered without a session: a POST
+// of the per-request protocol, or any POST when stateless (the worker).
 func (h *Handler) statelessRequest(r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
