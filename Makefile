@@ -11,7 +11,7 @@ CORE = . ./api ./sqlstore ./migrations ./internal/dispatch ./internal/args ./int
 # than node_modules: a current node_modules costs nothing.
 NODE_STAMP = node_modules/.package-lock.json
 
-.PHONY: run build test wasm-check vet deps mcp-client mcp-servers mcp-inspector toolchains chromium
+.PHONY: run build test wasm-check vet deps mcp-client mcp-servers mcp-inspector mcp-conformance toolchains chromium
 
 run:
 	go run ./host serve
@@ -23,7 +23,7 @@ build:
 # test: every test, then the black-box suite once more on the host booted in
 # the test process (TestHosts/inprocess), under the race detector: about 35 s more with a warm
 # build cache, under 3 minutes cold (the race-built dependencies).
-test: vet wasm-check deps mcp-client mcp-servers mcp-inspector toolchains use-lite chromium
+test: vet wasm-check deps mcp-client mcp-servers mcp-inspector mcp-conformance toolchains use-lite chromium
 	go test -count=1 -timeout 45m ./...
 	go test -race -count=1 -timeout 15m ./test -run 'TestHosts/inprocess'
 
@@ -88,6 +88,18 @@ mcp-inspector: $(INSPECTOR_STAMP)
 
 $(INSPECTOR_STAMP): test/mcpinspector/package.json test/mcpinspector/package-lock.json | $(NODE_STAMP)
 	cd test/mcpinspector && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The official MCP conformance suite and the Node 22 it needs (npm's node
+# package's per-platform binary, an optional dependency, so no install script
+# runs), pinned in test/conformance/package-lock.json; test/mcp_conformance_test.go
+# runs its server scenarios. Installed like deps, only when stale.
+CONFORMANCE_STAMP = test/conformance/node_modules/.package-lock.json
+
+mcp-conformance: $(CONFORMANCE_STAMP)
+
+$(CONFORMANCE_STAMP): test/conformance/package.json test/conformance/package-lock.json | $(NODE_STAMP)
+	cd test/conformance && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The browser the web console's tests drive (test/console_test.go, through

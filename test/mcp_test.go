@@ -63,14 +63,27 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func connectMCP(t *testing.T, h *host, header, value string) *mcpSession {
 	t.Helper()
+	return connectMCPAt(t, h, header, value, "2025-11-25")
+}
+
+// connectMCPAt connects speaking protocol version (the Go SDK client's
+// newest, the per-request protocol, when "").
+func connectMCPAt(t *testing.T, h *host, header, value, version string) *mcpSession {
+	t.Helper()
+	return connectMCPTo(t, h.URL+"/mcp", header, value, version)
+}
+
+// connectMCPTo connects to endpoint (an /mcp address).
+func connectMCPTo(t *testing.T, endpoint, header, value, version string) *mcpSession {
+	t.Helper()
 	s := &mcpSession{changed: make(chan struct{}, 16)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "rowcall-test-go", Version: "1.0.0"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.changed <- struct{}{} },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: headerTransport{header, value}}, MaxRetries: -1}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint,
+		HTTPClient: &http.Client{Transport: headerTransport{header, value}}, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -414,7 +427,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 
 	init := events["initialized"]
-	if init["protocolVersion"] != "2025-11-25" || fmt.Sprint(init["capabilities"]) != "map[tools:map[listChanged:true]]" ||
+	if init["protocolVersion"] != "2025-11-25" || fmt.Sprint(init["capabilities"]) != "map[completions:map[] resources:map[subscribe:true] tools:map[listChanged:true]]" ||
 		init["server"].(map[string]any)["name"] != "rowcall" {
 		t.Fatalf("initialize %v", init)
 	}

@@ -112,16 +112,17 @@ func parseCall(body []byte) (fastCall, bool) {
 // plainMeta reports whether a request's _meta is one the SDK's answer does
 // not depend on, on a session: an object with no key of the protocol's own
 // (io.modelcontextprotocol/…: the newer protocol's version, client info and
-// capabilities, a related task), such as a progress token — rowcall's tools
-// send no progress, so the SDK's answer to a call with one is the call's
-// result alone.
-func plainMeta(meta gjson.Result) bool {
+// capabilities, a related task) and, on a session, no progressToken: a call
+// that asks for progress there is the SDK's, which sends it on the session's
+// GET stream (withProgress); stateless, where no stream would carry it, the
+// answer is the call's result alone.
+func plainMeta(meta gjson.Result, stateless bool) bool {
 	if !meta.IsObject() {
 		return false
 	}
 	ok := true
 	meta.ForEach(func(k, _ gjson.Result) bool {
-		ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/")
+		ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/") && (stateless || k.Str != "progressToken")
 		return ok
 	})
 	return ok
@@ -320,8 +321,7 @@ func plainPOST(r *http.Request, stateless bool) bool {
 // st a session built for it alone, without a server) when the fast path
 // takes it; otherwise it leaves r, its body whole, for the SDK and returns
 // false.
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string) bool {
-	stateless := h.cfg.Stateless
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string, stateless bool) bool {
 	if h.slow.Load() || !plainPOST(r, stateless) || (!stateless && !st.initialized(id)) {
 		return false
 	}
@@ -343,7 +343,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	}
 	call, ok := parseCall(body)
 	newer := stateless && r.Header.Get("MCP-Protocol-Version") >= newestProtocol
-	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta)) {
+	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta, stateless)) {
 		return false
 	}
 	// Stateless, only call_capability: search marks the listed rows, and

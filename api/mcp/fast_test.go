@@ -124,8 +124,8 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"unknown tool", sid, call("10", `{"name":"NOPE","arguments":{}}`), v, false, ""},
 		{"name not a string", sid, call("11", `{"name":7}`), v, false, ""},
 		{"no params", sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call"}`, v, false, ""},
-		{"_meta, progress token", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, true, ""},
-		{"_meta first, string progress token", sid, call("31", `{"_meta":{"progressToken":"p-1"},"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, ""},
+		{"_meta, progress token", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, stateless, ""}, // on a session, progress is the SDK's to send
+		{"_meta first, string progress token", sid, call("31", `{"_meta":{"progressToken":"p-1"},"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, stateless, ""},
 		{"_meta, empty", sid, call("32", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{}}`), v, true, ""},
 		{"_meta, a vendor's key", sid, call("33", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{"com.example/trace":{"a":[1,"x"]}}}`), v, true, ""},
 		{"_meta, not an object", sid, call("34", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":5}`), v, false, ""},
@@ -304,7 +304,7 @@ func TestFastPathStatelessReadsNoPage(t *testing.T) {
 	}
 	// The Go SDK's client, on the newest protocol (its choice with a
 	// stateless server: each request carries the protocol in _meta).
-	cs := connect(t, srv)
+	cs := connectAs(t, srv, nil)
 	if v := cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
 		t.Fatalf("the Go SDK client negotiated %s", v)
 	}

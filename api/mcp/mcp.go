@@ -74,7 +74,11 @@
 // isolate, but a session's next request may reach another isolate, or an
 // isolate started after this one was evicted, where no session kept in memory
 // would be found. So each request gets a fresh server and no session is kept,
-// and there is no list_changed there; clients list again instead.
+// and there is no list_changed there; clients list again instead. A host
+// answers the per-request protocol (2026-07-28) the same way, beside its
+// sessions (perrequest.go). Beside tools, surface.go offers the contract
+// documents as resources, completion, tool annotations, media results and
+// progress.
 package mcp
 
 import (
@@ -159,7 +163,9 @@ type Config struct {
 	// Limits are the operator's bounds.
 	Limits
 	// Base is this host's public base URL for a request (scheme://host…):
-	// its origin may call /mcp from a browser. Nil: only loopback and Origins.
+	// its origin may call /mcp from a browser, and the links of a contract
+	// document read as a resource start with it. Nil: only loopback and
+	// Origins may call.
 	Base func(r *http.Request) string
 	// Stateless keeps no sessions (so sends no list_changed). Always on for GOOS=js.
 	Stateless bool
@@ -185,9 +191,12 @@ type Limits struct {
 
 // Handler serves /mcp.
 type Handler struct {
-	cfg  Config
-	sdk  *sdk.StreamableHTTPHandler
-	bare *sdk.Server // no tools: asked for protocol versions, and answers (then closes) a sessionless non-initialize POST
+	cfg Config
+	sdk *sdk.StreamableHTTPHandler
+	// perReq answers the per-request protocol's requests on a host that
+	// keeps sessions (perrequest.go); nil when stateless.
+	perReq *sdk.StreamableHTTPHandler
+	bare   *sdk.Server // no tools: asked for protocol versions, and answers (then closes) a sessionless non-initialize POST
 
 	slow atomic.Bool  // every request to the SDK (the fast path off: tests compare)
 	fast atomic.Int64 // calls the fast path took
@@ -233,7 +242,7 @@ func New(cfg Config) *Handler {
 		}
 	}
 	h.bare = sdk.NewServer(h.implementation(), nil)
-	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
+	opts := &sdk.StreamableHTTPOptions{
 		Stateless: cfg.Stateless,
 		// A POST's answer is one JSON message (application/json), not an
 		// SSE stream of one event: the specification lets a server answer
@@ -248,7 +257,13 @@ func New(cfg Config) *Handler {
 		DisableLocalhostProtection: true,
 		// No SessionTimeout: the SDK would count only the requests it sees,
 		// and the fast path answers most; the poller closes idle sessions.
-	})
+	}
+	h.sdk = sdk.NewStreamableHTTPHandler(h.server, opts)
+	if !cfg.Stateless {
+		perReq := *opts
+		perReq.Stateless = true
+		h.perReq = sdk.NewStreamableHTTPHandler(h.server, &perReq)
+	}
 	return h
 }
 
@@ -289,7 +304,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case http.MethodPost:
 				st.begin()
 				defer st.end()
-				if h.serveFast(w, r, st, id) {
+				if h.serveFast(w, r, st, id, false) {
 					return
 				}
 			case http.MethodGet: // the session's notification stream
@@ -301,26 +316,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if r.Method == http.MethodPost && h.cfg.Stateless {
+	stateless := h.statelessRequest(r)
+	if stateless {
 		if _, err := h.pageSize(r); err == nil && // a bad page_size is refused below, as for every stateless request
-			h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "") {
+			h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "", true) {
 			return
 		}
 	}
-	if r.Method == http.MethodPost && (h.cfg.Stateless || (r.Header.Get("Mcp-Session-Id") == "" && initializing(r))) {
+	if stateless || (r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && initializing(r)) {
 		size, err := h.pageSize(r)
 		if err != nil {
 			h.cfg.Fail(w, r, err)
 			return
 		}
-		if !h.cfg.Stateless {
+		keep := !stateless // a session the SDK registers: bounded (bounds.go)
+		if keep {
 			if err := h.admit(c.identity()); err != nil {
 				h.cfg.Fail(w, r, err)
 				return
 			}
 		}
-		st, err := h.newSession(r.Context(), c, r, size)
-		if !h.cfg.Stateless {
+		st, err := h.newSession(r.Context(), c, r, size, stateless)
+		if keep {
 			if st == nil {
 				st = &session{identity: c.identity()}
 			}
@@ -332,8 +349,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), pendingKey{}, st))
+		if stateless && !h.cfg.Stateless && carries(r, "subscriptions/listen") {
+			defer h.listen(st)() // list_changed reaches the stream while it is open
+		}
 	}
-	h.sdk.ServeHTTP(w, r) // a request on a session (the SDK asks for no server) or for the bare one
+	h.transport(r).ServeHTTP(w, r) // a request on a session (the SDK asks for no server) or for the bare one
 }
 
 // pageSize is the tools/list page size a session is opened with: the
@@ -355,7 +375,11 @@ func (h *Handler) pageSize(r *http.Request) (int, error) {
 // is read and put back). Only that opens a session worth building; anything
 // else without a session id (such as a newer client's server/discover probe)
 // goes to the bare server, which the SDK answers and closes.
-func initializing(r *http.Request) bool {
+func initializing(r *http.Request) bool { return carries(r, "initialize") }
+
+// carries reports whether a POST's body holds a request for method (the body
+// is read and put back).
+func carries(r *http.Request, method string) bool {
 	b, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(b))
@@ -374,7 +398,7 @@ func initializing(r *http.Request) bool {
 		batch = append(batch, one)
 	}
 	for _, m := range batch {
-		if m.Method == "initialize" {
+		if m.Method == method {
 			return true
 		}
 	}

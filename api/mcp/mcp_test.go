@@ -118,11 +118,22 @@ func TestStateless(t *testing.T) {
 }
 
 // connect opens a Go SDK client session on srv as the owner.
+// sessions connects with the protocol of sessions (2025-11-25): the Go SDK
+// client otherwise speaks the newer per-request protocol where a server
+// offers it.
+var sessions = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 func connect(t *testing.T, srv *httptest.Server) *sdk.ClientSession {
+	t.Helper()
+	return connectAs(t, srv, sessions)
+}
+
+// connectAs connects with opts (nil: the client's newest protocol).
+func connectAs(t *testing.T, srv *httptest.Server, opts *sdk.ClientSessionOptions) *sdk.ClientSession {
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL,
-		HTTPClient: &http.Client{Transport: ownerKey{}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		HTTPClient: &http.Client{Transport: ownerKey{}}, DisableStandaloneSSE: true, MaxRetries: -1}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

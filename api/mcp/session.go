@@ -23,16 +23,18 @@ type session struct {
 	id       string // its Mcp-Session-Id, once registered
 	reserved bool   // admitted, not yet registered (Handler.admit; h.mu)
 
-	mu     sync.Mutex
-	caller Caller      // refreshed on every request (a revoked token stops at the door)
-	links  string      // what receipt links start with, for the latest request (Config.ReceiptBase)
-	proj   *projection // the rows listed as tools, shared with the credential's other sessions
-	ready  bool        // a GET stream is attached: list_changed reaches the client
-	missed bool        // the list changed while no stream was attached
+	mu      sync.Mutex
+	caller  Caller      // refreshed on every request (a revoked token stops at the door)
+	links   string      // what receipt links start with, for the latest request (Config.ReceiptBase)
+	baseURL string      // the host's public address, for the latest request (Config.Base)
+	proj    *projection // the rows listed as tools, shared with the credential's other sessions
+	ready   bool        // a GET stream is attached: list_changed reaches the client
+	missed  bool        // the list changed while no stream was attached
 
 	busy     int                           // POSTs being served
 	last     time.Time                     // when the last POST ended (or the session was built)
 	inflight map[string]context.CancelFunc // fast calls running, by request id (JSON)
+	watched  map[string]string             // contract resources subscribed to: URI → document last read
 }
 
 // projection is a credential's rows listed as tools at one head of the
@@ -77,12 +79,12 @@ func (h *Handler) projectionFor(ctx context.Context, c Caller, head int64) (*pro
 // newSession builds the server for caller: the meta-tools and the caller's
 // projection of the directory, answering tools/list in pages of pageSize
 // tools (0: all at once).
-func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int) (*session, error) {
+func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int, stateless bool) (*session, error) {
 	now := time.Now()
-	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), created: now, last: now}
+	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), baseURL: h.base(r), created: now, last: now}
 	st.handler = st.handle
 	var head int64
-	if !h.cfg.Stateless { // a stateless server is never re-projected
+	if !h.cfg.Stateless { // the worker's server is never re-projected
 		var err error
 		if head, err = h.head(ctx); err != nil {
 			return nil, err
@@ -94,10 +96,17 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 	}
 	opts := &sdk.ServerOptions{
 		Instructions: h.instructions(),
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !h.cfg.Stateless}},
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !h.cfg.Stateless},
+			Resources: &sdk.ResourceCapabilities{}}, // the contract resources (surface.go): no resources/list_changed
 		PageSize:     pageSize, // 0: the SDK's default, MaxPageSize, past any MaxTools in use
+		SetCacheable: cacheHints,
+		// completion/complete of a contract resource's key (surface.go)
+		CompletionHandler: st.complete,
 	}
-	if !h.cfg.Stateless {
+	if !h.cfg.Stateless { // the worker has no stream to tell a subscriber on
+		opts.SubscribeHandler, opts.UnsubscribeHandler = st.subscribe, st.unsubscribe
+	}
+	if !stateless {
 		opts.GetSessionID = func() string {
 			id := rand.Text()
 			h.register(id, st)
@@ -107,6 +116,7 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 	st.server = sdk.NewServer(h.implementation(), opts)
 	st.server.AddTool(searchTool, st.handler)
 	st.server.AddTool(callTool, st.handler)
+	st.addResources(st.server, pageSize)
 	for _, t := range proj.tools {
 		st.server.AddTool(t.tool, st.handler)
 	}
@@ -118,6 +128,7 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 // else the row listed as the tool.
 func (st *session) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	args := req.Params.Arguments
+	ctx = withProgress(ctx, req) // flow steps and agent rounds report to a progressToken
 	switch name := req.Params.Name; name {
 	case SearchTool:
 		return st.search(ctx, args), nil
@@ -141,9 +152,9 @@ func (h *Handler) instructions() string {
 // touch records the latest request's caller on the session, and the base of
 // its receipt links.
 func (st *session) touch(c Caller, r *http.Request) {
-	links := st.h.links(r)
+	links, base := st.h.links(r), st.h.base(r)
 	st.mu.Lock()
-	st.caller, st.links = c, links
+	st.caller, st.links, st.baseURL = c, links, base
 	st.mu.Unlock()
 }
 
@@ -153,6 +164,14 @@ func (h *Handler) links(r *http.Request) string {
 		return ""
 	}
 	return h.cfg.ReceiptBase(r)
+}
+
+// base is the host's public address for a request made as r ("": unknown).
+func (h *Handler) base(r *http.Request) string {
+	if h.cfg.Base == nil {
+		return ""
+	}
+	return h.cfg.Base(r)
 }
 
 // current returns the caller, and the receipt link maker for the latest request.
@@ -349,6 +368,7 @@ func (h *Handler) tick() bool {
 			continue
 		}
 		st.apply(p)
+		st.updated(ctx)
 	}
 	return true
 }

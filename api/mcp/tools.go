@@ -104,6 +104,7 @@ func (h *Handler) project(ctx context.Context, c Caller) ([]projected, error) {
 // rowTool is a row's tool definition.
 func rowTool(row *rowcall.Row) projected {
 	t := &sdk.Tool{Name: row.Key, Description: describe(row)}
+	annotate(row, t)
 	if _, raw, ok := schemaOf(row); ok {
 		t.InputSchema = raw
 	} else {
@@ -315,7 +316,7 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 	rc := res.Receipt
 	sc := &called{OK: res.OK, Ran: res.Ran, Key: key, Trace: res.Trace,
 		InvocationID: rc.ID, PublicReceipt: receiptURL(rc.ID), Contract: rc.Contract}
-	content := []sdk.Content{&sdk.TextContent{Text: res.Result}}
+	content := []sdk.Content{st.resultContent(ctx, key, res.Result)}
 	if rc.ID != "" {
 		content = append(content, receiptText(rc.ID, receiptURL(rc.ID), rc.Outcome))
 	}

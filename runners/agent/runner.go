@@ -315,7 +315,11 @@ func (c *conversation) shape(credHeaders []string) rowcall.Output {
 // Each model request is reserved first from the budget its call tree is
 // charged to (rowcall.Purse), which stops the call once it is spent.
 func (c *conversation) run(ctx context.Context) {
+	ctx, progress := rowcall.TakeProgress(ctx)
 	for round := 1; ; round++ {
+		if round > 1 {
+			progress(float64(round-1), 0, "model round "+strconv.Itoa(round-1)+" done")
+		}
 		if n := c.budget.n.Add(1); n > c.budget.max {
 			c.out.Fails(rowcall.Fail("agent", "budget", strconv.FormatInt(c.budget.max, 10)+" model requests in this call tree").
 				Because("nested agents share the budget; ask for less work per call"))

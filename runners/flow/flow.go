@@ -128,11 +128,12 @@ func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 	if inv.Calls == nil {
 		return rowcall.Fail("flow", "no_caller").Output()
 	}
+	ctx, progress := rowcall.TakeProgress(ctx)
 	r := newRun(ctx, inv)
 	if err := r.check(steps); err != nil {
 		return rowcall.Fail("flow", "bad_args", err.Error()).Output()
 	}
-	for _, s := range steps {
+	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			r.out.Fails(rowcall.Fail("flow", "canceled", err.Error()))
 			break
@@ -145,6 +146,7 @@ func (Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
 		if r.out.Failed() {
 			break
 		}
+		progress(float64(i+1), float64(len(steps)), fmt.Sprintf("step %d of %d done", i+1, len(steps)))
 	}
 	return r.out
 }

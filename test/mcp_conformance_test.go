@@ -1,0 +1,126 @@
+package test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
+)
+
+// The official MCP conformance suite (npm @modelcontextprotocol/conformance,
+// pinned in test/conformance with the Node 22 it needs) runs its server
+// scenarios against /mcp on the embedded host and on the worker. A scenario
+// may fail only when test/conformance/expected-failures.yaml names it (each
+// entry's reason is in docs/mcp.md, "Conformance"); a scenario that passes
+// while named fails the run too (the suite calls the list stale).
+//
+//	go test ./test -run 'TestMCPConformance'
+//	go test ./test -run 'TestMCPConformance/worker'
+
+// conformanceDir is the pinned suite, installed (make mcp-conformance) when
+// its node_modules is missing.
+func conformanceDir(t *testing.T) (dir, node string) {
+	t.Helper()
+	dir, _ = filepath.Abs("conformance")
+	node = filepath.Join(dir, "node_modules", "node-"+runtime.GOOS+"-"+map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH], "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		install := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+		install.Dir = dir
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		}
+	}
+	return dir, node
+}
+
+// conformanceRows are the rows the suite's scenarios call by name: the
+// tools a directory can honestly offer as rows (an http row's answer, its
+// failure, fn rows whose results are media, a flow whose steps report
+// progress, a row whose input_schema uses JSON Schema 2020-12), on a
+// loopback upstream.
+func conformanceRows(t *testing.T, h *host, up *upstream) {
+	createRow(t, h, map[string]any{"key": "test_simple_text", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/simple-text",
+		"content": "# WHAT: Answers a fixed sentence (the conformance suite's simple text tool)."})
+	createRow(t, h, map[string]any{"key": "test_error_handling", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/fail",
+		"content": "# WHAT: Always fails (the conformance suite's error tool)."})
+	// fn rows whose result is media: the echo module hands back its argument,
+	// here a fixed data: URL, which /mcp answers as image or audio content.
+	echo, _ := wasmexamples.ByName("echo")
+	expect(t, putModule(t, h, "echo", echo.Wasm), 200, nil)
+	for key, url := range map[string]string{"test_image_content": "data:image/png;base64," + base64.StdEncoding.EncodeToString(onePixelPNG),
+		"test_audio_content": "data:audio/wav;base64," + base64.StdEncoding.EncodeToString(silentWAV)} {
+		createRow(t, h, map[string]any{"key": key, "type": "fn", "target": "echo", "category": "conformance",
+			"content": "# WHAT: Fixed media (the conformance suite's " + key + " tool).\n[\"" + url + "\"]"})
+	}
+	createRow(t, h, map[string]any{"key": "test_tool_with_progress", "type": "flow", "category": "conformance",
+		"content": "# WHAT: Three steps, each reported as progress (the conformance suite's progress tool).\ntest_simple_text: > test_simple_text: > test_simple_text:"})
+	createRow(t, h, map[string]any{"key": "json_schema_2020_12_tool", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/simple-text?name=$1",
+		"content": "# WHAT: Tool with JSON Schema 2020-12 features (the conformance suite's schema tool).",
+		"input_schema": `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`})
+}
+
+// onePixelPNG is a 1×1 red PNG; silentWAV a WAV header with no samples.
+var (
+	onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+	silentWAV      = []byte("RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80\x3e\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00")
+)
+
+func TestMCPConformance(t *testing.T) {
+	dir, node := conformanceDir(t)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/simple-text":
+			fmt.Fprint(w, "This is a simple text response for testing.")
+		default:
+			w.WriteHeader(500)
+			fmt.Fprint(w, "This tool intentionally returns an error for testing")
+		}
+	})
+	for _, b := range backends {
+		if b.Name != "embedded" && b.Name != "worker" {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) {
+			tg := b.Start(t, nil)
+			conformanceRows(t, tg.host, up)
+			// The suite sends no credential: a loopback proxy adds the owner's.
+			target, _ := url.Parse(tg.URL)
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			proxy.FlushInterval = -1 // streams pass at once
+			key := tg.Key
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.Header.Set("Authorization", "Bearer "+key)
+				proxy.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			results := t.TempDir() // the suite's checks.json per scenario; kept under $ROWCALL_CONFORMANCE_OUT when set
+			if o := os.Getenv("ROWCALL_CONFORMANCE_OUT"); o != "" {
+				results = filepath.Join(o, b.Name)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
+				"server", "--suite", "all", "--url", front.URL+"/mcp", "--expected-failures", filepath.Join(dir, "expected-failures-"+b.Name+".yaml"),
+				"--output-dir", results)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			t.Logf("conformance suite against %s:\n%s", b.Name, out)
+			if err != nil {
+				t.Fatalf("the conformance suite failed against %s (%v): a scenario failed that expected-failures-%s.yaml does not name, or one it names now passes", b.Name, err, b.Name)
+			}
+		})
+	}
+}
