@@ -244,11 +244,21 @@ func TestWorkerInstance(t *testing.T) {
 	// that loops forever: fuel does (package runners/fn/fuel), as ERR:fn:timeout,
 	// and the same instance answers the next call.
 	t.Run("a module that never returns is stopped", func(t *testing.T) {
-		before := stats(t, h)
 		expect(t, putModule(t, h, "w_loop", wasmexamples.Hostile()["loop"]), 200, nil)
 		createRow(t, h, map[string]any{"key": "W_LOOP", "type": "fn", "target": "w_loop"})
+		before := stats(t, h)
 		start := time.Now()
-		expect(t, dispatchCall(t, h, "W_LOOP", ""), 200, map[string]any{"ok": false, "result": "ERR:fn:timeout:10000000 loop iterations"})
+		got := dispatchCall(t, h, "W_LOOP", "")
+		// wrangler dev restarts workerd now and then on a loaded machine and
+		// answers this for the request in flight (the loop runs 3 s of CPU
+		// quiet, 10 s on a busy machine); the restart is the dev server's, so
+		// the call is made once more on the new instance.
+		if got.Status == 503 && strings.Contains(string(got.Raw), "restarted mid-request") {
+			t.Logf("wrangler restarted the worker mid-request after %v; calling again", time.Since(start).Round(time.Millisecond))
+			before, start = stats(t, h), time.Now()
+			got = dispatchCall(t, h, "W_LOOP", "")
+		}
+		expect(t, got, 200, map[string]any{"ok": false, "result": "ERR:fn:timeout:10000000 loop iterations"})
 		t.Logf("the loop stopped after %v", time.Since(start).Round(time.Millisecond))
 		expect(t, dispatchCall(t, h, "W_ECHO", "still|serving"), 200, map[string]any{"ok": true, "result": "still serving"})
 		if after := stats(t, h); after.Instance != before.Instance {
