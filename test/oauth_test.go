@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,10 +191,14 @@ func TestOAuthGoSDKClient(t *testing.T) {
 	h := startHost(t, allowLoopback)
 	mcpRows(t, h)
 	consents := 0
+	var revoked atomic.Bool // once the person revoked the token, they approve no new sign-in
 	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			ClientName: "Go SDK test client", RedirectURIs: []string{callback}, GrantTypes: []string{"authorization_code", "refresh_token"}}},
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if revoked.Load() {
+				return nil, errors.New("the person does not approve a new sign-in")
+			}
 			consents++
 			res, err := noFollow.Get(args.URL)
 			if err != nil {
@@ -237,7 +243,10 @@ func TestOAuthGoSDKClient(t *testing.T) {
 	if consents != 1 {
 		t.Fatalf("%d consents, want 1", consents)
 	}
+	revoked.Store(true)
 	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/tokens/" + toks[0].(map[string]any)["id"].(string)}), 200, nil)
+	// The revoked token is refused, and so is its refresh token: the client
+	// gets in again only through a new consent, which is not given.
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZZ_TEST_TEMPERATURE", Arguments: map[string]any{"args": "52.52|13.41"}}); err == nil {
 		t.Fatal("a call after the token was revoked succeeded")
 	}
