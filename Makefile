@@ -59,47 +59,21 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The official MCP TypeScript SDK client that test/mcp_test.go drives, pinned in
-# test/mcpclient/package-lock.json; installed like deps, only when stale.
-MCP_STAMP = test/mcpclient/node_modules/.package-lock.json
+# The npm packages the tests drive, each pinned in its own test/NAME/package-lock.json
+# and installed like deps, only when stale (one rule for all of them):
+#   mcp-client       the official MCP TypeScript SDK client (test/mcp_test.go)
+#   mcp-servers      the reference MCP servers runners/mcpcall's tests start as upstreams
+#   mcp-inspector    the official MCP Inspector, driven through OAuth sign-in (test/oauth_test.go)
+#   mcp-conformance  the official MCP conformance suite and the Node 22 it needs (npm's node
+#                    package's per-platform binary, an optional dependency, so no install
+#                    script runs; test/mcp_conformance_test.go)
+mcp-client: test/mcpclient/node_modules/.package-lock.json
+mcp-servers: test/mcpservers/node_modules/.package-lock.json
+mcp-inspector: test/mcpinspector/node_modules/.package-lock.json
+mcp-conformance: test/conformance/node_modules/.package-lock.json
 
-mcp-client: $(MCP_STAMP)
-
-$(MCP_STAMP): test/mcpclient/package.json test/mcpclient/package-lock.json | $(NODE_STAMP)
-	cd test/mcpclient && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# The reference MCP servers runners/mcpcall's tests start as upstreams
-# (server-everything, server-memory), pinned in test/mcpservers/package-lock.json;
-# installed like mcp-client, only when stale.
-MCP_SERVERS_STAMP = test/mcpservers/node_modules/.package-lock.json
-
-mcp-servers: $(MCP_SERVERS_STAMP)
-
-$(MCP_SERVERS_STAMP): test/mcpservers/package.json test/mcpservers/package-lock.json | $(NODE_STAMP)
-	cd test/mcpservers && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# The official MCP Inspector, whose CLI test/oauth_test.go drives through
-# OAuth sign-in, pinned in test/mcpinspector/package-lock.json.
-INSPECTOR_STAMP = test/mcpinspector/node_modules/.package-lock.json
-
-mcp-inspector: $(INSPECTOR_STAMP)
-
-$(INSPECTOR_STAMP): test/mcpinspector/package.json test/mcpinspector/package-lock.json | $(NODE_STAMP)
-	cd test/mcpinspector && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# The official MCP conformance suite and the Node 22 it needs (npm's node
-# package's per-platform binary, an optional dependency, so no install script
-# runs), pinned in test/conformance/package-lock.json; test/mcp_conformance_test.go
-# runs its server scenarios. Installed like deps, only when stale.
-CONFORMANCE_STAMP = test/conformance/node_modules/.package-lock.json
-
-mcp-conformance: $(CONFORMANCE_STAMP)
-
-$(CONFORMANCE_STAMP): test/conformance/package.json test/conformance/package-lock.json | $(NODE_STAMP)
-	cd test/conformance && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+test/%/node_modules/.package-lock.json: test/%/package.json test/%/package-lock.json | $(NODE_STAMP)
+	cd test/$* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The browser the web console's tests drive (test/console_test.go, through

@@ -17,10 +17,10 @@ import (
 // ("the session's bookmark"), a flow's branch ("(each branch counts)"), an
 // agent's round ("(round 1)"), the shim's helpers, t.Helper.
 var historyCitations = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\bsessions? \d+`),                               // "session 7", "sessions 6 and 7"
+	regexp.MustCompile(`(?i)\bsessions? \d+`),                               // a numbered work session
 	regexp.MustCompile(`(?i)\bissues? \d+`),                                 // "issue 17's bar"
-	regexp.MustCompile(`(?i)(\(|, )branch [a-z][a-z0-9]*\d[a-z0-9]*\b`),     // "(session 6, branch hostp99)"
-	regexp.MustCompile(`(?i)(\(|, )branch (ask|edge|mcp|host|gate|vec)\w*`), // "(branch mcpfast)"
+	regexp.MustCompile(`(?i)(\(|, )branch [a-z][a-z0-9]*\d[a-z0-9]*\b`),     // a process branch whose name has a digit
+	regexp.MustCompile(`(?i)(\(|, )branch (ask|edge|mcp|host|gate|vec)\w*`), // a process branch named after an area
 	regexp.MustCompile(`(?i)\b(another|this|a helper|the lead's) session\b`),
 	regexp.MustCompile(`(?i)\bhelper (session|engineer)s?\b`),
 	regexp.MustCompile(`(?i)\b(other|another) engineers?\b`),
