@@ -201,8 +201,8 @@ func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*h
 		if attempt == 0 && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
 			continue // the server expired the session: initialize anew, send once more
 		}
-		if cause, ok := s.inject.cause.Load().(error); ok {
-			err = cause // the SDK reports a transport failure in its own words ("rejected by transport")
+		if cause := s.inject.cause.Load(); cause != nil {
+			err = *cause // the SDK reports a transport failure in its own words ("rejected by transport")
 		}
 		return status, err
 	}
@@ -216,7 +216,7 @@ type inject struct {
 	header  http.Header
 	max     int64
 	status  atomic.Int32
-	cause   atomic.Value // the last transport error (a refused dial, a body over the cap)
+	cause   atomic.Pointer[error] // the last transport error (a refused dial, a body over the cap); errors of any type
 	schemas schemas
 }
 
@@ -236,7 +236,7 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := in.next.RoundTrip(req)
 	if err != nil {
-		in.cause.Store(err)
+		in.cause.Store(&err)
 		return resp, err
 	}
 	if resp.StatusCode == 401 || resp.StatusCode == 403 {
@@ -283,7 +283,7 @@ func (c *capped) Read(p []byte) (int, error) {
 	if c.left <= 0 {
 		var one [1]byte
 		if n, _ := c.r.Read(one[:]); n > 0 {
-			c.in.cause.Store(errTooLarge)
+			c.in.cause.Store(&errTooLarge)
 			return 0, errTooLarge
 		}
 		return 0, io.EOF
