@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -228,6 +229,51 @@ func TestMCPProgress(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("heard %d of 3 progress notifications", i-1)
 		}
+	}
+}
+
+// The progress of a call comes on the call's own answer (an event stream:
+// the notifications, then the result), so a client that has not opened the
+// session's GET stream, or opens it late, hears every step.
+func TestMCPProgressOnTheCallsStream(t *testing.T) {
+	h := startHost(t, allowLoopback)
+	up := newUpstream(t, openMeteo)
+	createRow(t, h, temperatureRow(up.URL))
+	createRow(t, h, map[string]any{"key": "THREE_READINGS", "type": "flow", "category": "weather",
+		"content": "# WHAT: Three temperature readings in a row.\nZZ_TEST_TEMPERATURE: $1|$2 > ZZ_TEST_TEMPERATURE: $1|$2 > ZZ_TEST_TEMPERATURE: $1|$2"})
+	id := mcpOpen(t, h) // no GET stream is ever opened
+	r := mcpPost(t, h, id, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"call_capability",`+
+		`"arguments":{"key":"THREE_READINGS","args":"37.77|-122.42"},"_meta":{"progressToken":"p-7"}}}`, nil)
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("a call with a progressToken answered %d %s:\n%s", r.Status, r.Header.Get("Content-Type"), r.Raw)
+	}
+	var events []map[string]any
+	for _, line := range strings.Split(string(r.Raw), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Fatalf("event %q: %v", data, err)
+			}
+			events = append(events, m)
+		}
+	}
+	if len(events) != 4 {
+		t.Fatalf("want 3 progress events and the result, got %d:\n%s", len(events), r.Raw)
+	}
+	for i, e := range events[:3] {
+		p, _ := e["params"].(map[string]any)
+		if e["method"] != "notifications/progress" || p["progressToken"] != "p-7" || p["progress"] != float64(i+1) || p["total"] != float64(3) {
+			t.Fatalf("event %d: %v", i, e)
+		}
+	}
+	if last := events[3]; last["id"] != float64(7) || last["result"] == nil {
+		t.Fatalf("the last event is not the call's result: %v", last)
+	}
+	// A call that reports no progress is answered as plain JSON, progressToken or not.
+	r = mcpPost(t, h, id, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"call_capability",`+
+		`"arguments":{"key":"ZZ_TEST_TEMPERATURE","args":"37.77|-122.42"},"_meta":{"progressToken":8}}}`, nil)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(r.Raw), `"id":8`) {
+		t.Fatalf("a call with no progress answered %d %s:\n%s", r.Status, r.Header.Get("Content-Type"), r.Raw)
 	}
 }
 

@@ -10,10 +10,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/rowcall/rowcall"
 )
 
 // The fast path: a tools/call on a session the SDK has initialized is
@@ -110,19 +113,20 @@ func parseCall(body []byte) (fastCall, bool) {
 }
 
 // plainMeta reports whether a request's _meta is one the SDK's answer does
-// not depend on, on a session: an object with no key of the protocol's own
+// not depend on: an object with no key of the protocol's own
 // (io.modelcontextprotocol/…: the newer protocol's version, client info and
-// capabilities, a related task) and, on a session, no progressToken: a call
-// that asks for progress there is the SDK's, which sends it on the session's
-// GET stream (withProgress); stateless, where no stream would carry it, the
-// answer is the call's result alone.
-func plainMeta(meta gjson.Result, stateless bool) bool {
+// capabilities, a related task) and a progressToken, if any, that is a
+// string or a number. On a session, a call with a progressToken is answered
+// as an event stream that carries its progress before its result
+// (progressStream); stateless, the answer is the call's result alone.
+func plainMeta(meta gjson.Result) bool {
 	if !meta.IsObject() {
 		return false
 	}
 	ok := true
-	meta.ForEach(func(k, _ gjson.Result) bool {
-		ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/") && (stateless || k.Str != "progressToken")
+	meta.ForEach(func(k, v gjson.Result) bool {
+		ok = !strings.HasPrefix(k.Str, "io.modelcontextprotocol/") &&
+			(k.Str != "progressToken" || v.Type == gjson.String || v.Type == gjson.Number)
 		return ok
 	})
 	return ok
@@ -343,7 +347,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	}
 	call, ok := parseCall(body)
 	newer := stateless && r.Header.Get("MCP-Protocol-Version") >= newestProtocol
-	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta, stateless)) {
+	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta)) {
 		return false
 	}
 	// Stateless, only call_capability: search marks the listed rows, and
@@ -362,6 +366,11 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 		return true
 	}
 	h.fast.Add(1)
+	var events *progressStream
+	if token := call.meta.Get("progressToken"); token.Exists() && !stateless {
+		events = &progressStream{w: w, token: json.RawMessage(token.Raw)}
+		ctx = rowcall.WithProgress(ctx, events.progress)
+	}
 	res := tool(ctx, call.args)
 	if !stateless {
 		st.finish(call.id)
@@ -382,17 +391,83 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 		h.cfg.Fail(w, r, err)
 		return true
 	}
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Content-Type", "application/json") // JSONResponse: the message alone
 	b := make([]byte, 0, len(data)+len(call.id)+64)
 	b = append(b, "{\"jsonrpc\":\"2.0\",\"id\":"...)
 	b = append(b, call.id...)
 	b = append(b, ",\"result\":"...)
 	b = append(b, data...)
 	b = append(b, '}')
-	w.Write(b) // the whole answer at once: one write, with a Content-Length
+	if events != nil {
+		events.end(b)
+		return true
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Content-Type", "application/json") // JSONResponse: the message alone
+	w.Write(b)                                 // the whole answer at once: one write, with a Content-Length
 	return true
+}
+
+// progressStream answers a call that asked for progress on a session: an
+// event stream whose events are its notifications/progress, then its
+// response, as the transport lets a server answer a POST (the
+// notifications relate to the request, so they go on the request's own
+// stream, not the session's GET stream, which a client may not have opened
+// yet: RATIONALE.md, "Why does progress travel on the call's own answer?"). The stream opens
+// with the first notification; a call that reports none is answered as
+// plain JSON.
+type progressStream struct {
+	w     http.ResponseWriter
+	token json.RawMessage
+	mu    sync.Mutex
+	open  bool // headers written
+	done  bool // the response written: later progress is dropped
+}
+
+func (p *progressStream) progress(done, total float64, message string) {
+	params, err := json.Marshal(&sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: done, Total: total, Message: message})
+	if err != nil {
+		return
+	}
+	note := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), params...), '}')
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		p.event(note)
+	}
+}
+
+// end writes the response: the last event of an open stream, else the
+// message alone.
+func (p *progressStream) end(response []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if !p.open {
+		p.w.Header().Set("Cache-Control", "no-cache, no-transform")
+		p.w.Header().Set("Content-Type", "application/json")
+		p.w.Write(response)
+		return
+	}
+	p.event(response)
+}
+
+// event writes one SSE event (the transport's "message" event) and flushes
+// it; p.mu is held.
+func (p *progressStream) event(data []byte) {
+	if !p.open {
+		hd := p.w.Header()
+		hd.Set("Cache-Control", "no-cache, no-transform")
+		hd.Set("Content-Type", "text/event-stream")
+		p.w.WriteHeader(http.StatusOK)
+		p.open = true
+	}
+	b := make([]byte, 0, len(data)+24)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	p.w.Write(b)
+	http.NewResponseController(p.w).Flush()
 }
 
 // encodeResult is res as the SDK encodes it (CallToolResult.MarshalJSON),

@@ -124,8 +124,9 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"unknown tool", sid, call("10", `{"name":"NOPE","arguments":{}}`), v, false, ""},
 		{"name not a string", sid, call("11", `{"name":7}`), v, false, ""},
 		{"no params", sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call"}`, v, false, ""},
-		{"_meta, progress token", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, stateless, ""}, // on a session, progress is the SDK's to send
-		{"_meta first, string progress token", sid, call("31", `{"_meta":{"progressToken":"p-1"},"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, stateless, ""},
+		{"_meta, progress token", sid, call("13", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":{"progressToken":1}}`), v, true, ""}, // a call that reports no progress is answered as plain JSON
+		{"_meta first, string progress token", sid, call("31", `{"_meta":{"progressToken":"p-1"},"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, ""},
+		{"_meta, a progress token not a string or number", sid, call("39", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{"progressToken":{"a":1}}}`), v, false, ""},
 		{"_meta, empty", sid, call("32", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{}}`), v, true, ""},
 		{"_meta, a vendor's key", sid, call("33", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"},"_meta":{"com.example/trace":{"a":[1,"x"]}}}`), v, true, ""},
 		{"_meta, not an object", sid, call("34", `{"name":"TEMP","arguments":{"args":"1|2"},"_meta":5}`), v, false, ""},

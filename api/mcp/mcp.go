@@ -247,7 +247,8 @@ func New(cfg Config) *Handler {
 		// A POST's answer is one JSON message (application/json), not an
 		// SSE stream of one event: the specification lets a server answer
 		// either way and a client must take both, and rowcall sends nothing
-		// else during a request (list_changed goes on the GET stream). A
+		// else during a request (list_changed goes on the GET stream; a
+		// call's progress is the fast path's event stream: progressStream). A
 		// client spends less on it (the Go SDK's: 4-8% less CPU a call
 		// than on the event: BenchmarkSDKClientAnswer; docs/benchmarks.md, "MCP").
 		JSONResponse: true,

@@ -254,8 +254,9 @@ func (st *session) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk
 }
 
 // withProgress passes a flow's steps and an agent's rounds on to a client
-// that sent a progressToken, as notifications/progress (on a session, the
-// SDK sends them on its GET stream: answers are plain JSON).
+// that sent a progressToken, as notifications/progress, for a call the SDK
+// answers (it sends them on the session's GET stream: its answers are plain
+// JSON); the fast path streams them on the call's answer (progressStream).
 func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
