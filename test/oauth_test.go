@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -643,10 +645,25 @@ func must[T any](v T, err error) T {
 // for a person — discovery, registration, PKCE, its own loopback callback —
 // with the consent approved in the console in headless Chromium; it then
 // lists and calls tools with the stored sign-in, and once the token is
-// revoked in the console's token list its next call is refused.
+// revoked in the console's token list its next call is refused. The same
+// on the embedded host and on the worker in workerd (its clients, consents,
+// codes and grants in D1).
+//
+//	go test ./test -run 'TestOAuthMCPInspector/worker'
 func TestOAuthMCPInspector(t *testing.T) {
 	dir := testenv.NPM(t, "mcpinspector", filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "package.json"))
-	h := startHost(t, allowLoopback)
+	for _, b := range backends {
+		if b.Name != "embedded" && b.Name != "worker" {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) { inspectorSignIn(t, dir, b.Start(t, nil)) })
+	}
+}
+
+// inspectorSignIn runs the Inspector's sign-in, calls and revocation against
+// tg, and looks in its database for what the sign-in stored.
+func inspectorSignIn(t *testing.T, dir string, tg *target) {
+	h := tg.host
 	mcpRows(t, h)
 	ctx := browser(t, console.Laptop)
 	home := t.TempDir()
@@ -674,6 +691,9 @@ func TestOAuthMCPInspector(t *testing.T) {
 			if got := textOf(t, ctx, "#consent-redirect"); !strings.HasPrefix(got, "http://127.0.0.1:") {
 				t.Fatalf("the consent shows the redirect %q", got)
 			}
+			if got := textOf(t, ctx, "#consent-client"); got != "MCP Inspector" {
+				t.Fatalf("the consent names %q", got)
+			}
 			run(t, ctx, console.Fill("#c_categories", "tools"), console.Click("#consent-approve"))
 		}
 	}
@@ -683,18 +703,69 @@ func TestOAuthMCPInspector(t *testing.T) {
 	if got := stdout.String(); !strings.Contains(got, "ZZ_TEST_TEMPERATURE") || strings.Contains(got, "WEATHER_TYPED") {
 		t.Fatalf("inspector tools/list: %.600s, want the consented category (tools) only", got)
 	}
-	call := func() (string, error) {
-		out, err := inspector("--method", "tools/call", "--tool-name", "ZZ_TEST_TEMPERATURE", "--tool-arg", "args=37.77|-122.42", "--stored-auth-only").CombinedOutput()
+	callTool := func(key, args string) (string, error) {
+		out, err := inspector("--method", "tools/call", "--tool-name", key, "--tool-arg", "args="+args, "--stored-auth-only").CombinedOutput()
 		return string(out), err
 	}
+	call := func() (string, error) { return callTool("ZZ_TEST_TEMPERATURE", "37.77|-122.42") }
 	if out, err := call(); err != nil || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"key": "ZZ_TEST_TEMPERATURE"`) {
 		t.Fatalf("inspector tools/call: %v\n%s", err, out)
 	}
 	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
+	if len(toks) != 1 || fmt.Sprint(toks[0].(map[string]any)["categories"]) != "[tools]" {
+		t.Fatalf("token list %v: want the one token, with the consented scope", toks)
+	}
 	id := toks[0].(map[string]any)["id"].(string)
+	// The store holds what the sign-in made: the Inspector's client, used
+	// by a consent; its code, spent; the grant's refresh token; and the
+	// capability token the client holds.
+	var client string
+	var codes, refresh int
+	if err := tg.DB(t).QueryRow(`SELECT c.name, (SELECT COUNT(*) FROM oauth_codes o WHERE o.client_id = c.client_id AND o.used_at IS NOT NULL),
+		(SELECT COUNT(*) FROM oauth_refresh f WHERE f.token_id = t.id AND f.client_id = c.client_id)
+		FROM oauth_clients c JOIN tokens t ON t.client_id = c.client_id WHERE c.used_at IS NOT NULL AND t.id = ?`, id).Scan(&client, &codes, &refresh); err != nil ||
+		client != "MCP Inspector" || codes != 1 || refresh < 1 {
+		t.Fatalf("the %s database holds client %q, %d spent codes, %d refresh tokens (%v): want the MCP Inspector's, 1, at least 1", tg.Name, client, codes, refresh, err)
+	}
+	// The token the Inspector stored keeps to its scope on a call the
+	// Inspector itself would not make (its tool list lacks the row).
+	access := storedToken(t, home)
+	bearer := map[string]string{"Authorization": "Bearer " + access}
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/dispatch", NoAuth: true, Header: bearer,
+		Body: map[string]any{"key": "ZZ_TEST_TEMPERATURE", "body": "37.77|-122.42"}}), 200, map[string]any{"ok": true})
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/dispatch", NoAuth: true, Header: bearer,
+		Body: map[string]any{"key": "WEATHER_TYPED", "body": "52.52|13.41"}}), 404, map[string]any{"error": "unknown_key"})
 	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready, console.Click(`#tokens tr[data-token="`+id+`"] button`),
 		console.Wait(`document.querySelector('#tokens tr[data-token="`+id+`"] .state').innerText.startsWith('revoked')`))
 	if out, err := call(); err == nil || !strings.Contains(out, "auth_required") {
 		t.Fatalf("after the token was revoked in the console the Inspector's call: %v\n%s", err, out)
 	}
+	if s := status(t, h, access); s != 401 {
+		t.Fatalf("the revoked token answers %d, want 401", s)
+	}
 }
+
+// storedToken is the access token (rct_…) in the Inspector's store under home.
+func storedToken(t *testing.T, home string) string {
+	t.Helper()
+	found := map[string]bool{}
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			for _, m := range accessToken.FindAll(b, -1) {
+				found[string(m)] = true
+			}
+		}
+		return nil
+	})
+	if len(found) != 1 {
+		t.Fatalf("the Inspector's store under %s holds %d access tokens, want 1", home, len(found))
+	}
+	for tok := range found {
+		return tok
+	}
+	return ""
+}
+
+// accessToken is a capability token's secret: rct_ and 32 bytes in base64url.
+var accessToken = regexp.MustCompile(`rct_[A-Za-z0-9_-]{43}`)
