@@ -52,12 +52,12 @@ type Config struct {
 	// openapi`, which converts on the caller's machine, still works.
 	OpenAPI func(doc []byte, o OpenAPIOptions) (OpenAPIResult, error)
 	// MCPTools lists an MCP server's tools as rows for POST /api/import/mcp
-	// (internal/mcpimport over runners/mcpcall: the local host sets it); nil
-	// leaves the endpoint answering 501.
+	// (internal/mcpimport over runners/mcpcall: app.New sets it on every
+	// host, the worker included); nil leaves the endpoint answering 501.
 	MCPTools func(ctx context.Context, o MCPImportOptions) (rows []rowcall.Row, skipped []string, err error)
 	// MCPSync compares the rows that call one MCP server (stored) with the
 	// tools it lists now, for POST /api/mcp/sync (internal/mcpimport.Sync:
-	// the local host sets it): the rows to write, and a report per row.
+	// app.New sets it): the rows to write, and a report per row.
 	MCPSync func(ctx context.Context, server string, stored []rowcall.Row, accept, reject func(key string) bool) (writes []rowcall.Row, changes any, err error)
 	// SimilarRows starts making a row's vector (the stored one when current)
 	// beside its write, for the write's similar_rows and for GET

@@ -109,8 +109,8 @@ func (h *Handler) syncMCP(w http.ResponseWriter, r *http.Request, c Caller) {
 }
 
 // notBuiltIn is the 501 of an endpoint whose converter this host's build
-// leaves out (the worker: the OpenAPI parser and the MCP importer).
+// leaves out (the worker: the OpenAPI parser).
 func notBuiltIn(what, howToFix string) *rowcall.Error {
 	return &rowcall.Error{Code: rowcall.EInvalid, Status: http.StatusNotImplemented,
-		Message: "this host does not " + what + " (the worker leaves that code out of its build)", HowToFix: howToFix}
+		Message: "this host does not " + what + " (its build leaves that code out)", HowToFix: howToFix}
 }

@@ -54,12 +54,18 @@ type requestEnv struct {
 }
 
 func (r requestEnv) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Output {
-	if h, ok := ctx.Value(handleKey{}).(*reqHandle); ok {
-		inv.Env = rowcall.SecretsEnv(h, r.secretsPrefix)
-	} else {
-		inv.Env = noEnv{}
-	}
+	inv.Env = envOf(ctx, r.secretsPrefix)
 	return r.next.Run(ctx, inv)
+}
+
+// envOf is the Env of the request ctx belongs to, as rows see it (noEnv
+// outside any request): each call's (requestEnv), and the one an MCP
+// import or sync lists the server's tools with (app.Platform.RequestEnv).
+func envOf(ctx context.Context, secretsPrefix string) rowcall.Env {
+	if h, ok := ctx.Value(handleKey{}).(*reqHandle); ok {
+		return rowcall.SecretsEnv(h, secretsPrefix)
+	}
+	return noEnv{}
 }
 
 // jsonObject encodes alternating keys and string values as one JSON object,

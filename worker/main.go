@@ -130,12 +130,15 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		DB: inst.db, Signer: signer, OwnerKeys: func() []string { return keys },
 		ReadPage:    sqlstore.WholePage, // D1 answers a query's rows at once
 		BilledReads: true,               // and bills each row a query reads
-		// Each call reads its own request's env (requestEnv).
-		PerCall: func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },
-		Client:  func(policy outbound.Policy, _ time.Duration) *http.Client { return client(policy, inst.fetcher) },
-		Fn:      inst.fn, Modules: inst.fn.registry(),
+		// Each call reads its own request's env (requestEnv), and so does
+		// listing an MCP server's tools for an import or a sync.
+		PerCall:    func(r rowcall.Runner) rowcall.Runner { return requestEnv{r, s.SecretsPrefix} },
+		RequestEnv: func(ctx context.Context) rowcall.Env { return envOf(ctx, s.SecretsPrefix) },
+		Client:     func(policy outbound.Policy, _ time.Duration) *http.Client { return client(policy, inst.fetcher) },
+		Fn:         inst.fn, Modules: inst.fn.registry(),
 		// MCP rows: HTTP servers only (no MCPStdio: a Worker starts no
-		// process), one session per call (a fetch belongs to its request).
+		// process), one session per call (a fetch belongs to its request);
+		// importing and syncing them as on the host (internal/mcpimport).
 		MCPNoPool: true,
 		// Every call would look at D1's event log first: fn calls let the
 		// receipt's INSERT look.

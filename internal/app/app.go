@@ -22,8 +22,6 @@ import (
 	"time"
 	"unicode"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/api/mcp"
@@ -31,6 +29,7 @@ import (
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/embed/openai"
 	"github.com/rowcall/rowcall/internal/ledger"
+	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/internal/rerank"
 	"github.com/rowcall/rowcall/internal/vectors"
@@ -153,6 +152,11 @@ type Platform struct {
 	// Env is where rows' credentials come from (wrapped in
 	// rowcall.SecretsEnv); nil when each call sets its own (PerCall).
 	Env rowcall.Env
+	// RequestEnv, when Env is nil, is the credentials of the request ctx
+	// belongs to, as a call's (PerCall) sees them: what listing an MCP
+	// server's tools for POST /api/import/mcp and /api/mcp/sync reads an
+	// auth spec from (the worker's request env).
+	RequestEnv func(ctx context.Context) rowcall.Env
 	// PerCall, when set, wraps every runner (the worker gives each call the
 	// env of the request it belongs to).
 	PerCall func(rowcall.Runner) rowcall.Runner
@@ -187,12 +191,6 @@ type Platform struct {
 	// session (mcpcall.Config.NoPool).
 	MCPStdio  *mcpcall.Stdio
 	MCPNoPool bool
-	// MCPRows makes rows of a server's listed tools for POST /api/import/mcp
-	// (internal/mcpimport.Rows; nil leaves the endpoint out, as on the worker).
-	MCPRows func(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) (rows []rowcall.Row, skipped []string)
-	// MCPSync compares rows with a server's listed tools for POST
-	// /api/mcp/sync (internal/mcpimport.Sync; nil leaves the endpoint out).
-	MCPSync func(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []string, accept, reject func(string) bool) (writes []rowcall.Row, changes any)
 
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
@@ -302,9 +300,13 @@ func New(s Settings, p Platform) (*App, error) {
 		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank, Anonymous: anon}
 		a.Ranker.Reranker = a.Reranker
 	}
+	envOf := func(context.Context) rowcall.Env { return env }
+	if env == nil && p.RequestEnv != nil {
+		envOf = p.RequestEnv
+	}
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
-		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(p.MCPRows, env), MCPSync: a.mcpSync(p.MCPSync, env), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
+		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
 		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout)}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
@@ -387,35 +389,29 @@ func (a *App) near() func(ctx context.Context, v []float32, self string, f rowca
 }
 
 // mcpTools is POST /api/import/mcp's lister: the MCP runner lists the
-// server's tools with the import's auth read from env, and rows makes them
-// rows (nil without rows).
-func (a *App) mcpTools(rows func(string, []*sdk.Tool, []string, api.MCPImportOptions) ([]rowcall.Row, []string), env rowcall.Env) func(context.Context, api.MCPImportOptions) ([]rowcall.Row, []string, error) {
-	if rows == nil {
-		return nil
-	}
+// server's tools with the import's auth read from the request's env, and
+// mcpimport.Rows makes them rows.
+func (a *App) mcpTools(envOf func(context.Context) rowcall.Env) func(context.Context, api.MCPImportOptions) ([]rowcall.Row, []string, error) {
 	return func(ctx context.Context, o api.MCPImportOptions) ([]rowcall.Row, []string, error) {
-		tools, secrets, err := a.mcp.ListTools(ctx, o.Server, o.Auth, env)
+		tools, secrets, err := a.mcp.ListTools(ctx, o.Server, o.Auth, envOf(ctx))
 		if err != nil {
 			return nil, nil, err
 		}
-		r, skipped := rows(o.Server, tools, secrets, o)
-		return r, skipped, nil
+		rows, skipped := mcpimport.Rows(o.Server, tools, secrets, mcpimport.Options{Prefix: o.Prefix, Category: o.Category, Auth: o.Auth})
+		return rows, skipped, nil
 	}
 }
 
 // mcpSync is POST /api/mcp/sync's comparison: the MCP runner lists the
-// server's tools with the first row's credential, and sync compares (nil
-// without sync).
-func (a *App) mcpSync(sync func(string, []rowcall.Row, []*sdk.Tool, []string, func(string) bool, func(string) bool) ([]rowcall.Row, any), env rowcall.Env) func(context.Context, string, []rowcall.Row, func(string) bool, func(string) bool) ([]rowcall.Row, any, error) {
-	if sync == nil {
-		return nil
-	}
+// server's tools with the first row's credential, and mcpimport.Sync
+// compares.
+func (a *App) mcpSync(envOf func(context.Context) rowcall.Env) func(context.Context, string, []rowcall.Row, func(string) bool, func(string) bool) ([]rowcall.Row, any, error) {
 	return func(ctx context.Context, server string, stored []rowcall.Row, accept, reject func(string) bool) ([]rowcall.Row, any, error) {
-		tools, secrets, err := a.mcp.ListTools(ctx, server, stored[0].Auth, env)
+		tools, secrets, err := a.mcp.ListTools(ctx, server, stored[0].Auth, envOf(ctx))
 		if err != nil {
 			return nil, nil, err
 		}
-		writes, changes := sync(server, stored, tools, secrets, accept, reject)
+		writes, changes := mcpimport.Sync(server, stored, tools, secrets, accept, reject)
 		return writes, changes, nil
 	}
 }

@@ -209,7 +209,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s := m.Settings
 	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, m.lookup),
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
-		Fn:     fnRunner, Modules: registry, MCPRows: mcpRows, MCPSync: mcpSync,
+		Fn:     fnRunner, Modules: registry,
 		OpenAPI: openapi.Import,   // the worker leaves it out: kin-openapi would add 1.45 MB to its binary
 		Fresh:   time.Millisecond, // another process's edit shows within 1 ms; this one's at once
 		// fn calls speculate instead of looking at the event log once Fresh

@@ -4,23 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/api"
-	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/runners/mcpcall"
 )
-
-// mcpSync is POST /api/mcp/sync's comparison (mcpimport.Sync).
-func mcpSync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []string, accept, reject func(string) bool) ([]rowcall.Row, any) {
-	return mcpimport.Sync(server, stored, tools, secrets, accept, reject)
-}
-
-// mcpRows is POST /api/import/mcp's converter (mcpimport.Rows).
-func mcpRows(server string, tools []*sdk.Tool, secrets []string, o api.MCPImportOptions) ([]rowcall.Row, []string) {
-	return mcpimport.Rows(server, tools, secrets, mcpimport.Options{Prefix: o.Prefix, Category: o.Category, Auth: o.Auth})
-}
 
 // stdioServers reads the operator's stdio MCP servers from the file
 // ROWCALL_MCP_SERVERS names (the mcpServers JSON, mcpcall.ReadConfig); nil

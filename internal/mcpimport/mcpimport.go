@@ -4,11 +4,11 @@
 //	tools, secrets, err := runner.ListTools(ctx, server, auth, env)   // runners/mcpcall
 //	rows := mcpimport.Rows(server, tools, secrets, mcpimport.Options{Prefix: "GH_", Auth: auth})
 //
-// Each row: key from the tool's name in the key convention (openapi.Key:
+// Each row: key from the tool's name in the key convention (importdoc.Key:
 // create_issue is CREATE_ISSUE), target "MCP <server>#<tool>", input_schema
 // the tool's inputSchema (its property order is the pipe arguments' order),
 // content a docstring made from its title and description (# WHAT, #
-// WHEN_TO_USE, # ARGS, and an # EX from the schema: openapi.Sample), and
+// WHEN_TO_USE, # ARGS, and an # EX from the schema: importdoc.Sample), and
 // sensitive unless the server says the tool only reads (readOnlyHint, and no
 // destructiveHint). The server's text is untrusted: control characters are
 // stripped, every credential value used to list the tools is redacted, and
@@ -35,7 +35,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/internal/openapi"
+	"github.com/rowcall/rowcall/internal/importdoc"
 	"github.com/rowcall/rowcall/internal/redact"
 )
 
@@ -59,7 +59,7 @@ func Rows(server string, tools []*sdk.Tool, secrets []string, o Options) (rows [
 	taken := map[string]bool{}
 	for _, t := range tools {
 		name := clean(t.Name, 128, secrets)
-		key := o.Prefix + openapi.Key(name)
+		key := o.Prefix + importdoc.Key(name)
 		schema, err := json.Marshal(t.InputSchema)
 		switch {
 		case name == "" || name != t.Name || strings.ContainsAny(name, "# \t"):
@@ -103,7 +103,7 @@ func docstring(key string, t *sdk.Tool, schema string, secrets []string) string 
 	desc := clean(t.Description, MaxWhen, secrets)
 	what := clean(title, MaxWhat, secrets)
 	if what == "" {
-		what = clean(firstSentence(desc), MaxWhat, secrets)
+		what = clean(importdoc.FirstSentence(desc), MaxWhat, secrets)
 	}
 	if what == "" {
 		what = "the MCP tool " + clean(t.Name, 128, nil)
@@ -126,7 +126,7 @@ func docstring(key string, t *sdk.Tool, schema string, secrets []string) string 
 			if !contains(s.Required, n) {
 				args[i] += " (optional)"
 			}
-			ex[i] = clean(openapi.Sample(s.Properties[n]), 64, secrets)
+			ex[i] = clean(importdoc.Sample(s.Properties[n]), 64, secrets)
 		}
 		fmt.Fprintf(&b, "# ARGS: %s\n", strings.Join(args, " | "))
 		fmt.Fprintf(&b, "# EX: [%s]%s[/%s]\n", key, strings.Join(ex, "|"), key)
@@ -188,13 +188,6 @@ func clean(s string, n int, secrets []string) string {
 		return r
 	}, s)
 	return redact.Clip(strings.Join(strings.Fields(s), " "), n, secrets)
-}
-
-func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i > 0 {
-		return s[:i+1]
-	}
-	return s
 }
 
 func contains(list []string, s string) bool {

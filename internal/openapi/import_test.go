@@ -20,6 +20,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/importdoc"
 	"github.com/rowcall/rowcall/internal/openapi"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/internal/testdb"
@@ -200,7 +201,7 @@ func arguments(t *testing.T, schema string) (json.RawMessage, map[string]string)
 		if list, ok := p["type"].([]any); ok && len(list) > 0 {
 			typ, _ = list[0].(string)
 		}
-		v := openapi.Sample(p)
+		v := importdoc.Sample(p)
 		if (typ == "" || typ == "string") && p["enum"] == nil {
 			v = "v_" + name
 		}

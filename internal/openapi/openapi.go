@@ -8,10 +8,10 @@
 //
 // One operation becomes one row:
 //
-//   - key: the operationId (else METHOD_path) in the directory's convention:
-//     camelCase split, anything but letters and digits made '_', uppercase,
-//     Options.Prefix in front, at most 128 characters; a key taken by an
-//     earlier operation gets _2, _3….
+//   - key: the operationId (else METHOD_path) in the directory's convention
+//     (importdoc.Key: camelCase split, anything but letters and digits made
+//     '_', uppercase), Options.Prefix in front, at most 128 characters; a key
+//     taken by an earlier operation gets _2, _3….
 //   - target: "METHOD server+path", the first server of the operation, path
 //     or document (variables at their defaults; Options.Server instead when
 //     set, and needed when the document names none or a relative one), each
@@ -75,6 +75,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/importdoc"
 )
 
 // Options are what `rowcall import openapi` takes besides the document.
@@ -317,9 +318,9 @@ func opRow(path, method string, op *openapi3.Operation, params paramList, base s
 		target += sep + strings.Join(query, "&")
 	}
 
-	key := o.Prefix + Key(op.OperationID)
+	key := o.Prefix + importdoc.Key(op.OperationID)
 	if op.OperationID == "" {
-		key = o.Prefix + Key(method+"_"+path)
+		key = o.Prefix + importdoc.Key(method+"_"+path)
 	}
 	row := rowcall.NewRow(clipKey(key), rowcall.TypeHTTP)
 	row.Target = method + " " + target
@@ -334,7 +335,7 @@ func opRow(path, method string, op *openapi3.Operation, params paramList, base s
 	}
 	sample := make([]string, len(slots))
 	for i, s := range slots {
-		sample[i] = Sample(s.schema)
+		sample[i] = importdoc.Sample(s.schema)
 	}
 	ex := strings.Join(sample, "|")
 	exJSON, _ := json.Marshal([]string{ex})
@@ -733,7 +734,7 @@ func docstring(key, method, path string, op *openapi3.Operation, slots []slot, e
 	what := oneLine(op.Summary)
 	desc := oneLine(op.Description)
 	if what == "" {
-		what = firstSentence(desc)
+		what = importdoc.FirstSentence(desc)
 	}
 	if what == "" {
 		what = method + " " + path
@@ -755,88 +756,6 @@ func docstring(key, method, path string, op *openapi3.Operation, slots []slot, e
 	}
 	fmt.Fprintf(&b, "# EX: [%s]%s[/%s]\n", key, ex, key)
 	return b.String()
-}
-
-// Sample is an argument that the property's schema accepts: its default or
-// first enum value, else a value of its type.
-func Sample(s map[string]any) string {
-	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
-		return text(enum[0])
-	}
-	if d, ok := s["default"]; ok && d != nil {
-		if t := text(d); t != "" {
-			return t
-		}
-	}
-	t := firstType(s)
-	switch t {
-	case "integer", "number":
-		return "1"
-	case "boolean":
-		return "true"
-	case "array":
-		items, _ := s["items"].(map[string]any)
-		if items == nil {
-			return "[]"
-		}
-		b, _ := json.Marshal([]any{jsonSample(items)})
-		return string(b)
-	case "object":
-		return "{}"
-	}
-	return "x"
-}
-
-func jsonSample(s map[string]any) any {
-	v := Sample(s)
-	var x any
-	if t := firstType(s); t != "string" && t != "" && json.Unmarshal([]byte(v), &x) == nil {
-		return x
-	}
-	return v
-}
-
-// firstType is a schema's type, or the first of its types.
-func firstType(s map[string]any) string {
-	switch t := s["type"].(type) {
-	case string:
-		return t
-	case []string:
-		if len(t) > 0 {
-			return t[0]
-		}
-	case []any:
-		if len(t) > 0 {
-			f, _ := t[0].(string)
-			return f
-		}
-	}
-	return ""
-}
-
-func text(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-var camel = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-var nonWord = regexp.MustCompile(`[^A-Za-z0-9]+`)
-var conventional = regexp.MustCompile(`^[A-Z0-9][A-Z0-9_]*$`)
-
-// Key puts an operationId (or METHOD_path) in the directory's convention:
-// addPet and add-pet are ADD_PET, issues/list-for-repo is
-// ISSUES_LIST_FOR_REPO. A name that already is a key in that convention
-// (uppercase letters, digits, '_') is kept as it is.
-func Key(id string) string {
-	if conventional.MatchString(id) {
-		return id
-	}
-	k := camel.ReplaceAllString(id, "${1}_${2}")
-	k = strings.Trim(nonWord.ReplaceAllString(k, "_"), "_")
-	return strings.ToUpper(k)
 }
 
 func clipKey(k string) string {
@@ -870,13 +789,6 @@ func flagged(ext map[string]any, name string) bool {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i > 0 {
-		return s[:i+1]
-	}
-	return s
-}
 
 func clip(s string, n int) string {
 	if len(s) <= n {

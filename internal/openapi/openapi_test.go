@@ -7,17 +7,6 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-func TestKey(t *testing.T) {
-	for id, want := range map[string]string{
-		"addPet": "ADD_PET", "add-pet": "ADD_PET", "issues/list-for-repo": "ISSUES_LIST_FOR_REPO",
-		"GET_/pets/{id}": "GET_PETS_ID", "DIR_GET": "DIR_GET", "getHTTPStatus": "GET_HTTPSTATUS",
-	} {
-		if got := Key(id); got != want || !rowcall.ValidKey(got) {
-			t.Errorf("Key(%q) = %q, want %q", id, got, want)
-		}
-	}
-}
-
 const small = `openapi: 3.1.0
 info: {title: t, version: "1"}
 servers: [{url: "https://{region}.api.example/v{v}", variables: {region: {default: eu}, v: {default: "2"}}}]

@@ -33,7 +33,7 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 	}
 	if t.Stdio != "" {
 		if r.cfg.Stdio == nil {
-			return nil, nil, errors.New("this host runs no stdio MCP servers")
+			return nil, nil, errors.New(stdioUnavailable(t.Stdio, "import it on a local host whose ROWCALL_MCP_SERVERS declares it, or import the server's streamable HTTP URL").String())
 		}
 		cs, sch, fail := r.cfg.Stdio.sessionOf(ctx, t.Stdio)
 		if fail != nil {

@@ -108,8 +108,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	defer cancel()
 	if t.Stdio != "" {
 		if r.cfg.Stdio == nil {
-			return rowcall.Fail("mcp", "stdio_unavailable", t.Stdio).Because("this host runs no stdio MCP servers (the worker cannot start processes); call " +
-				row.Key + " on the local host, or point the row at the server's streamable HTTP URL").Output()
+			return stdioUnavailable(t.Stdio, "call "+row.Key+" on the local host, or point the row at the server's streamable HTTP URL").Output()
 		}
 		return r.callStdio(ctx, t, arguments)
 	}
@@ -118,6 +117,12 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		return out
 	}
 	return r.callHTTP(ctx, t, auth, arguments)
+}
+
+// stdioUnavailable refuses a stdio server on a host that runs none (the
+// worker, which cannot start processes): a call's failure and a listing's.
+func stdioUnavailable(name, howToFix string) *rowcall.Failure {
+	return rowcall.Fail("mcp", "stdio_unavailable", name).Because("this host runs no stdio MCP servers (the worker cannot start processes); " + howToFix)
 }
 
 // toolArguments is the tool's arguments for the call's arguments (the
