@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,8 +54,9 @@ type Config struct {
 
 // Runner runs MCP rows. It is safe for concurrent use.
 type Runner struct {
-	cfg  Config
-	pool *pool
+	cfg       Config
+	pool      *pool
+	endpoints sync.Map // server URL → the httpcall.TokenEndpoint its metadata names (discover.go)
 }
 
 var _ rowcall.Runner = (*Runner)(nil)
@@ -113,11 +115,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		}
 		return r.callStdio(ctx, t, arguments)
 	}
-	auth, out := r.cfg.HTTP.Authorize(ctx, "mcp", row.Key, t.URL, row.Auth, inv.Env)
-	if out.Failed() {
-		return out
-	}
-	return r.callHTTP(ctx, t, auth, arguments)
+	return r.callHTTP(ctx, row.Key, t, row.Auth, inv.Env, arguments)
 }
 
 // toolArguments is the tool's arguments for the call's arguments (the
