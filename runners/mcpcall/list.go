@@ -19,7 +19,7 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(sdkFree{ctx}, r.cfg.Timeout)
 	defer cancel()
 	list := func(cs *sdk.ClientSession) error {
 		tools = tools[:0]

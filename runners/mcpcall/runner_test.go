@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rowcall/rowcall"
 )
 
@@ -360,5 +362,36 @@ func TestMCPOAuthDiscoveryRefusesForeignMetadata(t *testing.T) {
 	}
 	if paths, _, _ := as.requests(); len(paths) != 0 {
 		t.Errorf("authorization server was asked %v", paths)
+	}
+}
+
+// A row called while serving an MCP request (as rowcall's /mcp does) talks
+// to its server in the version that server negotiated, not in the version
+// of the request being served: a client that spoke 2026-07-28 to the outer
+// server, a stateful upstream that speaks 2025-11-25.
+func TestMCPCallInsideAnMCPRequest(t *testing.T) {
+	up := newUpstream(t, "127.0.0.1:0")
+	r := newRunner(allowing(t, up.Server), Config{})
+	defer r.Close()
+	outer := sdk.NewServer(&sdk.Implementation{Name: "outer", Version: "1"}, nil)
+	outer.AddTool(&sdk.Tool{Name: "relay", InputSchema: object}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		out := run(r, ctx, mcpRow(up.URL+"/mcp", "echo"), "relayed|1", nil)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: out.Result}}}, nil
+	})
+	front := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return outer },
+		&sdk.StreamableHTTPOptions{Stateless: true}))
+	defer front.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "caller", Version: "1"}, nil).
+		Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: front.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "relay", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*sdk.TextContent).Text; got != `{"n":1,"text":"relayed"}` {
+		t.Errorf("relayed call = %s (outer session's protocol %s)", got, cs.InitializeResult().ProtocolVersion)
 	}
 }
