@@ -27,7 +27,8 @@ type Auth struct {
 }
 
 // OAuth is the oauth:{…} object of an auth column. Every field may name
-// variables as $NAME.
+// variables as $NAME. TokenURL may be empty on an MCP row: its runner then
+// discovers the token endpoint from the server (runners/mcpcall).
 type OAuth struct {
 	TokenURL     string `json:"token_url"`
 	ClientID     string `json:"client_id"`
@@ -262,11 +263,11 @@ func parseOAuth(s string) (*OAuth, error) {
 		return nil, errors.New("text after the JSON object")
 	}
 	switch {
-	case o.TokenURL == "" || o.ClientID == "" || o.ClientSecret == "":
-		return nil, errors.New("token_url, client_id and client_secret are required")
+	case o.ClientID == "" || o.ClientSecret == "":
+		return nil, errors.New("client_id and client_secret are required")
 	case o.AuthStyle != "" && o.AuthStyle != "basic" && o.AuthStyle != "body":
 		return nil, fmt.Errorf(`auth_style %q: want "basic" or "body"`, o.AuthStyle)
-	case !strings.HasPrefix(o.TokenURL, "$"):
+	case o.TokenURL != "" && !strings.HasPrefix(o.TokenURL, "$"):
 		if u, err := url.Parse(o.TokenURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("token_url %q is not an absolute http or https URL", o.TokenURL)
 		}

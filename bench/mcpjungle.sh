@@ -7,6 +7,11 @@
 # ROWCALL_BIN=path runs that rowcall binary instead of building ./host;
 # ROWCALL_BASE_BIN=path runs a second rowcall host from that binary beside it,
 # as the target "base", in the same rounds (an A/B of two builds).
+# ROW=mcp makes rowcall's row TEMP an MCP row (runner "mcp", target
+# "MCP http://<direct>/mcp#TEMP") whose upstream is the direct server itself:
+# then rowcall and MCPJungle both proxy the direct server's tool, and
+# "p50 over direct" is what the proxy adds. The default, ROW=http, is the
+# http row on the upstream the direct server calls.
 # MCPLOAD_ARGS=-raw makes each tools/call raw HTTP on the SDK client's
 # sessions (the same request bytes, a lighter load client: bench/mcpload).
 # Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
@@ -17,7 +22,8 @@
 # Processes, all on loopback: `mcpload serve` (bench/mcpload) is the upstream
 # (GET /v1/forecast) and the direct MCP server (the official Go SDK, one tool
 # TEMP that makes that upstream request); `rowcall serve` on a fresh data
-# directory with the http row TEMP on the same upstream; `mcpjungle start`
+# directory with the row TEMP (the http row on the same upstream, or with
+# ROW=mcp the MCP row on the direct server); `mcpjungle start`
 # (SQLite in a fresh directory, gin in release mode, its request log to a
 # file) with the direct server registered as "direct" (its tool: direct/TEMP).
 # `mcpload load` then drives every target with the same Go SDK client, each
@@ -53,6 +59,12 @@ start_rowcall() { # NAME BINARY: a host on a fresh data directory with the row T
   ROWCALL_OWNER_KEY=$key ROWCALL_ALLOW_OUTBOUND=$up "$2" serve --addr "$addr" --data "$tmp/$1-data" --no-examples >"$tmp/$1.log" 2>&1 &
   pids+=($!); cpu+=",$1=$!"
   wait_for "http://$addr/"
+  if [ "${ROW:-http}" = mcp ]; then
+    curl -fsS -X POST "http://$addr/api/directory" -H "x-terminal-key: $key" -H 'content-type: application/json' \
+      -d '{"key":"TEMP","type":"http","runner":"mcp","target":"MCP http://'"$up"'/mcp#TEMP","content":"# WHAT: Current temperature"}' >/dev/null
+    targets+=("$1=http://$addr/mcp#TEMP")
+    return
+  fi
   curl -fsS -X POST "http://$addr/api/directory" -H "x-terminal-key: $key" -H 'content-type: application/json' \
     -d '{"key":"TEMP","type":"http","target":"GET http://'"$up"'/v1/forecast?latitude=$1&longitude=$2","content":"# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"}' >/dev/null
   targets+=("$1=http://$addr/mcp#TEMP#{\"args\":\"1|2\"}")

@@ -27,6 +27,10 @@ import (
 //
 //	go test ./test -run 'TestMCPConformance'
 //	go test ./test -run 'TestMCPConformance/worker'
+//
+// TestMCPConformanceClient runs the suite's client scenarios against
+// rowcall's MCP client side (runners/mcpcall, through test/conformance/client),
+// with test/conformance/expected-failures-client.yaml.
 
 // conformanceDir is the pinned suite, installed (make mcp-conformance) when
 // its node_modules is missing.
@@ -110,17 +114,45 @@ func TestMCPConformance(t *testing.T) {
 			if o := os.Getenv("ROWCALL_CONFORMANCE_OUT"); o != "" {
 				results = filepath.Join(o, b.Name)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-				"server", "--suite", "all", "--url", front.URL+"/mcp", "--expected-failures", filepath.Join(dir, "expected-failures-"+b.Name+".yaml"),
-				"--output-dir", results)
-			cmd.Dir = dir
-			out, err := cmd.CombinedOutput()
-			t.Logf("conformance suite against %s:\n%s", b.Name, out)
-			if err != nil {
-				t.Fatalf("the conformance suite failed against %s (%v): a scenario failed that expected-failures-%s.yaml does not name, or one it names now passes", b.Name, err, b.Name)
-			}
+			runConformance(t, dir, node, b.Name, "server", "--suite", "all", "--url", front.URL+"/mcp", "--output-dir", results)
 		})
 	}
+}
+
+// runConformance runs the suite in mode with args and the expected failures
+// of expected-failures-<name>.yaml, and fails t when it fails.
+func runConformance(t *testing.T, dir, node, name, mode string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	args = append([]string{filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"), mode,
+		"--expected-failures", filepath.Join(dir, "expected-failures-"+name+".yaml")}, args...)
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("conformance suite (%s, %s):\n%s", mode, name, out)
+	if err != nil {
+		t.Fatalf("the conformance suite failed (%s, %v): a scenario failed that expected-failures-%s.yaml does not name, or one it names now passes", mode, err, name)
+	}
+}
+
+// TestMCPConformanceClient runs every client scenario of the suite against
+// rowcall's MCP client side: the suite starts its server for each scenario
+// and runs test/conformance/client (built here), which makes the rows a user
+// would write for that server and calls them through runners/mcpcall. An
+// oauth: auth column without token_url reaches the client-credentials
+// servers by discovery. What fails is named in expected-failures-client.yaml,
+// each reason in docs/mcp.md ("Conformance").
+func TestMCPConformanceClient(t *testing.T) {
+	dir, node := conformanceDir(t)
+	bin := filepath.Join(t.TempDir(), "client")
+	build := exec.Command("go", "build", "-o", bin, "./conformance/client")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./test/conformance/client: %v\n%s", err, out)
+	}
+	results := t.TempDir()
+	if o := os.Getenv("ROWCALL_CONFORMANCE_OUT"); o != "" {
+		results = filepath.Join(o, "client")
+	}
+	runConformance(t, dir, node, "client", "client", "--suite", "all", "--command", bin, "--output-dir", results)
 }

@@ -10,7 +10,7 @@
 // body as text: what rowcall's http row TEMP calls, and what MCPJungle
 // proxies.
 //
-//	mcpload load [-rounds 3] [-secs 5] [-clients 1,8] [-key KEY] [-raw] NAME=URL[#TOOL[#ARGS]] ...
+//	mcpload load [-rounds 3] [-secs 5] [-clients 1,8] [-key KEY] [-raw] [-protocol VERSION] NAME=URL[#TOOL[#ARGS]] ...
 //
 // connects, for each target, as many Go SDK client sessions as the largest
 // client count (Streamable HTTP, keep-alive, x-terminal-key: KEY on every
@@ -24,7 +24,9 @@
 // negotiated), but each tools/call is the same JSON-RPC request written
 // straight to the connection and its whole answer read and checked: a load
 // client that spends less of the two cores the servers share with it, so
-// the figures are more the servers' own. Ratios come from the same run,
+// the figures are more the servers' own. -protocol 2025-11-25 makes every
+// session a 2025-11-25 one (a server that speaks the stateless 2026-07-28
+// protocol otherwise gets it, and one that does not falls back). Ratios come from the same run,
 // on the same machine at the same moments; absolute figures move with the
 // machine's load.
 package main
@@ -112,6 +114,7 @@ func load(argv []string) {
 	clientList := fs.String("clients", "1,8", "client counts, comma-separated")
 	key := fs.String("key", "", "x-terminal-key sent on every request")
 	cpuList := fs.String("cpu", "", "processes whose CPU a call is reported: NAME=PID,...")
+	protocol := fs.String("protocol", "", "the protocol version every session asks for (\"\": the SDK's newest, 2026-07-28, stateless where the server is)")
 	fs.BoolVar(&raw, "raw", false, "make each tools/call as raw HTTP on the SDK client's session (a lighter load client)")
 	cpuProfile := fs.String("cpuprofile", "", "write the load client's own CPU profile (the measured rounds) to this file")
 	fs.Parse(argv)
@@ -155,7 +158,7 @@ func load(argv []string) {
 		for range slices.Max(counts) {
 			c := sdk.NewClient(&sdk.Implementation{Name: "mcpload", Version: "1"}, nil)
 			cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: t.url,
-				HTTPClient: httpClient, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+				HTTPClient: httpClient, DisableStandaloneSSE: true, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: *protocol})
 			if err != nil {
 				log.Fatalf("mcpload: %s: connecting to %s: %v", name, t.url, err)
 			}
@@ -272,7 +275,8 @@ func call(cs *sdk.ClientSession, t *target) (*sdk.CallToolResult, error) {
 		return nil, err
 	}
 	if res.IsError || len(res.Content) == 0 {
-		return nil, fmt.Errorf("tool error: %+v", res.Content)
+		b, _ := json.Marshal(res.Content)
+		return nil, fmt.Errorf("tool error: %s", b)
 	}
 	if text, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(text.Text, "temperature_2m") {
 		return nil, fmt.Errorf("unexpected result: %+v", res.Content[0])

@@ -23,7 +23,8 @@ import (
 // mcpBench is the host's API (app.New, as a host wires it, the event-log
 // check good for 1 ms as on a host) over a fresh SQLite file, with the http
 // row TEMP calling a loopback upstream, and beside it a direct MCP server
-// (the SDK alone) whose one tool makes the same upstream request.
+// (the SDK alone) whose one tool makes the same upstream request; the MCP
+// row TEMP_MCP calls that direct server's tool.
 type mcpBench struct {
 	rowcall, direct, upstream *httptest.Server
 }
@@ -34,21 +35,6 @@ func newMCPBench(b *testing.B) *mcpBench {
 		io.WriteString(w, `{"temperature_2m":15.7,"q":"`+r.URL.RawQuery+`"}`)
 	}))
 	b.Cleanup(up.Close)
-	signer, _ := testenv.Signer(b)
-	settings := app.ReadSettings(func(string) string { return "" })
-	settings.AllowOutbound, settings.NoExamples = strings.TrimPrefix(up.URL, "http://"), true
-	a, err := app.New(settings, app.Platform{DB: testdb.Open(b), Signer: signer, Fresh: time.Millisecond,
-		OwnerKeys: func() []string { return []string{"owner"} },
-		Client:    func(p outbound.Policy, t time.Duration) *http.Client { return p.Client(t) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(a.Close)
-	srv := httptest.NewServer(a.Handler)
-	b.Cleanup(srv.Close)
-	post(b, srv.URL+"/api/directory", `{"key":"TEMP","type":"http","target":"GET `+up.URL+`/v1/forecast?latitude=$1&longitude=$2",`+
-		`"content":"# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"}`, 201)
-
 	direct := sdk.NewServer(&sdk.Implementation{Name: "direct", Version: "1"}, nil)
 	client := &http.Client{Transport: pooled}
 	direct.AddTool(&sdk.Tool{Name: "TEMP", InputSchema: map[string]any{"type": "object"}},
@@ -63,6 +49,23 @@ func newMCPBench(b *testing.B) *mcpBench {
 		})
 	d := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return direct }, nil))
 	b.Cleanup(d.Close)
+	signer, _ := testenv.Signer(b)
+	settings := app.ReadSettings(func(string) string { return "" })
+	settings.AllowOutbound, settings.NoExamples = strings.TrimPrefix(up.URL, "http://")+","+strings.TrimPrefix(d.URL, "http://"), true
+	a, err := app.New(settings, app.Platform{DB: testdb.Open(b), Signer: signer, Fresh: time.Millisecond,
+		OwnerKeys: func() []string { return []string{"owner"} },
+		Client:    func(p outbound.Policy, t time.Duration) *http.Client { return p.Client(t) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(a.Close)
+	srv := httptest.NewServer(a.Handler)
+	b.Cleanup(srv.Close)
+	post(b, srv.URL+"/api/directory", `{"key":"TEMP","type":"http","target":"GET `+up.URL+`/v1/forecast?latitude=$1&longitude=$2",`+
+		`"content":"# WHAT: Current temperature\n# ARGS: $1=latitude | $2=longitude"}`, 201)
+	post(b, srv.URL+"/api/directory", `{"key":"TEMP_MCP","type":"http","runner":"mcp","target":"MCP `+d.URL+`#TEMP",`+
+		`"content":"# WHAT: Current temperature, from the direct MCP server"}`, 201)
+
 	return &mcpBench{rowcall: srv, direct: d, upstream: up}
 }
 
@@ -92,12 +95,15 @@ func (keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return pooled.RoundTrip(r)
 }
 
-// connect opens one Go SDK client session on endpoint.
+// connect opens one Go SDK client session on endpoint, in the protocol the
+// direct server speaks (2025-11-25: the SDK's newest, 2026-07-28, is
+// stateless, which rowcall's /mcp would answer and the direct server not).
 func connect(b *testing.B, endpoint string) *sdk.ClientSession {
 	b.Helper()
 	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: endpoint,
-		HTTPClient: &http.Client{Transport: keyTransport{}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		HTTPClient: &http.Client{Transport: keyTransport{}}, DisableStandaloneSSE: true, MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,7 +112,11 @@ func connect(b *testing.B, endpoint string) *sdk.ClientSession {
 }
 
 func callTool(b *testing.B, cs *sdk.ClientSession, args map[string]any) {
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "TEMP", Arguments: args})
+	callNamed(b, cs, "TEMP", args)
+}
+
+func callNamed(b *testing.B, cs *sdk.ClientSession, name string, args map[string]any) {
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "temperature_2m") {
 		b.Errorf("tools/call: %v %v", res, err)
 	}
@@ -114,8 +124,9 @@ func callTool(b *testing.B, cs *sdk.ClientSession, args map[string]any) {
 
 // BenchmarkMCPOverhead is one http row called three ways, one at a time and
 // interleaved (direct MCP server, rowcall's MCP tools/call, rowcall's POST
-// /api/dispatch), so the three p50s come from the same moments of a shared
-// machine; it reports each p50 and rowcall MCP's overhead over the other two.
+// /api/dispatch), and the MCP row TEMP_MCP (rowcall's tools/call proxied to
+// the direct server), so the p50s come from the same moments of a shared
+// machine; it reports each p50 and rowcall MCP's overhead over the others.
 //
 //	go test ./internal/app -run xxx -bench MCPOverhead -benchtime 2000x -count 3
 func BenchmarkMCPOverhead(b *testing.B) {
@@ -126,6 +137,7 @@ func BenchmarkMCPOverhead(b *testing.B) {
 		func() { callTool(b, direct, nil) },
 		func() { callTool(b, mcp, args) },
 		func() { post(b, m.rowcall.URL+"/api/dispatch", `{"key":"TEMP","body":"1|2"}`, 200) },
+		func() { callNamed(b, mcp, "TEMP_MCP", nil) },
 	}
 	for range 50 { // warm up
 		for _, p := range probes {
@@ -144,13 +156,15 @@ func BenchmarkMCPOverhead(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	pd, pm, pr := p50(took[0]), p50(took[1]), p50(took[2])
+	pd, pm, pr, pu := p50(took[0]), p50(took[1]), p50(took[2]), p50(took[3])
 	b.ReportMetric(us(pd), "direct-p50-µs")
 	b.ReportMetric(us(pm), "mcp-p50-µs")
 	b.ReportMetric(us(pr), "dispatch-p50-µs")
 	b.ReportMetric(us(pm-pd), "mcp-over-direct-µs")
 	b.ReportMetric(us(pm-pr), "mcp-over-dispatch-µs")
-	for i, name := range []string{"direct", "mcp", "dispatch"} {
+	b.ReportMetric(us(pu), "mcp-row-p50-µs")
+	b.ReportMetric(us(pu-pd), "mcp-row-over-direct-µs")
+	for i, name := range []string{"direct", "mcp", "dispatch", "mcp-row"} {
 		b.ReportMetric(us(cpu[i])/float64(b.N), name+"-cpu-µs/call")
 	}
 	b.ReportMetric(0, "ns/op")

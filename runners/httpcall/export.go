@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -57,7 +58,20 @@ type Authorized struct {
 	Header  http.Header // the headers the auth column sets
 	URL     *url.URL    // the upstream's URL, with a query: credential added
 	Secrets []string    // every value read or token obtained, for redaction
-	forget  func()
+	// Discover is set when the column is oauth: without a token_url: the
+	// token endpoint is the server's to name (TokenEndpoint). With no
+	// endpoint given, no credential was applied.
+	Discover bool
+	forget   func()
+}
+
+// TokenEndpoint completes an oauth: column that names no token_url: the
+// token endpoint an MCP server's metadata names (runners/mcpcall discovers
+// it), and what its metadata says of how to use it.
+type TokenEndpoint struct {
+	URL       string // the authorization server's token_endpoint; "" when not discovered yet
+	AuthStyle string // "basic" or "body", used when the column names none
+	Scope     string // used when the column names none
 }
 
 // Forget drops the OAuth token Authorize obtained (the upstream refused it
@@ -76,8 +90,9 @@ func (a Authorized) Forget() {
 // (when out.Fail is set) is kind:key wrapping ERR:auth:…; out.Status is then
 // the token endpoint's status. Runners that reach an upstream through another
 // protocol with a row's credential (runners/mcpcall) use it, so the auth
-// column means the same thing on every row.
-func (r *Runner) Authorize(ctx context.Context, kind, key string, u *url.URL, auth string, env rowcall.Env) (Authorized, rowcall.Output) {
+// column means the same thing on every row. ep completes an oauth: column
+// without token_url (Authorized.Discover).
+func (r *Runner) Authorize(ctx context.Context, kind, key string, u *url.URL, auth string, env rowcall.Env, ep TokenEndpoint) (Authorized, rowcall.Output) {
 	spec, fail := parseAuth(auth)
 	if fail != nil {
 		return Authorized{}, rowcall.Fail(kind, key).Wrapping(fail).Output()
@@ -88,13 +103,22 @@ func (r *Runner) Authorize(ctx context.Context, kind, key string, u *url.URL, au
 	cu := *u
 	c := &call{url: &cu, headers: http.Header{}, credHeaders: map[string]bool{}}
 	spec.apply(c, env)
+	discover := c.oauth != nil && c.oauth.TokenURL == ""
+	if discover {
+		if ep.URL == "" {
+			return Authorized{Header: c.headers, URL: c.url, Secrets: c.secrets, Discover: true}, rowcall.Output{Secrets: c.secrets}
+		}
+		c.oauth.TokenURL = ep.URL
+		c.oauth.AuthStyle = cmp.Or(c.oauth.AuthStyle, ep.AuthStyle)
+		c.oauth.Scope = cmp.Or(c.oauth.Scope, ep.Scope)
+	}
 	tctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	tokenKey, out := r.token(ctx, tctx, kind, key, c)
 	if out.Failed() {
 		return Authorized{}, out
 	}
-	a := Authorized{Header: c.headers, URL: c.url, Secrets: c.secrets}
+	a := Authorized{Header: c.headers, URL: c.url, Secrets: c.secrets, Discover: discover}
 	if tokenKey != "" {
 		a.forget = func() { r.tokens.drop(tokenKey) }
 	}

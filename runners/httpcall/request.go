@@ -78,6 +78,10 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, *rowcall.Failure) {
 		c.headers.Set("Content-Type", contentType(c.body))
 	}
 	spec, fail := parseAuth(row.Auth)
+	if fail == nil && spec.OAuth != nil && spec.OAuth.TokenURL == "" {
+		fail = rowcall.Fail("auth", "bad_spec", "oauth: token_url is required").
+			Because("only an MCP row discovers its token endpoint from the server; write the authorization server's token endpoint as token_url")
+	}
 	if fail != nil {
 		return nil, rowcall.Fail("http", row.Key).Wrapping(fail)
 	}

@@ -34,6 +34,19 @@
 // more. Stdio servers take no row credential (their environment is the
 // operator's).
 //
+// An oauth: column without token_url is completed by the server, as the MCP
+// authorization spec describes: the first call goes without a token, the
+// server's 401 names its protected resource metadata (RFC 9728; else the
+// well-known locations, and its resource must be the server's URL), which
+// names the authorization server, whose metadata (RFC 8414 or OpenID
+// discovery, through the SDK's oauthex) names the token endpoint. The
+// endpoint is kept per server; the token is httpcall's, cached per
+// credential. Metadata that does not check out fails the call with
+// ERR:mcp:auth_discovery:<message> (write token_url to pin the endpoint).
+// A response stream the server ends after an event id is resumed with
+// Last-Event-ID after the server's retry delay, at most twice without
+// progress.
+//
 // # Results
 //
 //	only text blocks           the texts, joined by "\n"
@@ -48,6 +61,7 @@
 //	401 / 403                  ERR:mcp:401 (Status set: the dispatcher's breaker counts it)
 //	too large                  ERR:mcp:too_large:<limit> bytes
 //	bad target                 ERR:mcp:bad_target:<message>
+//	no token endpoint found    ERR:mcp:auth_discovery:<message>
 //	stdio on the worker        ERR:mcp:stdio_unavailable:<NAME>
 //	unknown stdio name         ERR:mcp:unknown_server:<NAME>
 //

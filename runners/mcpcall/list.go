@@ -19,7 +19,7 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(sdkFree{ctx}, r.cfg.Timeout)
 	defer cancel()
 	list := func(cs *sdk.ClientSession) error {
 		tools = tools[:0]
@@ -46,18 +46,15 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 		sch.restore(tools)
 		return tools, nil, nil
 	}
-	a, out := r.cfg.HTTP.Authorize(ctx, "mcp", server, t.URL, auth, env)
-	if out.Failed() {
-		return nil, nil, errors.New(out.Result)
-	}
-	if _, err := r.onHTTP(ctx, a, func(s *httpSession) error {
+	if fail := r.authorized(ctx, server, t.URL, auth, env, func(s *httpSession, used []string) error {
+		secrets = used
 		if err := list(s.cs); err != nil {
 			return err
 		}
 		s.inject.schemas.restore(tools)
 		return nil
-	}); err != nil {
-		return nil, nil, errors.New(r.failure(ctx, err, 0, a.Secrets).Result)
+	}); fail.Failed() {
+		return nil, nil, errors.New(fail.Result)
 	}
-	return tools, a.Secrets, nil
+	return tools, secrets, nil
 }

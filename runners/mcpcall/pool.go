@@ -26,6 +26,9 @@ import (
 // client is the MCP client every session is made by.
 var client = sdk.NewClient(&sdk.Implementation{Name: "rowcall", Version: "1"}, nil)
 
+// resumeRetries bounds the reconnections of one response stream (connect).
+const resumeRetries = 2
+
 // pool holds HTTP sessions by server and credential.
 type pool struct {
 	cfg      Config
@@ -147,7 +150,11 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 	in := &inject{next: next, origin: origin(u), header: h, max: p.cfg.MaxResponse}
 	c := *base
 	c.Transport = in
-	t := &sdk.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &c, MaxRetries: -1, DisableStandaloneSSE: true}
+	// A response stream the server ends after an event id is resumed with a
+	// GET carrying Last-Event-ID after the server's retry delay (SSE
+	// polling, 2025-11-25), at most resumeRetries times without progress; a
+	// stream without event ids cannot be resumed and fails the call at once.
+	t := &sdk.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &c, MaxRetries: resumeRetries, DisableStandaloneSSE: true}
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return &httpSession{inject: in}, err
@@ -157,24 +164,30 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 
 // callHTTP calls the tool on the pooled session for the row's server and
 // credential.
-func (r *Runner) callHTTP(ctx context.Context, t Target, auth httpcall.Authorized, arguments json.RawMessage) rowcall.Output {
+func (r *Runner) callHTTP(ctx context.Context, key string, t Target, auth string, env rowcall.Env, arguments json.RawMessage) rowcall.Output {
 	var out rowcall.Output
-	status, err := r.onHTTP(ctx, auth, func(s *httpSession) (err error) {
-		out, err = r.call(ctx, s.cs, t.Tool, arguments, auth.Secrets)
+	if fail := r.authorized(ctx, key, t.URL, auth, env, func(s *httpSession, secrets []string) (err error) {
+		out, err = r.call(ctx, s.cs, t.Tool, arguments, secrets)
 		return err
-	})
-	if err != nil {
-		return r.failure(ctx, err, status, auth.Secrets)
+	}); fail.Failed() {
+		return fail
 	}
 	out.Status = 200
 	return out
 }
 
+// refusal is how the server refused a request: a 401 or 403 (0 otherwise),
+// and a 401's WWW-Authenticate challenges.
+type refusal struct {
+	status    int
+	challenge []string
+}
+
 // onHTTP runs f on the pooled session for the server and credential in
 // auth, connecting again once when the server has expired the session. On
-// failure, status is a 401 or 403 the server answered (0 otherwise) and err
-// the transport's own error when there was one.
-func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*httpSession) error) (status int, err error) {
+// failure, ref is the server's refusal, if any, and err the transport's own
+// error when there was one.
+func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*httpSession) error) (ref refusal, err error) {
 	key := poolKey(auth.URL, auth.Header)
 	for attempt := 0; ; attempt++ {
 		var s *httpSession
@@ -188,15 +201,18 @@ func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*h
 		}
 		if err == nil {
 			if err = f(s); err == nil {
-				return 0, nil
+				return refusal{}, nil
 			}
 			if !r.cfg.NoPool {
 				r.pool.drop(key, s)
 			}
 		}
-		status = int(s.inject.status.Load())
-		if status == 401 {
+		ref.status = int(s.inject.status.Load())
+		if ref.status == 401 {
 			auth.Forget()
+			if c := s.inject.challenge.Load(); c != nil {
+				ref.challenge = *c
+			}
 		}
 		if attempt == 0 && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
 			continue // the server expired the session: initialize anew, send once more
@@ -204,20 +220,21 @@ func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*h
 		if cause := s.inject.cause.Load(); cause != nil {
 			err = *cause // the SDK reports a transport failure in its own words ("rejected by transport")
 		}
-		return status, err
+		return ref, err
 	}
 }
 
 // inject puts the row's credential on requests to the server's origin, caps
 // every response body, and remembers a 401 or 403.
 type inject struct {
-	next    http.RoundTripper
-	origin  string
-	header  http.Header
-	max     int64
-	status  atomic.Int32
-	cause   atomic.Pointer[error] // the last transport error (a refused dial, a body over the cap); errors of any type
-	schemas schemas
+	next      http.RoundTripper
+	origin    string
+	header    http.Header
+	max       int64
+	status    atomic.Int32
+	challenge atomic.Pointer[[]string] // a 401's WWW-Authenticate values
+	cause     atomic.Pointer[error]    // the last transport error (a refused dial, a body over the cap); errors of any type
+	schemas   schemas
 }
 
 func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -241,6 +258,9 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == 401 || resp.StatusCode == 403 {
 		in.status.Store(int32(resp.StatusCode))
+	}
+	if c := resp.Header.Values("WWW-Authenticate"); resp.StatusCode == 401 {
+		in.challenge.Store(&c)
 	}
 	resp.Body = &capped{r: resp.Body, left: in.max, in: in}
 	if listing && resp.StatusCode == http.StatusOK {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,8 +55,9 @@ type Config struct {
 
 // Runner runs MCP rows. It is safe for concurrent use.
 type Runner struct {
-	cfg  Config
-	pool *pool
+	cfg       Config
+	pool      *pool
+	endpoints sync.Map // server URL → the httpcall.TokenEndpoint its metadata names (discover.go)
 }
 
 var _ rowcall.Runner = (*Runner)(nil)
@@ -87,6 +90,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	if inv == nil || inv.Row == nil {
 		return rowcall.Fail("mcp", "bad_target", "no row").Output()
 	}
+	ctx = sdkFree{ctx}
 	row := inv.Row
 	t, err := ParseTarget(row.Target)
 	if err != nil {
@@ -112,11 +116,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 		}
 		return r.callStdio(ctx, t, arguments)
 	}
-	auth, out := r.cfg.HTTP.Authorize(ctx, "mcp", row.Key, t.URL, row.Auth, inv.Env)
-	if out.Failed() {
-		return out
-	}
-	return r.callHTTP(ctx, t, auth, arguments)
+	return r.callHTTP(ctx, row.Key, t, row.Auth, inv.Env, arguments)
 }
 
 // stdioUnavailable refuses a stdio server on a host that runs none (the
@@ -210,4 +210,20 @@ func (r *Runner) failure(parent context.Context, err error, status int, secrets 
 		out.Fails(rowcall.Fail("mcp", "fetch", redact.String(httpcall.FetchMessage(err), secrets)))
 	}
 	return out
+}
+
+// sdkFree hides the MCP SDK's own values from a context: a call that arrived
+// over an MCP server built on the SDK (rowcall's /mcp) carries that request's
+// protocol version in its context, and the SDK's client would send it
+// upstream as its own (a 2026-07-28 request to a server that negotiated
+// 2025-11-25). Cancellation, deadline and every other value pass through.
+type sdkFree struct{ context.Context }
+
+const sdkPackage = "github.com/modelcontextprotocol/go-sdk/mcp"
+
+func (c sdkFree) Value(key any) any {
+	if t := reflect.TypeOf(key); t != nil && t.PkgPath() == sdkPackage {
+		return nil
+	}
+	return c.Context.Value(key)
 }
