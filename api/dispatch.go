@@ -39,12 +39,7 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 			HowToFix: `send "body":"37.77|-122.42"; a JSON argument goes in as text, e.g. "body":"ROUTER|{\"content\":\"x\"}"`})
 		return
 	}
-	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor, Token: c.Token})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	h.answer(w, r, res, req.Shape)
+	h.call(w, r, dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor, Token: c.Token, Approval: req.Approval})
 }
 
 // dispatchRequest is POST /api/dispatch's body.
@@ -52,6 +47,8 @@ type dispatchRequest struct {
 	Key   string `json:"key"`
 	Body  any    `json:"body"`
 	Shape bool   `json:"shape"`
+	// Approval names the approval (apr_…) the call runs on.
+	Approval string `json:"approval"`
 }
 
 // decodePlain reads body when it is an object of "key" and "body" strings
