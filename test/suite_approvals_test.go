@@ -230,7 +230,7 @@ func pendingID(t *testing.T, got resp) string {
 // approvedCall calls S_APPR with body, naming approval id.
 func approvedCall(t *testing.T, h *host, token, body, id string) resp {
 	t.Helper()
-	return asToken(t, h, token, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": "S_APPR", "body": body, "approval": id}})
+	return approvedCall2(t, h, token, "S_APPR", body, id)
 }
 
 // findApproval returns approval id from a GET /api/approvals answer.
