@@ -19,6 +19,9 @@ import (
 func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	const recorded, proven = "RECORDED_NOT_MATERIAL", "PROVEN_MATERIAL_RESULT"
 	h := tg.host
+	// The operator's notification row (ROWCALL_APPROVAL_NOTIFY, set for every host of the suite).
+	createRow(t, h, map[string]any{"key": "S_APPR_NOTIFY", "type": "http", "target": "GET " + up.URL + "/notify?id=$1&key=$2&actor=$3&why=$4",
+		"content": "# WHAT: Tell the suite's approvers about a waiting call.\n# ARGS: $1=id | $2=key | $3=actor | $4=why"})
 	createRow(t, h, map[string]any{"key": "S_APPR", "type": "http", "target": "GET " + up.URL + "/appr?q=$1", "auth": "bearer:SUITE_API_KEY",
 		"content": "# WHAT: Pay the suite's named supplier.\n# ARGS: $1=supplier", "approval": 1})
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/S_APPR"}), 200, map[string]any{"approval": 1})
@@ -47,6 +50,13 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	}
 	if hits() != 0 {
 		t.Fatal("a call waiting for approval reached the upstream")
+	}
+	notified := false
+	for _, r := range up.requests() {
+		notified = notified || r.Path == "/notify" && r.Query == "id="+id+"&key=S_APPR&actor=token%3A"+callerID+"&why=row"
+	}
+	if !notified {
+		t.Fatalf("the notification row was not called for %s: %v", id, up.requests())
 	}
 	requested := confirmed(t, h, got.JSON["invocation_id"].(string), recorded)
 	if requested["outcome"] != "approval_required:"+id || requested["approval"] != id || requested["material"] != false {
@@ -182,6 +192,20 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 		t.Fatalf("the waiting call took %s after its approval", waited)
 	}
 
+	// A flow step needs its own approval; approved, the flow runs.
+	createRow(t, h, map[string]any{"key": "S_APPR_FLOW", "type": "flow", "content": "# WHAT: Pay through a flow.\nS_APPR: $1"})
+	got = dispatchCall(t, h, "S_APPR_FLOW", "hank")
+	step, _ := got.JSON["result"].(string)
+	if !strings.HasPrefix(step, "ERR:gate:approval_required:apr_") {
+		t.Fatalf("a flow over a row that needs approval: %s", got.Raw)
+	}
+	stepID := strings.SplitN(strings.TrimPrefix(step, "ERR:gate:approval_required:"), " ", 2)[0]
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/approvals/" + stepID + "/approve"}), 200, nil)
+	expect(t, dispatchCall(t, h, "S_APPR_FLOW", "hank"), 200, map[string]any{"ok": true, "ran": true})
+	if hits() != 3 { // alice, frank, hank
+		t.Fatalf("%d upstream calls, want 3", hits())
+	}
+
 	// A token minted with approval "sensitive" or "all".
 	createRow(t, h, map[string]any{"key": "S_APPR_SENS", "type": "http", "target": "GET " + up.URL + "/sens?q=$1", "sensitive": 1,
 		"input_schema": `{"type":"object","properties":{"q":{"type":"string"}}}`, "content": "# WHAT: A sensitive suite row."})
@@ -211,8 +235,8 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	if err != nil || res.IsError {
 		t.Fatalf("MCP call once approved: %v %v", err, res)
 	}
-	if hits() != 3 { // alice, frank, gina
-		t.Fatalf("%d upstream calls, want 3", hits())
+	if hits() != 4 { // alice, frank, hank, gina
+		t.Fatalf("%d upstream calls, want 4", hits())
 	}
 }
 

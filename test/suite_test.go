@@ -58,7 +58,7 @@ func TestHosts(t *testing.T) {
 			ms.Key = suiteSecret
 			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
 				fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut),
-				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins})
+				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins, "ROWCALL_APPROVAL_NOTIFY=S_APPR_NOTIFY"})
 			t.Run("registry", func(t *testing.T) { suiteRegistry(t, tg) })
 			t.Run("concurrency", func(t *testing.T) { suiteConcurrency(t, tg) })
 			t.Run("http", func(t *testing.T) { suiteHTTP(t, tg, up) })
