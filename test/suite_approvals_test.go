@@ -115,6 +115,35 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 		t.Fatalf("%d upstream calls after the approval was used, want 1", hits())
 	}
 
+	// Sent many times at once, an approval still lets one call run.
+	id5 := pendingID(t, tokenCall(t, h, caller, "S_APPR", "ivan"))
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/approvals/" + id5 + "/approve"}), 200, nil)
+	answers := make(chan resp, 8)
+	for range 8 {
+		go func() {
+			r, err := h.send(req{Method: "POST", Path: "/api/dispatch", NoAuth: true, Body: map[string]any{"key": "S_APPR", "body": "ivan", "approval": id5},
+				Header: map[string]string{"Authorization": "Bearer " + caller}})
+			if err != nil {
+				t.Error(err)
+			}
+			answers <- r
+		}()
+	}
+	ranOnce := 0
+	for range 8 {
+		r := <-answers
+		switch {
+		case r.Status == 200 && r.JSON["ran"] == true:
+			ranOnce++
+		case r.Status == 409 && r.JSON["error"] == "approval_used:"+id5:
+		default:
+			t.Errorf("a concurrent use of %s: %d %s", id5, r.Status, r.Raw)
+		}
+	}
+	if ranOnce != 1 || hits() != 2 {
+		t.Fatalf("%d of 8 concurrent calls ran (%d upstream calls), want 1", ranOnce, hits())
+	}
+
 	// An edit of the row's contract needs a new approval.
 	id2 := pendingID(t, tokenCall(t, h, caller, "S_APPR", "carol"))
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/approvals/" + id2 + "/approve"}), 200, nil)
@@ -149,8 +178,8 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	if !receiptWith(t, h, after, "expired:"+id4) {
 		t.Fatalf("no expiry receipt for %s", id4)
 	}
-	if hits() != 1 {
-		t.Fatalf("%d upstream calls, want 1", hits())
+	if hits() != 2 {
+		t.Fatalf("%d upstream calls, want 2", hits())
 	}
 
 	// Prefer: wait=N: the call runs the moment it is approved.
@@ -202,8 +231,8 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	stepID := strings.SplitN(strings.TrimPrefix(step, "ERR:gate:approval_required:"), " ", 2)[0]
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/approvals/" + stepID + "/approve"}), 200, nil)
 	expect(t, dispatchCall(t, h, "S_APPR_FLOW", "hank"), 200, map[string]any{"ok": true, "ran": true})
-	if hits() != 3 { // alice, frank, hank
-		t.Fatalf("%d upstream calls, want 3", hits())
+	if hits() != 4 { // alice, ivan, frank, hank
+		t.Fatalf("%d upstream calls, want 4", hits())
 	}
 
 	// A token minted with approval "sensitive" or "all".
@@ -235,8 +264,8 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	if err != nil || res.IsError {
 		t.Fatalf("MCP call once approved: %v %v", err, res)
 	}
-	if hits() != 4 { // alice, frank, hank, gina
-		t.Fatalf("%d upstream calls, want 4", hits())
+	if hits() != 5 { // alice, ivan, frank, hank, gina
+		t.Fatalf("%d upstream calls, want 5", hits())
 	}
 }
 
