@@ -34,6 +34,8 @@ type Receipt struct {
 	Output    string  `json:"output_sha256"`
 	Contract  string  `json:"contract_sha256"`
 	TokenID   string  `json:"token_id,omitempty"` // the capability token the caller presented
+	Approval  string  `json:"approval,omitempty"` // the approval the call ran on (apr_…), or an approval's own receipt's
+	Approver  string  `json:"approver,omitempty"` // who approved it (an actor)
 
 	// The chain: written by the ledger when the receipt is stored.
 	Seq    int64  `json:"seq"`         // 1, 2, 3… across every receipt of the database
@@ -69,6 +71,12 @@ func (r *Receipt) AppendCanonical(dst []byte) []byte {
 	w := &appender{b: dst}
 	w.b = append(w.b, '{')
 	w.field("actor", r.Actor)
+	if r.Approval != "" {
+		w.field("approval", r.Approval)
+	}
+	if r.Approver != "" {
+		w.field("approver", r.Approver)
+	}
 	w.field("contract_sha256", r.Contract)
 	w.b = appendNumber(append(w.b, `,"cost_usd":`...), r.CostUSD)
 	w.b = appendNumber(append(w.b, `,"duration_ms":`...), r.Millis)
@@ -155,6 +163,7 @@ type contract struct {
 	Enabled           int64   `json:"status"`
 	AllowedCategories string  `json:"allowed_categories"`
 	Includes          string  `json:"includes"`
+	Approval          int64   `json:"approval,omitempty"`      // the approval requirement (0 leaves older contracts as they were)
 	Module            string  `json:"module_sha256,omitempty"` // fn rows: the digest of the module that runs
 	Blocks            []block `json:"included,omitempty"`      // rows with includes: what each block sends
 }
@@ -176,7 +185,7 @@ func ContractFingerprint(r *Row, module string, blocks []Row) string {
 	c := contract{
 		Key: r.Key, Type: r.Type, Runner: r.RunnerName(), Category: r.Category, Description: r.Description(), Target: r.Target,
 		Payload: r.Payload(), InputSchema: r.InputSchema, Auth: r.Auth, Sensitive: r.Sensitive,
-		Enabled: r.Enabled, AllowedCategories: r.AllowedCategories, Includes: r.Includes, Module: module,
+		Enabled: r.Enabled, AllowedCategories: r.AllowedCategories, Includes: r.Includes, Approval: r.Approval, Module: module,
 	}
 	for i := range blocks {
 		b := block{Key: blocks[i].Key, Enabled: blocks[i].Enabled}

@@ -31,6 +31,8 @@ type Row struct {
 	// ImportedFrom is the import that made the row (ImportMayReplace), ""
 	// for a row written by hand or by a plain registry import.
 	ImportedFrom string `json:"imported_from,omitempty"`
+	// Approval 1: every call waits for a person's approval (rowcall.Approval).
+	Approval int64 `json:"approval"`
 }
 
 // NewRow returns a row with the table's column defaults.

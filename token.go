@@ -21,7 +21,9 @@ type Token struct {
 	ExpiresAt   string            `json:"expires_at,omitempty"`
 	CreatedAt   string            `json:"created_at"`
 	RevokedAt   string            `json:"revoked_at,omitempty"`
-	Client      string            `json:"client,omitempty"` // the OAuth client holding it (its client_id), when a consent minted it
+	Client      string            `json:"client,omitempty"`   // the OAuth client holding it (its client_id), when a consent minted it
+	Approval    string            `json:"approval,omitempty"` // ApproveSensitive or ApproveAll: its calls wait for a person's approval
+	Approve     bool              `json:"approve,omitempty"`  // may approve or deny the waiting calls of rows in its scope
 	Limits                        // rate and budgets, set when minted (limits.go)
 }
 

@@ -81,12 +81,7 @@ func (h *Handler) contractDoc(w http.ResponseWriter, r *http.Request, c Caller) 
 // URL, the same call as the POST.
 func (h *Handler) runNow(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
-	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: q.Get("key"), Body: q.Get("body"), Actor: c.Actor, Token: c.Token})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	h.answer(w, r, res, false)
+	h.call(w, r, dispatch.Request{Key: q.Get("key"), Body: q.Get("body"), Actor: c.Actor, Token: c.Token})
 }
 
 // ask handles GET /api/dispatch?ask=<plain words>&limit=N: rows ranked for an

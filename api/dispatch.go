@@ -39,12 +39,7 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 			HowToFix: `send "body":"37.77|-122.42"; a JSON argument goes in as text, e.g. "body":"ROUTER|{\"content\":\"x\"}"`})
 		return
 	}
-	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor, Token: c.Token})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	h.answer(w, r, res, req.Shape)
+	h.call(w, r, dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor, Token: c.Token, Approval: req.Approval})
 }
 
 // dispatchRequest is POST /api/dispatch's body.
@@ -52,6 +47,8 @@ type dispatchRequest struct {
 	Key   string `json:"key"`
 	Body  any    `json:"body"`
 	Shape bool   `json:"shape"`
+	// Approval names the approval (apr_…) the call runs on.
+	Approval string `json:"approval"`
 }
 
 // decodePlain reads body when it is an object of "key" and "body" strings
@@ -276,7 +273,8 @@ const receiptHTML = `<!doctype html>
 {{else}}<p><strong>{{.Status}}</strong>: NOT CONFIRMED. {{.Reason}}. What follows is what the stored record claims.</p>
 {{end}}<table>
 <tr><td>key</td><td><code>{{.R.Key}}</code> ({{.R.Type}}, runner {{.R.Runner}})</td></tr>
-<tr><td>actor</td><td>{{.R.Actor}}</td></tr>
+<tr><td>actor</td><td>{{.R.Actor}}</td></tr>{{if .R.Approval}}
+<tr><td>approval</td><td><code>{{.R.Approval}}</code>{{if .R.Approver}}, approved by {{.R.Approver}}{{end}}</td></tr>{{end}}
 <tr><td>trace</td><td><code>{{.R.Trace}}</code>{{if .R.Parent}} (nested in <a href="/receipt/{{.R.Parent}}">{{.R.Parent}}</a>){{end}}</td></tr>
 <tr><td>started</td><td>{{.R.StartedAt}} ({{.R.Millis}} ms)</td></tr>
 <tr><td>outcome</td><td>{{.R.Outcome}}{{if .R.Status}} (upstream {{.R.Status}}){{end}}; material: {{.R.Material}}; cost: ${{.R.CostUSD}}</td></tr>

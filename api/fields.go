@@ -19,8 +19,9 @@ const MaxValue = 2_000_000
 // field decodes one writable column from JSON into a row.
 type field func(r *rowcall.Row, raw json.RawMessage) error
 
-// writable lists the fifteen columns a caller may write, with their decoders.
-// It is PATCH's allow-list (the seed's thirteen plus sensitive and runner) and
+// writable lists the sixteen columns a caller may write, with their decoders.
+// It is PATCH's allow-list (the seed's thirteen plus sensitive, runner and
+// approval) and
 // what POST and PUT accept besides key.
 var writable = map[string]field{
 	"type": func(r *rowcall.Row, raw json.RawMessage) error {
@@ -59,6 +60,7 @@ var writable = map[string]field{
 	"enabled":         flag(func(r *rowcall.Row) *int64 { return &r.Enabled }, 1),
 	"planner_visible": flag(func(r *rowcall.Row) *int64 { return &r.PlannerVisible }, 1),
 	"sensitive":       flag(func(r *rowcall.Row) *int64 { return &r.Sensitive }, 0),
+	"approval":        flag(func(r *rowcall.Row) *int64 { return &r.Approval }, 0),
 	"input_schema": jsonText("input_schema", func(r *rowcall.Row) *string { return &r.InputSchema }, func(v any) error {
 		if _, ok := v.(map[string]any); !ok {
 			return fmt.Errorf("input_schema must be a JSON Schema object, e.g. {\"type\":\"object\",\"properties\":{…}}")

@@ -103,12 +103,7 @@ func (h *Handler) callNamed(w http.ResponseWriter, r *http.Request, c Caller) {
 			HowToFix: "send the arguments GET /api/openapi.json declares for " + row.Key + "; nothing ran"})
 		return
 	}
-	res, err := h.disp.Dispatch(r.Context(), dispatch.Request{Key: row.Key, Body: body, Actor: c.Actor, Token: c.Token})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	h.answer(w, r, res, false)
+	h.call(w, r, dispatch.Request{Key: row.Key, Body: body, Actor: c.Actor, Token: c.Token})
 }
 
 // exportOpenAPI handles GET /api/openapi.json[?keys=A,B][&category=C]
@@ -231,5 +226,6 @@ func exportedRow(r *rowcall.Row) ordered {
 	return ordered{{"key", r.Key}, {"type", string(r.Type)}, {"target", r.Target}, {"auth", r.Auth}, {"content", r.Content},
 		{"category", r.Category}, {"allowed_categories", r.AllowedCategories}, {"seq", r.Seq}, {"enabled", r.Enabled},
 		{"planner_visible", r.PlannerVisible}, {"planner_rank", r.PlannerRank}, {"input_schema", r.InputSchema},
-		{"examples", r.Examples}, {"sensitive", r.Sensitive}, {"runner", r.Runner}, {"includes", r.Includes}}
+		{"examples", r.Examples}, {"sensitive", r.Sensitive}, {"runner", r.Runner}, {"includes", r.Includes},
+		{"approval", r.Approval}}
 }

@@ -42,6 +42,13 @@ var statuses = map[rowcall.Code]int{
 	rowcall.EInvalidArguments:   http.StatusBadRequest,
 	rowcall.ERateLimited:        http.StatusTooManyRequests, rowcall.EBudgetExhausted: http.StatusTooManyRequests, // with Retry-After
 
+	// approvals: a call that waits is accepted, not refused
+	rowcall.EApprovalRequired: http.StatusAccepted,
+	rowcall.EApprovalPending:  http.StatusConflict, rowcall.EApprovalUsed: http.StatusConflict,
+	rowcall.EApprovalMismatch: http.StatusConflict, rowcall.EApprovalDecided: http.StatusConflict,
+	rowcall.EApprovalDenied: http.StatusForbidden, rowcall.EApproveForbidden: http.StatusForbidden,
+	rowcall.EApprovalExpired: http.StatusGone, rowcall.EApprovalUnknown: http.StatusNotFound,
+
 	// auth columns a row may not have
 	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,
 

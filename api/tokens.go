@@ -28,6 +28,8 @@ type mintRequest struct {
 	MaxPayload  int64             `json:"max_payload"`
 	ExpiresIn   int64             `json:"expires_in"` // seconds from now
 	ExpiresAt   string            `json:"expires_at"`
+	Approval    string            `json:"approval"` // "sensitive" or "all": the token's calls wait for a person's approval
+	Approve     bool              `json:"approve"`  // may approve or deny waiting calls of rows in its scope
 
 	rowcall.Limits // rate, burst, budget_usd_day, budget_usd_month, calls_day
 }
@@ -66,7 +68,7 @@ func readMint(r *http.Request) (mintRequest, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return m, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, rate, burst, budget_usd_day, budget_usd_month, calls_day")
+		return m, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, approval (sensitive|all), approve (true|false), rate, burst, budget_usd_day, budget_usd_month, calls_day")
 	}
 	return m, nil
 }
@@ -94,7 +96,13 @@ func hashHex(s string) string {
 // tokenFrom validates a mint request into a token.
 func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, error) {
 	t := rowcall.Token{ID: "tok_" + randomID(12), Name: m.Name, Keys: m.Keys, Categories: m.Categories, Audience: m.Audience,
-		RiskCeiling: m.RiskCeiling, FixedBody: m.FixedBody, MaxPayload: m.MaxPayload, Pins: map[string]string{}}
+		RiskCeiling: m.RiskCeiling, FixedBody: m.FixedBody, MaxPayload: m.MaxPayload, Pins: map[string]string{},
+		Approval: m.Approval, Approve: m.Approve}
+	switch t.Approval {
+	case "", rowcall.ApproveSensitive, rowcall.ApproveAll:
+	default:
+		return t, invalid("approval must be sensitive or all; got "+t.Approval, `use "sensitive" (calls of sensitive rows wait for a person) or "all" (every call does), or omit it`)
+	}
 	if len(t.Keys) == 0 && len(t.Categories) == 0 {
 		return t, invalid("a token needs a scope: keys and/or categories", `send e.g. {"keys":["NOW"]} or {"categories":["time"]} ("*" is every row)`)
 	}

@@ -111,7 +111,7 @@ func (s *Store) now() string {
 // columns is every stored column of directory in scan order.
 const columns = `key, type, target, auth, content, updated_at, category, allowed_categories, seq,
 	enabled, planner_visible, planner_rank, input_schema, examples, sensitive, runner, includes,
-	created_at, version, imported_from`
+	created_at, version, imported_from, approval`
 
 // canonicalOrder is the order row_num counts in: rows with a pinned seq first
 // (ascending), then the rest, each by key.
@@ -153,7 +153,7 @@ func scanRow(sc scanner, extra ...any) (rowcall.Row, error) {
 		seq, enabled, visible, rank, sensitive           sql.NullInt64
 	)
 	dest := []any{&r.Key, &typ, &target, &auth, &content, &r.UpdatedAt, &category, &allowed, &seq,
-		&enabled, &visible, &rank, &schema, &examples, &sensitive, &runner, &includes, &createdAt, &r.Version, &imported}
+		&enabled, &visible, &rank, &schema, &examples, &sensitive, &runner, &includes, &createdAt, &r.Version, &imported, &r.Approval}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}

@@ -58,7 +58,7 @@ func TestHosts(t *testing.T) {
 			ms.Key = suiteSecret
 			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
 				fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut),
-				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins})
+				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins, "ROWCALL_APPROVAL_NOTIFY=S_APPR_NOTIFY"})
 			t.Run("registry", func(t *testing.T) { suiteRegistry(t, tg) })
 			t.Run("concurrency", func(t *testing.T) { suiteConcurrency(t, tg) })
 			t.Run("http", func(t *testing.T) { suiteHTTP(t, tg, up) })
@@ -79,6 +79,7 @@ func TestHosts(t *testing.T) {
 			t.Run("bounds", func(t *testing.T) { suiteBounds(t, tg, up) })
 			t.Run("mcp_origin", func(t *testing.T) { suiteMCPOrigin(t, tg) })
 			t.Run("oauth", func(t *testing.T) { suiteOAuth(t, tg) })
+			t.Run("approvals", func(t *testing.T) { suiteApprovals(t, tg, up) })
 		})
 	}
 }

@@ -45,6 +45,7 @@
 //	ROWCALL_ASK_RERANK       var: the agent row that reranks ask's best candidates (optional);
 //	ROWCALL_ASK_RERANK_ANONYMOUS  var: the rate all anonymous callers' reranks share
 //	                         (e.g. 10/minute; unset: anonymous asks are not reranked).
+//	ROWCALL_APPROVAL_NOTIFY  var: the row called for each new approval (optional).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
 //	AI                       Workers AI binding ([ai]): rows and questions embedded for ask

@@ -57,7 +57,10 @@ type Settings struct {
 	// ROWCALL_ASK_RERANK_ANONYMOUS: the rate ("N/minute") all anonymous
 	// callers' reranks share ("": anonymous asks are not reranked).
 	AskRerankAnonymous string
-	MCP                MCPSettings // ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL
+	// ROWCALL_APPROVAL_NOTIFY: the row called, as the owner, for each new
+	// approval (body id|key|actor|why; "": none).
+	ApprovalNotify string
+	MCP            MCPSettings // ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL
 }
 
 // MCPSettings bound /mcp (mcp.Limits; "" is the default).
@@ -127,6 +130,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		Embed: EmbedSettings{Provider: lookup("ROWCALL_EMBED_PROVIDER"), Model: lookup("ROWCALL_EMBED_MODEL"),
 			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
 		AskRerank: lookup("ROWCALL_ASK_RERANK"), AskRerankAnonymous: lookup("ROWCALL_ASK_RERANK_ANONYMOUS"),
+		ApprovalNotify: lookup("ROWCALL_APPROVAL_NOTIFY"),
 		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
 			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL")},
 	}
@@ -281,7 +285,7 @@ func New(s Settings, p Platform) (*App, error) {
 		Stdio: p.MCPStdio, NoPool: p.MCPNoPool})
 	a.Dispatcher = &dispatch.Dispatcher{
 		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
-		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn,
+		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn, Approvals: a.Store, ApprovalNotify: s.ApprovalNotify,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP:  wrap(mcpcall.Route{HTTP: httpRunner, MCP: a.mcp}),
 			rowcall.TypeFlow:  wrap(flow.Runner{}),

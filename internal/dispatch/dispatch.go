@@ -73,9 +73,16 @@ type Dispatcher struct {
 	// Store's when nil and it is one.
 	Meter Meter
 
+	// Approvals keeps the calls that wait for a person (approval.go); the
+	// Store's when nil and it is one. ApprovalNotify is the key of a row
+	// called, as the owner, for each new approval (body id|key|actor|why).
+	Approvals      Approvals
+	ApprovalNotify string
+
 	cache    cache     // rows and contracts, valid while the event log does not move
 	fresh    freshness // the last look at the event log
 	limiters limiters  // tokens' rate buckets in this process
+	waiters  waiters   // calls waiting for an approval in this process
 }
 
 // Request is one top-level call.
@@ -90,6 +97,10 @@ type Request struct {
 	// charged to: its limits gate the call, its id is on the receipts and
 	// their cost counts in its budgets. With Token set, Token pays.
 	Payer *rowcall.Token
+	// Approval is the approval (apr_…) the call asks to run on; without one,
+	// a call that needs approval runs on an approved one of exactly this
+	// call, or waits for a new one (approval.go).
+	Approval string
 }
 
 // payer is the token req is charged to (nil: none).
@@ -139,7 +150,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 // receipts are stored only while the event log's newest id is that (see
 // Speculate). A gate refusal waits for its receipt and is the error.
 func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
-	c := &call{d: d, actor: req.Actor, token: req.Token, payer: req.payer(), trace: newID("t_", d.now(), 6), snapshot: snapshot}
+	c := &call{d: d, actor: req.Actor, token: req.Token, payer: req.payer(), trace: newID("t_", d.now(), 6), snapshot: snapshot, approval: req.Approval}
 	ctx = c.count(ctx, l.row.Type)
 	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
 	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
@@ -218,6 +229,7 @@ type call struct {
 	live     float64        // what the call tree's paid requests cost so far (payer's meter's spendMu; limits.go)
 	trace    string
 	snapshot *int64        // speculative: receipts are stored only while the event log's newest id is this
+	approval string        // the approval the top-level call names (Request.Approval)
 	calls    *atomic.Int64 // the nested calls made so far: own's, or those of the call whose $SELF request this is (count)
 	own      atomic.Int64
 }
@@ -291,8 +303,24 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 
 	contract := l.contract
 	var counted <-chan struct{}
-	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && top {
+	var approval, approver string
+	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && !inv.Shape {
+		if why := rowcall.ApprovalWhy(row, c.token); why != "" { // a nested call runs on an approval of exactly itself
+			named := ""
+			if top {
+				named = c.approval
+			}
+			approval, refused = d.approval(ctx, c, inv, &l, named, why, start)
+		}
+	}
+	if refused == nil && top {
 		refused, counted = d.limit(ctx, c.payer, start)
+	}
+	if refused == nil && approval != "" {
+		approver, refused = d.use(ctx, c, inv, &l, approval, id, start)
+	}
+	if refused != nil && refused.Code == rowcall.EApprovalRequired {
+		approval = refused.Args[0]
 	}
 	if refused == nil {
 		out, ran = d.execute(ctx, inv, l)
@@ -306,7 +334,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 		StartedAt: start.UTC().Format(rowcall.Timestamp), Millis: float64(d.now().Sub(start).Microseconds()) / 1000,
 		OK: refused == nil && !out.Failed(), Material: out.Material && !inv.Shape, Shape: inv.Shape, CostUSD: out.CostUSD,
 		Status: out.Status, Outcome: outcome(out, refused), Input: rowcall.Fingerprint([]byte(inv.Body)),
-		Output: rowcall.Fingerprint([]byte(out.Result)), Contract: contract,
+		Output: rowcall.Fingerprint([]byte(out.Result)), Contract: contract, Approval: approval, Approver: approver,
 	}
 	if c.payer != nil {
 		rc.TokenID = c.payer.ID
@@ -351,6 +379,9 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l loo
 // outcome is the receipt's short outcome: "ok", "refused:<reason>", or the
 // failure's (rowcall.Failure.Outcome, e.g. ERR:http:401), never a body.
 func outcome(out rowcall.Output, refused *rowcall.Error) string {
+	if refused != nil && refused.Code == rowcall.EApprovalRequired { // not refused: waiting
+		return refused.Reason()
+	}
 	if refused != nil {
 		return "refused:" + refused.Reason()
 	}

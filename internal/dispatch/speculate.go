@@ -23,7 +23,8 @@ func (d *Dispatcher) speculate(ctx context.Context, req Request) (res Result, er
 		return Result{}, nil, false
 	}
 	e, hit := d.cache.get(event, req.Key)
-	if !hit || e.row.Type != rowcall.TypeFn || e.row.Enabled == 0 || (req.Token != nil && !req.Token.Covers(&e.row)) {
+	if !hit || e.row.Type != rowcall.TypeFn || e.row.Enabled == 0 || (req.Token != nil && !req.Token.Covers(&e.row)) ||
+		rowcall.ApprovalWhy(&e.row, req.Token) != "" { // a run thrown away would have used its approval
 		return Result{}, nil, false
 	}
 	res, err = d.top(ctx, req, e.looked(now), &event)

@@ -9,6 +9,7 @@ import { receiptView, traceView } from './receipts.js';
 import { tokensView } from './tokens.js';
 import { modulesView } from './modules.js';
 import { consentView } from './consent.js';
+import { approvalsView } from './approvals.js';
 
 const main = document.getElementById('view');
 
@@ -25,6 +26,8 @@ const routes = [
   [/^#\/tokens$/, () => tokensView()],
   [/^#\/modules$/, () => modulesView()],
   [/^#\/consent\/([^/?]+)$/, m => consentView(decodeURIComponent(m[1]))],
+  [/^#\/approvals$/, () => approvalsView(null)],
+  [/^#\/approvals\/([^/?]+)$/, m => approvalsView(decodeURIComponent(m[1]))],
 ];
 
 let generation = 0;

@@ -25,6 +25,7 @@ export async function receiptView(id) {
       kv('key', h('a', { href: '#/row/' + enc(r.key) }, r.key)), kv('type · runner', `${r.type} · ${r.runner}`),
       kv('outcome', r.outcome + (r.upstream_status ? ` (upstream ${r.upstream_status})` : '')),
       kv('ok · material · shape', `${r.ok} · ${r.material} · ${r.shape}`), kv('actor', r.actor), kv('token', r.token_id),
+      kv('approval', r.approval ? h('a', { href: '#/approvals/' + enc(r.approval) }, r.approval) : ''), kv('approved by', r.approver),
       kv('started', `${r.started_at} (${r.duration_ms} ms)`), kv('cost', '$' + r.cost_usd),
       kv('trace', session.owner ? h('a', { href: '#/trace/' + enc(r.trace) }, r.trace) : r.trace),
       kv('nested in', r.parent ? h('a', { href: '#/receipt/' + enc(r.parent) }, r.parent) : ''),
