@@ -320,7 +320,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stateless := h.statelessRequest(r)
 	if stateless {
 		if _, err := h.pageSize(r); err == nil && // a bad page_size is refused below, as for every stateless request
-			h.serveFast(w, r, &session{h: h, identity: c.identity(), caller: c, links: h.links(r)}, "", true) {
+			h.serveFast(w, r, h.bareSession(c, r), "", true) {
 			return
 		}
 	}

@@ -81,7 +81,8 @@ func (h *Handler) projectionFor(ctx context.Context, c Caller, head int64) (*pro
 // tools (0: all at once).
 func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pageSize int, stateless bool) (*session, error) {
 	now := time.Now()
-	st := &session{h: h, identity: c.identity(), caller: c, links: h.links(r), baseURL: h.base(r), created: now, last: now}
+	st := h.bareSession(c, r)
+	st.created, st.last = now, now
 	st.handler = st.handle
 	var head int64
 	if !h.cfg.Stateless { // the worker's server is never re-projected
@@ -167,6 +168,14 @@ func (h *Handler) links(r *http.Request) string {
 }
 
 // base is the host's public address for a request made as r ("": unknown).
+// bareSession is a session for caller c as of request r, without its
+// server: what a stateless request's fast path needs (its links and the
+// host's public address, for receipts and approvals), and what newSession
+// builds on.
+func (h *Handler) bareSession(c Caller, r *http.Request) *session {
+	return &session{h: h, identity: c.identity(), caller: c, links: h.links(r), baseURL: h.base(r)}
+}
+
 func (h *Handler) base(r *http.Request) string {
 	if h.cfg.Base == nil {
 		return ""
