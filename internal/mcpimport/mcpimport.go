@@ -25,8 +25,6 @@
 package mcpimport
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -37,6 +35,7 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/openapi"
 	"github.com/rowcall/rowcall/internal/redact"
+	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
 // Options are what an import takes besides the server.
@@ -133,24 +132,12 @@ func docstring(key string, t *sdk.Tool, schema string, secrets []string) string 
 	} else {
 		fmt.Fprintf(&b, "# EX: [%s][/%s]\n", key, key)
 	}
-	fmt.Fprintf(&b, "%s%s\n", UpstreamLine, Fingerprint(t))
+	fmt.Fprintf(&b, "%s%s\n", mcpcall.UpstreamLine, mcpcall.Fingerprint(t))
 	return b.String()
 }
 
-// UpstreamLine starts the content line that holds the tool's Fingerprint;
-// DriftedLine the line Sync adds when the server's definition changed.
-const (
-	UpstreamLine = "# UPSTREAM: "
-	DriftedLine  = "# DRIFTED: "
-)
-
-// Fingerprint is "sha256:<hex>" over the tool's definition as the server
-// listed it: name, title, description, input schema and annotations.
-func Fingerprint(t *sdk.Tool) string {
-	b, _ := json.Marshal([]any{t.Name, t.Title, t.Description, t.InputSchema, t.Annotations})
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// DriftedLine starts the line Sync adds when the server's definition changed.
+const DriftedLine = "# DRIFTED: "
 
 // propertyOrder is the schema's top-level property names in declared order.
 func propertyOrder(schema string) []string {

@@ -23,8 +23,15 @@ import (
 	"github.com/rowcall/rowcall/runners/httpcall"
 )
 
-// client is the MCP client every session is made by.
-var client = sdk.NewClient(&sdk.Implementation{Name: "rowcall", Version: "1"}, nil)
+// newClient is the MCP client sessions with server are made by: it tells
+// changed (when not nil) that the server sent notifications/tools/list_changed.
+func newClient(server string, changed func(server string)) *sdk.Client {
+	var o *sdk.ClientOptions
+	if changed != nil {
+		o = &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed(server) }}
+	}
+	return sdk.NewClient(&sdk.Implementation{Name: "rowcall", Version: "1"}, o)
+}
 
 // pool holds HTTP sessions by server and credential.
 type pool struct {
@@ -147,8 +154,15 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 	in := &inject{next: next, origin: origin(u), header: h, max: p.cfg.MaxResponse}
 	c := *base
 	c.Transport = in
-	t := &sdk.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &c, MaxRetries: -1, DisableStandaloneSSE: true}
-	cs, err := client.Connect(ctx, t, nil)
+	// A pooled session listens on the server's stream for list_changed
+	// (Config.OnToolsChanged); a session made for one call does not.
+	listen := p.cfg.OnToolsChanged != nil && !p.cfg.NoPool
+	t := &sdk.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &c, MaxRetries: -1, DisableStandaloneSSE: !listen}
+	var changed func(string)
+	if listen {
+		changed = p.cfg.OnToolsChanged
+	}
+	cs, err := newClient(u.String(), changed).Connect(ctx, t, nil)
 	if err != nil {
 		return &httpSession{inject: in}, err
 	}
