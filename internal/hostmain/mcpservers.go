@@ -42,7 +42,9 @@ func watchDrift(h *api.Handler, every time.Duration) *mcpimport.Watcher {
 		}
 		return nil
 	}, h.MCPServers, every)
-	w.OnError = func(server string, err error) { slog.Warn("mcp drift check failed; backing off", "server", server, "err", err) }
+	w.OnError = func(server string, err error) {
+		slog.Warn("mcp drift check failed; backing off", "server", server, "err", err)
+	}
 	return w
 }
 

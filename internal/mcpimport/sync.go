@@ -31,13 +31,13 @@ type Change struct {
 	Import string `json:"import,omitempty"`
 }
 
-// Definition is a tool's definition as a row holds it: the # WHAT: line
-// (title), the # WHEN_TO_USE: line (description), input_schema, and
+// Definition is a tool's definition as a row holds it: its description (the
+// # WHAT: line, made from the tool's title or first sentence, and the
+// # WHEN_TO_USE: line, its description, one a line), input_schema, and
 // sensitive, which the annotations decide. Annotations are the server's
 // (cleaned), on the current side only: a row keeps what they decided.
 type Definition struct {
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description,omitempty"`
+	Description string               `json:"description"`
 	InputSchema json.RawMessage      `json:"input_schema,omitempty"`
 	Annotations *sdk.ToolAnnotations `json:"annotations,omitempty"`
 	Sensitive   int64                `json:"sensitive"`
@@ -143,7 +143,10 @@ func offer(server string, stored []rowcall.Row, tool string) (key, query string)
 
 // approved is the definition the row holds.
 func approved(row rowcall.Row) *Definition {
-	d := &Definition{Title: strings.TrimPrefix(row.DocLine("WHAT"), driftedWhat), Description: row.DocLine("WHEN_TO_USE"), Sensitive: row.Sensitive}
+	d := &Definition{Description: strings.TrimPrefix(row.DocLine("WHAT"), driftedWhat), Sensitive: row.Sensitive}
+	if when := row.DocLine("WHEN_TO_USE"); when != "" {
+		d.Description += "\n" + when
+	}
 	if json.Valid([]byte(row.InputSchema)) {
 		d.InputSchema = json.RawMessage(row.InputSchema)
 	}
