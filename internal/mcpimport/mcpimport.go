@@ -15,13 +15,17 @@
 // each field is capped. The server never sets a row's target, auth or type:
 // those come from the import's own arguments.
 //
-// Drift: the content ends with "# UPSTREAM: sha256:<hex>", Fingerprint of the
-// tool's definition (name, title, description, input schema, annotations)
-// as the server listed it. Sync compares it with the server's current
-// definition; a change marks the row: its # WHAT: line starts "(drifted: …)"
-// and a "# DRIFTED: …" line says what to do (what a row says it does is in
-// its contract, so tokens pinned to it stop with contract_changed) until the
-// owner accepts (the row is imported again) or rejects (the row is disabled).
+// Drift: the content ends with "# UPSTREAM: sha256:<hex>", mcpcall.Fingerprint
+// of the tool's definition (name, title, description, input schema,
+// annotations) as the server listed it. Sync compares it with the server's
+// current definition; a change marks the row: its # WHAT: line starts
+// "(drifted: …)" and a "# DRIFTED: …" line says what to do (what a row says
+// it does is in its contract, so tokens pinned to it stop with
+// contract_changed) until the owner accepts (the row is imported again) or
+// rejects (the row keeps the approved definition and records the rejected
+// one in a "# REJECTED: …" line; mcpcall then refuses its calls while the
+// server lists anything else). A Watcher runs Sync in the background (on
+// tools/list_changed and periodically).
 package mcpimport
 
 import (
