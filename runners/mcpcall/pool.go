@@ -256,7 +256,9 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == 401 || resp.StatusCode == 403 {
 		in.status.Store(int32(resp.StatusCode))
 	}
-	resp.Body = &capped{r: resp.Body, left: in.max, in: in}
+	// The server's own stream (GET) carries one event after another for
+	// the session's life: the cap holds for each event, not the stream.
+	resp.Body = &capped{r: resp.Body, left: in.max, in: in, perEvent: req.Method == http.MethodGet}
 	if listing && resp.StatusCode == http.StatusOK {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -288,9 +290,10 @@ func (readErr) Close() error { return nil }
 var errTooLarge = errors.New("mcp response larger than the runner's cap")
 
 type capped struct {
-	r    io.ReadCloser
-	left int64
-	in   *inject
+	r        io.ReadCloser
+	left     int64
+	in       *inject
+	perEvent bool // the cap starts again after each event (a blank line)
 }
 
 func (c *capped) Read(p []byte) (int, error) {
@@ -307,6 +310,11 @@ func (c *capped) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
+	if c.perEvent {
+		if i := bytes.LastIndex(p[:n], []byte("\n\n")); i >= 0 {
+			c.left = c.in.max - int64(n-i-2)
+		}
+	}
 	return n, err
 }
 
