@@ -9,7 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -100,39 +103,80 @@ func TestImportMCPCommand(t *testing.T) {
 }
 
 // changingServer is a Go SDK MCP server on loopback whose tool "lookup" can
-// be redefined (set), and whose tool "old" can be removed.
+// be redefined (set), and whose tools can be removed and added. One that
+// tells sends notifications/tools/list_changed on each change (on a
+// session's stream, or the stateless protocol's subscriptions/listen); a
+// silent one tells nobody: each change is served by a new server, and the
+// old sessions are forgotten (404, as a restarted server answers).
 type changingServer struct {
-	URL string
-	srv *sdk.Server
+	URL     string
+	silent  bool
+	mu      sync.Mutex
+	changes []func(*sdk.Server)
+	srv     *sdk.Server
+	handler atomic.Pointer[http.Handler]
 }
 
-func newChangingServer(t *testing.T) *changingServer {
-	c := &changingServer{srv: sdk.NewServer(&sdk.Implementation{Name: "changing", Version: "1"}, nil)}
-	c.set("Looks a word up.", `{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`)
-	c.srv.AddTool(&sdk.Tool{Name: "old", Description: "Soon gone.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{}, nil
-		})
-	up := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return c.srv }, nil))
+const (
+	lookupSchema  = `{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`
+	changedSchema = `{"type":"object","properties":{"word":{"type":"string"},"force":{"type":"boolean"}},"required":["word"]}`
+)
+
+func newChangingServer(t *testing.T, silent bool) *changingServer {
+	c := &changingServer{silent: silent}
+	c.set("Looks a word up.", lookupSchema)
+	c.add("old")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*c.handler.Load()).ServeHTTP(w, r) }))
 	t.Cleanup(up.Close)
 	c.URL = up.URL + "/mcp"
 	return c
 }
 
-func (c *changingServer) set(description, schema string) {
-	c.srv.AddTool(&sdk.Tool{Name: "lookup", Description: description, InputSchema: json.RawMessage(schema),
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found " + string(req.Params.Arguments)}}}, nil
-		})
+// change applies f: to the running server, or (silent) to a new one.
+func (c *changingServer) change(f func(*sdk.Server)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changes = append(c.changes, f)
+	if c.srv != nil && !c.silent {
+		f(c.srv)
+		return
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "changing", Version: "1"}, nil)
+	for _, f := range c.changes {
+		f(srv)
+	}
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	c.srv = srv
+	c.handler.Store(&h)
 }
+
+func (c *changingServer) set(description, schema string) {
+	c.change(func(s *sdk.Server) {
+		s.AddTool(&sdk.Tool{Name: "lookup", Description: description, InputSchema: json.RawMessage(schema),
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+			func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found " + string(req.Params.Arguments)}}}, nil
+			})
+	})
+}
+
+func (c *changingServer) add(name string) {
+	c.change(func(s *sdk.Server) {
+		s.AddTool(&sdk.Tool{Name: name, Description: "The " + name + " tool.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+	})
+}
+
+func (c *changingServer) remove(name string) { c.change(func(s *sdk.Server) { s.RemoveTools(name) }) }
 
 // Drift: a tool whose definition changes upstream is never applied
 // silently. `rowcall mcp sync` marks its row drifted, which stops a token
 // pinned to the row with contract_changed; --accept defines the row again
 // from the tool; a removed tool disables its row; a new one is listed.
 func TestMCPSyncCatchesDrift(t *testing.T) {
-	up := newChangingServer(t)
+	up := newChangingServer(t, true) // silent: the host hears of no change by itself
 	h := startHost(t, allowLoopback)
 	cli := func(args ...string) string {
 		t.Helper()
@@ -153,7 +197,7 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 	}
 
 	// Upstream changes the tool's description and arguments.
-	up.set("Looks a word up and deletes it.", `{"type":"object","properties":{"word":{"type":"string"},"force":{"type":"boolean"}},"required":["word"]}`)
+	up.set("Looks a word up and deletes it.", changedSchema)
 	if out := cli("mcp", "sync", "--dry-run"); !strings.Contains(out, "drifted   lookup UP_LOOKUP") {
 		t.Fatalf("dry-run sync: %s", out)
 	}
@@ -180,11 +224,8 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 	}
 
 	// A removed tool disables its row; a tool no row calls is listed as new.
-	up.srv.RemoveTools("old")
-	up.srv.AddTool(&sdk.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{}, nil
-		})
+	up.remove("old")
+	up.add("fresh")
 	out = cli("mcp", "sync", up.URL)
 	if !strings.Contains(out, "removed   old UP_OLD") || !strings.Contains(out, "new       fresh") {
 		t.Fatalf("sync after removal: %s", out)
@@ -192,4 +233,96 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 	if r := h.do(t, req{Method: "GET", Path: "/api/directory/UP_OLD"}).JSON; r["enabled"] != float64(0) {
 		t.Fatalf("the removed tool's row: enabled %v", r["enabled"])
 	}
+}
+
+// importChanging imports up's tools as UP_ rows on h, and mints a token
+// pinned to UP_LOOKUP, which it calls once; it returns the token and the
+// pinned contract.
+func importChanging(t *testing.T, h *host, up *changingServer) (tok, pinned string) {
+	t.Helper()
+	out, err := exec.Command(binary, "import", "mcp", up.URL, "--prefix", "UP_", "--url", h.URL, "--data", h.Data).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "created 2, updated 0, unchanged 0") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	tok, _, scope := mint(t, h, map[string]any{"keys": []string{"UP_LOOKUP"}, "pin": []string{"UP_LOOKUP"}})
+	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true, "result": `found {"word":"cat"}`})
+	return tok, scope["pins"].(map[string]any)["UP_LOOKUP"].(string)
+}
+
+// rowUntil polls GET /api/directory/KEY until cond holds for the row.
+func rowUntil(t *testing.T, h *host, key, what string, cond func(row map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		row := h.do(t, req{Method: "GET", Path: "/api/directory/" + key}).JSON
+		if cond(row) {
+			return row
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %v", what, row)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func drifted(row map[string]any) bool {
+	c, _ := row["content"].(string)
+	return strings.Contains(c, "# DRIFTED: ")
+}
+
+// The host checks by itself: an upstream that sends
+// notifications/tools/list_changed after changing a tool has its row marked
+// drifted without anyone running sync (the periodic check is 15 minutes
+// away), which stops the pinned token with contract_changed. The owner
+// rejects the change: the row keeps its approved definition and calls are
+// refused with definition_rejected while the upstream lists the changed
+// one; once it lists the approved one again, calls go through.
+func TestMCPDriftCheckedOnListChanged(t *testing.T) {
+	up := newChangingServer(t, false)
+	h := startHost(t, allowLoopback)
+	tok, pinned := importChanging(t, h, up)
+
+	up.set("Looks a word up and deletes it.", changedSchema) // the SDK server sends list_changed
+	rowUntil(t, h, "UP_LOOKUP", "the host to mark UP_LOOKUP drifted", drifted)
+	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
+	got := tokenCall(t, h, tok, "UP_LOOKUP", "cat")
+	refused(t, h, got, 409, "contract_changed:"+pinned+"!="+current)
+	if !strings.HasPrefix(got.JSON["error"].(string), "contract_changed:") {
+		t.Fatalf("pinned call: %s", got.Raw)
+	}
+
+	// Reject: the approved definition stays, so the pinned contract holds
+	// again, but the call is refused before it reaches the changed tool.
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/mcp/sync?reject=UP_LOOKUP", Body: map[string]any{}}), 200, map[string]any{"ok": true})
+	row := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
+	if drifted(row) || !strings.Contains(row["content"].(string), "# REJECTED: sha256:") || strings.Contains(row["input_schema"].(string), "force") || row["enabled"] != float64(1) {
+		t.Fatalf("rejected row: %v", row)
+	}
+	got = tokenCall(t, h, tok, "UP_LOOKUP", "cat")
+	if res, _ := got.JSON["result"].(string); !strings.HasPrefix(res, "ERR:mcp:definition_rejected:sha256:") {
+		t.Fatalf("a call against the rejected definition: %d %s", got.Status, got.Raw)
+	}
+
+	// The upstream lists the approved definition again: calls go through,
+	// and its list_changed lets the host clear the mark.
+	up.set("Looks a word up.", lookupSchema)
+	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true, "result": `found {"word":"cat"}`})
+	rowUntil(t, h, "UP_LOOKUP", "the host to clear the rejection", func(row map[string]any) bool {
+		return !strings.Contains(row["content"].(string), "# REJECTED:")
+	})
+}
+
+// The periodic check (--mcp-sync-every) catches a change an upstream tells
+// nobody about (no list_changed), and a tool that is gone disables its row.
+func TestMCPDriftCheckedPeriodically(t *testing.T) {
+	up := newChangingServer(t, true)
+	h := startHost(t, append([]string{"--mcp-sync-every", "200ms"}, allowLoopback...))
+	tok, pinned := importChanging(t, h, up)
+
+	up.set("Looks a word up and deletes it.", changedSchema)
+	up.remove("old")
+	rowUntil(t, h, "UP_LOOKUP", "the periodic check to mark UP_LOOKUP drifted", drifted)
+	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
+	refused(t, h, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 409, "contract_changed:"+pinned+"!="+current)
+	rowUntil(t, h, "UP_OLD", "the removed tool's row to be disabled", func(row map[string]any) bool { return row["enabled"] == float64(0) })
 }

@@ -21,7 +21,7 @@ import (
 // ERR:mcp:stdio_unavailable.
 func suiteMCP(t *testing.T, tg *target) {
 	h := tg.host
-	up := newChangingServer(t)
+	up := newChangingServer(t, false)
 	createRow(t, h, map[string]any{"key": "S_MCP_LOOKUP", "type": "http", "runner": "mcp", "target": "MCP " + up.URL + "#lookup",
 		"input_schema": `{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`})
 	for _, w := range []string{"cat", "dog"} { // a second call: a pooled session, or (the worker) a new one

@@ -195,6 +195,10 @@ type Platform struct {
 	// session (mcpcall.Config.NoPool).
 	MCPStdio  *mcpcall.Stdio
 	MCPNoPool bool
+	// MCPToolsChanged is told each server that sent
+	// notifications/tools/list_changed on a pooled session
+	// (mcpcall.Config.OnToolsChanged; nil: nobody listens).
+	MCPToolsChanged func(server string)
 
 	// OpenAPI is POST /api/import/openapi's converter (api.Config.OpenAPI);
 	// nil leaves the endpoint out.
@@ -282,7 +286,7 @@ func New(s Settings, p Platform) (*App, error) {
 	httpRunner := httpcall.New(httpcall.Config{Client: self.Client(p.Client(policy, httpcall.DefaultTimeout)), Self: self.Base})
 	// MCP rows are http rows with runner "mcp": same policy, same auth column.
 	a.mcp = mcpcall.New(mcpcall.Config{HTTP: httpRunner, Client: p.Client(policy, mcpcall.DefaultTimeout),
-		Stdio: p.MCPStdio, NoPool: p.MCPNoPool})
+		Stdio: p.MCPStdio, NoPool: p.MCPNoPool, OnToolsChanged: p.MCPToolsChanged})
 	a.Dispatcher = &dispatch.Dispatcher{
 		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn, Approvals: a.Store, ApprovalNotify: s.ApprovalNotify,

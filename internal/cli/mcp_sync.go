@@ -10,10 +10,13 @@ import (
 
 // MCPSyncCommand is `rowcall mcp sync [SERVER]`: compare every MCP server's
 // tools (or SERVER's: a URL, stdio:NAME or NAME) with the rows that call
-// them, through POST /api/mcp/sync. A changed tool marks its row drifted
-// (tokens pinned to the row stop with contract_changed) until --accept
-// (the row is defined again from the tool) or --reject (the row is
-// disabled); a removed tool disables its row; new tools are listed.
+// them, through POST /api/mcp/sync (the host runs the same sync by itself on
+// tools/list_changed and every --mcp-sync-every). A changed tool marks its
+// row drifted (tokens pinned to the row stop with contract_changed) until
+// --accept (the row is defined again from the tool) or --reject (the row
+// keeps the approved definition; its calls are refused with
+// definition_rejected while the server lists the changed one); a removed
+// tool disables its row; new tools are listed.
 type MCPSyncCommand struct {
 	client
 	accept, reject string
@@ -27,7 +30,7 @@ func (c *MCPSyncCommand) Usage() (string, string) {
 func (c *MCPSyncCommand) Flags(fs *flag.FlagSet) {
 	c.client.flags(fs)
 	fs.StringVar(&c.accept, "accept", "", "rows whose changed tool to take (KEY,KEY or * for all): defined again from the tool")
-	fs.StringVar(&c.reject, "reject", "", "rows whose changed tool to refuse (KEY,KEY): disabled")
+	fs.StringVar(&c.reject, "reject", "", "rows whose changed tool to refuse (KEY,KEY): the approved definition stays, calls are refused while the server lists the changed one")
 	fs.BoolVar(&c.dry, "dry-run", false, "report; change nothing")
 }
 
@@ -73,7 +76,11 @@ func (c *MCPSyncCommand) Run(ctx context.Context, env *Env, args []string) error
 			if ch.State == "unchanged" {
 				continue
 			}
-			fmt.Fprintf(env.Stdout, "  %-9s %s %s\n", ch.State, ch.Tool, ch.Key)
+			key := ch.Key
+			if ch.State == "new" && key != "" {
+				key = "(its row would be " + key + ")"
+			}
+			fmt.Fprintf(env.Stdout, "  %-9s %s %s\n", ch.State, ch.Tool, key)
 		}
 	}
 	if failed > 0 {

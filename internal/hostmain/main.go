@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,7 @@ import (
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/envflag"
 	"github.com/rowcall/rowcall/internal/examplerows"
+	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/internal/openapi"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/runners/agent"
@@ -65,6 +67,7 @@ type Main struct {
 	MetricsAddr          string // keyless /metrics on its own listener ("": the API's /metrics only, for the owner)
 	Settings             app.Settings
 	fnConfig             fn.Config
+	mcpSyncEvery         time.Duration
 	fs                   *flag.FlagSet
 	limits               *limits
 	prices               func(*agent.Settings) error
@@ -111,6 +114,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.Duration("mcp-idle", mcp.DefaultIdle, "close an MCP session that sent no request for this long (its client initializes again)")
 	fs.Int("mcp-sessions", mcp.DefaultMaxSessions, "most MCP sessions open at once; past it an initialize closes the least recently used idle one, else is refused 429")
 	fs.Int("mcp-sessions-per-credential", mcp.DefaultSessionsPerCredential, "most MCP sessions open at once for the owner key or one token (as --mcp-sessions)")
+	fs.DurationVar(&m.mcpSyncEvery, "mcp-sync-every", DefaultMCPSyncEvery, "compare the tools of every MCP server rows call with their rows this often, as rowcall mcp sync does (drift is marked, never accepted); 0: only when a server sends tools/list_changed")
 	fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")
@@ -224,6 +228,12 @@ func (m *Main) Run(ctx context.Context) error {
 		Agent:    m.tune,
 		Embedder: embedder(ctx, s, m.DataDir),
 	}
+	var drift atomic.Pointer[mcpimport.Watcher]
+	p.MCPToolsChanged = func(server string) {
+		if w := drift.Load(); w != nil {
+			w.Notify(server)
+		}
+	}
 	if p.MCPStdio, err = stdioServers(m.lookup); err != nil {
 		return err
 	}
@@ -246,6 +256,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.App = a
 	m.closers = append(m.closers, func() error { a.Close(); return nil })
+	w := watchDrift(a.API, m.mcpSyncEvery)
+	drift.Store(w)
+	m.closers = append(m.closers, func() error { w.Close(); return nil })
 	background, stop := context.WithCancel(context.Background())
 	go a.Run(background) // embeds rows after their writes
 	m.closers = append(m.closers, func() error { stop(); return nil })

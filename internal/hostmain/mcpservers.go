@@ -1,11 +1,44 @@
 package hostmain
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
 
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/runners/mcpcall"
 )
+
+// DefaultMCPSyncEvery is how often the host checks every MCP server's tools
+// by itself (--mcp-sync-every).
+const DefaultMCPSyncEvery = 15 * time.Minute
+
+// watchDrift starts the host's background drift checks (mcpimport.Watcher):
+// each is the sync `rowcall mcp sync SERVER` runs (api.Handler.SyncMCP),
+// accepting and rejecting nothing, for a server that sent
+// notifications/tools/list_changed, and for every server every `every`.
+func watchDrift(h *api.Handler, every time.Duration) *mcpimport.Watcher {
+	never := func(string) bool { return false }
+	w := mcpimport.NewWatcher(func(ctx context.Context, server string) error {
+		results, err := h.SyncMCP(ctx, server, never, never, false)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			if r.Err != nil {
+				return r.Err
+			}
+		}
+		return nil
+	}, h.MCPServers, every)
+	w.OnError = func(server string, err error) {
+		slog.Warn("mcp drift check failed; backing off", "server", server, "err", err)
+	}
+	return w
+}
 
 // stdioServers reads the operator's stdio MCP servers from the file
 // ROWCALL_MCP_SERVERS names (the mcpServers JSON, mcpcall.ReadConfig); nil

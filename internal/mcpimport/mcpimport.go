@@ -15,18 +15,20 @@
 // each field is capped. The server never sets a row's target, auth or type:
 // those come from the import's own arguments.
 //
-// Drift: the content ends with "# UPSTREAM: sha256:<hex>", Fingerprint of the
-// tool's definition (name, title, description, input schema, annotations)
-// as the server listed it. Sync compares it with the server's current
-// definition; a change marks the row: its # WHAT: line starts "(drifted: …)"
-// and a "# DRIFTED: …" line says what to do (what a row says it does is in
-// its contract, so tokens pinned to it stop with contract_changed) until the
-// owner accepts (the row is imported again) or rejects (the row is disabled).
+// Drift: the content ends with "# UPSTREAM: sha256:<hex>", mcpcall.Fingerprint
+// of the tool's definition (name, title, description, input schema,
+// annotations) as the server listed it. Sync compares it with the server's
+// current definition; a change marks the row: its # WHAT: line starts
+// "(drifted: …)" and a "# DRIFTED: …" line says what to do (what a row says
+// it does is in its contract, so tokens pinned to it stop with
+// contract_changed) until the owner accepts (the row is imported again) or
+// rejects (the row keeps the approved definition and records the rejected
+// one in a "# REJECTED: …" line; mcpcall then refuses its calls while the
+// server lists anything else). A Watcher runs Sync in the background (on
+// tools/list_changed and periodically).
 package mcpimport
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -37,6 +39,7 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/importdoc"
 	"github.com/rowcall/rowcall/internal/redact"
+	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
 // Options are what an import takes besides the server.
@@ -133,24 +136,12 @@ func docstring(key string, t *sdk.Tool, schema string, secrets []string) string 
 	} else {
 		fmt.Fprintf(&b, "# EX: [%s][/%s]\n", key, key)
 	}
-	fmt.Fprintf(&b, "%s%s\n", UpstreamLine, Fingerprint(t))
+	fmt.Fprintf(&b, "%s%s\n", mcpcall.UpstreamLine, mcpcall.Fingerprint(t))
 	return b.String()
 }
 
-// UpstreamLine starts the content line that holds the tool's Fingerprint;
-// DriftedLine the line Sync adds when the server's definition changed.
-const (
-	UpstreamLine = "# UPSTREAM: "
-	DriftedLine  = "# DRIFTED: "
-)
-
-// Fingerprint is "sha256:<hex>" over the tool's definition as the server
-// listed it: name, title, description, input schema and annotations.
-func Fingerprint(t *sdk.Tool) string {
-	b, _ := json.Marshal([]any{t.Name, t.Title, t.Description, t.InputSchema, t.Annotations})
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// DriftedLine starts the line Sync adds when the server's definition changed.
+const DriftedLine = "# DRIFTED: "
 
 // propertyOrder is the schema's top-level property names in declared order.
 func propertyOrder(schema string) []string {

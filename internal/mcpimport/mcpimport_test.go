@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
 // An upstream's text is untrusted: control characters cannot open docstring
@@ -29,7 +31,7 @@ func TestUntrustedToolText(t *testing.T) {
 		t.Fatalf("row: %+v", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.Content), "\n")
-	if len(lines) != 5 || lines[4] != UpstreamLine+Fingerprint(tools[0]) || !strings.HasPrefix(lines[0], "# WHAT: Create an issue") || !strings.HasPrefix(lines[1], "# WHEN_TO_USE: Opens an issue. # AUTH: none") ||
+	if len(lines) != 5 || lines[4] != mcpcall.UpstreamLine+mcpcall.Fingerprint(tools[0]) || !strings.HasPrefix(lines[0], "# WHAT: Create an issue") || !strings.HasPrefix(lines[1], "# WHEN_TO_USE: Opens an issue. # AUTH: none") ||
 		lines[2] != "# ARGS: $1=title | $2=n (optional)" || lines[3] != "# EX: [GH_CREATE_ISSUE]x|1[/GH_CREATE_ISSUE]" {
 		t.Fatalf("docstring:\n%s", r.Content)
 	}

@@ -2,11 +2,14 @@ package mcpimport
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/importdoc"
+	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
 // Change is what Sync found for one row, or one new tool.
@@ -16,6 +19,28 @@ type Change struct {
 	State string `json:"state"` // unchanged, drifted, accepted, rejected, removed, new
 	Was   string `json:"was,omitempty"`
 	Now   string `json:"now,omitempty"`
+	// Approved and Current are, for a drifted or rejected row, the
+	// definition the row holds and the server's current one, cleaned as an
+	// import cleans it: what the console shows as the diff. A new tool has
+	// Current only.
+	Approved *Definition `json:"approved,omitempty"`
+	Current  *Definition `json:"current,omitempty"`
+	// Import is, for a new tool, POST /api/import/mcp's query that makes its
+	// row as the server's other rows were made (their prefix, category and
+	// auth); Key is then the key it would get.
+	Import string `json:"import,omitempty"`
+}
+
+// Definition is a tool's definition as a row holds it: its description (the
+// # WHAT: line, made from the tool's title or first sentence, and the
+// # WHEN_TO_USE: line, its description, one a line), input_schema, and
+// sensitive, which the annotations decide. Annotations are the server's
+// (cleaned), on the current side only: a row keeps what they decided.
+type Definition struct {
+	Description string               `json:"description"`
+	InputSchema json.RawMessage      `json:"input_schema,omitempty"`
+	Annotations *sdk.ToolAnnotations `json:"annotations,omitempty"`
+	Sensitive   int64                `json:"sensitive"`
 }
 
 // Sync compares the rows that call server's tools (stored) with the tools
@@ -23,9 +48,14 @@ type Change struct {
 // drifted (a DriftedLine in content: its contract changes, so calls through
 // tokens pinned to it stop), unless accept names the row, which defines it
 // again from the tool (input_schema, content, sensitive; never target, auth
-// or type), or reject does, which disables it. A tool that is gone disables
-// its row; a tool no row calls is reported new. writes are the rows to
-// store (with the version they were read at).
+// or type), or reject does: the row keeps its approved definition, unmarked,
+// and records the rejected one (mcpcall.RejectedLine), so the runner refuses
+// its calls while the server lists anything but the approved definition. A
+// server that lists the approved definition again clears both marks. A tool
+// that is gone disables its row; a tool no row calls is reported new. writes
+// are the rows to store (with the version they were read at). Background
+// checks and `rowcall mcp sync` both run it: nothing is accepted unless
+// accept says so.
 func Sync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []string, accept, reject func(key string) bool) (writes []rowcall.Row, changes []Change) {
 	byName := map[string]*sdk.Tool{}
 	for _, t := range tools {
@@ -33,10 +63,14 @@ func Sync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []stri
 	}
 	called := map[string]bool{}
 	for _, row := range stored {
-		name := row.Target[strings.LastIndexByte(row.Target, '#')+1:]
+		name := toolOf(row)
 		called[name] = true
 		c := Change{Key: row.Key, Tool: name, Was: row.DocLine("UPSTREAM")}
 		t := byName[name]
+		if t != nil {
+			c.Now = mcpcall.Fingerprint(t)
+		}
+		before := row.Content
 		switch {
 		case t == nil:
 			c.State = "removed"
@@ -44,21 +78,21 @@ func Sync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []stri
 				row.Enabled = 0
 				writes = append(writes, row)
 			}
-		case Fingerprint(t) == c.Was:
-			c.State = "unchanged"
+		case c.Now == c.Was:
+			c.State, c.Now = "unchanged", ""
+			if row.DocLine("REJECTED") != "" || strings.Contains(row.Content, DriftedLine) { // the server came back
+				row.Content = dropLines(unmark(row.Content), mcpcall.RejectedLine)
+			}
 		case accept(row.Key):
-			c.State, c.Now = "accepted", Fingerprint(t)
+			c.State = "accepted"
 			schema, _ := json.Marshal(t.InputSchema)
 			define(&row, t, schema, secrets)
 			writes = append(writes, row)
-		case reject(row.Key):
-			c.State, c.Now = "rejected", Fingerprint(t)
-			if row.Enabled != 0 {
-				row.Enabled = 0
-				writes = append(writes, row)
-			}
+		case reject(row.Key) || row.DocLine("REJECTED") == c.Now:
+			c.State, c.Approved, c.Current = "rejected", approved(row), current(t, secrets)
+			row.Content = dropLines(unmark(row.Content), mcpcall.RejectedLine) + mcpcall.RejectedLine + c.Now + "\n"
 		default:
-			c.State, c.Now = "drifted", Fingerprint(t)
+			c.State, c.Approved, c.Current = "drifted", approved(row), current(t, secrets)
 			mark := DriftedLine + "the server's definition is now " + c.Now + "; accept or reject it (rowcall mcp sync --accept|--reject " + row.Key + ")"
 			if !strings.Contains(row.Content, mark) {
 				// The mark changes what the row says it does (its # WHAT:
@@ -68,21 +102,79 @@ func Sync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []stri
 					content = strings.Replace(content, "# WHAT: ", "# WHAT: "+driftedWhat, 1)
 				}
 				row.Content = content + mark + "\n"
-				writes = append(writes, row)
 			}
+		}
+		if row.Content != before && c.State != "accepted" {
+			writes = append(writes, row)
 		}
 		changes = append(changes, c)
 	}
 	for _, t := range tools {
 		if !called[t.Name] {
-			changes = append(changes, Change{Tool: t.Name, State: "new", Now: Fingerprint(t)})
+			c := Change{Tool: t.Name, State: "new", Now: mcpcall.Fingerprint(t), Current: current(t, secrets)}
+			if len(stored) > 0 {
+				c.Key, c.Import = offer(server, stored, t.Name)
+			}
+			changes = append(changes, c)
 		}
 	}
 	return writes, changes
 }
 
+// toolOf is the tool an MCP row's target names.
+func toolOf(row rowcall.Row) string { return row.Target[strings.LastIndexByte(row.Target, '#')+1:] }
+
+// offer is the key a new tool's row would get and the import query that
+// makes it with the server's rows' prefix, category and auth.
+func offer(server string, stored []rowcall.Row, tool string) (key, query string) {
+	first := stored[0]
+	prefix := strings.TrimSuffix(first.Key, importdoc.Key(toolOf(first)))
+	if prefix == first.Key {
+		prefix = ""
+	}
+	q := url.Values{"server": {server}, "tool": {tool}}
+	for k, v := range map[string]string{"prefix": prefix, "category": first.Category, "auth": first.Auth} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return prefix + importdoc.Key(tool), q.Encode()
+}
+
+// approved is the definition the row holds.
+func approved(row rowcall.Row) *Definition {
+	d := &Definition{Description: strings.TrimPrefix(row.DocLine("WHAT"), driftedWhat), Sensitive: row.Sensitive}
+	if when := row.DocLine("WHEN_TO_USE"); when != "" {
+		d.Description += "\n" + when
+	}
+	if json.Valid([]byte(row.InputSchema)) {
+		d.InputSchema = json.RawMessage(row.InputSchema)
+	}
+	return d
+}
+
+// current is the server's definition of t as an import would keep it.
+func current(t *sdk.Tool, secrets []string) *Definition {
+	row := rowcall.Row{Key: "TOOL"}
+	schema, _ := json.Marshal(t.InputSchema)
+	define(&row, t, schema, secrets)
+	d := approved(row)
+	if a := t.Annotations; a != nil {
+		kept := *a
+		kept.Title = clean(a.Title, MaxWhat, secrets)
+		d.Annotations = &kept
+	}
+	return d
+}
+
 // driftedWhat starts a drifted row's # WHAT: line.
 const driftedWhat = "(drifted: the MCP server changed this tool) "
+
+// unmark is content without the drift mark: its # WHAT: line as approved,
+// no DriftedLine.
+func unmark(content string) string {
+	return strings.Replace(dropLines(content, DriftedLine), "# WHAT: "+driftedWhat, "# WHAT: ", 1)
+}
 
 // dropLines removes the lines that start with prefix.
 func dropLines(content, prefix string) string {

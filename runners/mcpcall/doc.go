@@ -64,6 +64,12 @@
 //	no token endpoint found    ERR:mcp:auth_discovery:<message>
 //	stdio on the worker        ERR:mcp:stdio_unavailable:<NAME>
 //	unknown stdio name         ERR:mcp:unknown_server:<NAME>
+//	rejected definition        ERR:mcp:definition_rejected:<the server's fingerprint>
+//
+// A row whose owner rejected a changed definition of its tool (a "# REJECTED:"
+// line, internal/mcpimport.Sync) is called only while the server lists the
+// approved definition (its "# UPSTREAM:" line): the tools are listed before
+// each such call, and the call is not sent otherwise.
 //
 // Every result and failure is passed through redact.String with the
 // credential values used. A cancelled call (the caller's context ends) is

@@ -23,8 +23,15 @@ import (
 	"github.com/rowcall/rowcall/runners/httpcall"
 )
 
-// client is the MCP client every session is made by.
-var client = sdk.NewClient(&sdk.Implementation{Name: "rowcall", Version: "1"}, nil)
+// newClient is the MCP client sessions with server are made by: it tells
+// changed (when not nil) that the server sent notifications/tools/list_changed.
+func newClient(server string, changed func(server string)) *sdk.Client {
+	var o *sdk.ClientOptions
+	if changed != nil {
+		o = &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed(server) }}
+	}
+	return sdk.NewClient(&sdk.Implementation{Name: "rowcall", Version: "1"}, o)
+}
 
 // resumeRetries bounds the reconnections of one response stream (connect).
 const resumeRetries = 2
@@ -154,8 +161,15 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 	// GET carrying Last-Event-ID after the server's retry delay (SSE
 	// polling, 2025-11-25), at most resumeRetries times without progress; a
 	// stream without event ids cannot be resumed and fails the call at once.
-	t := &sdk.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &c, MaxRetries: resumeRetries, DisableStandaloneSSE: true}
-	cs, err := client.Connect(ctx, t, nil)
+	// A pooled session listens on the server's stream for list_changed
+	// (Config.OnToolsChanged); a session made for one call does not.
+	listen := p.cfg.OnToolsChanged != nil && !p.cfg.NoPool
+	t := &sdk.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &c, MaxRetries: resumeRetries, DisableStandaloneSSE: !listen}
+	var changed func(string)
+	if listen {
+		changed = p.cfg.OnToolsChanged
+	}
+	cs, err := newClient(u.String(), changed).Connect(ctx, t, nil)
 	if err != nil {
 		return &httpSession{inject: in}, err
 	}
@@ -262,7 +276,9 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c := resp.Header.Values("WWW-Authenticate"); resp.StatusCode == 401 {
 		in.challenge.Store(&c)
 	}
-	resp.Body = &capped{r: resp.Body, left: in.max, in: in}
+	// The server's own stream (GET) carries one event after another for
+	// the session's life: the cap holds for each event, not the stream.
+	resp.Body = &capped{r: resp.Body, left: in.max, in: in, perEvent: req.Method == http.MethodGet}
 	if listing && resp.StatusCode == http.StatusOK {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -294,9 +310,10 @@ func (readErr) Close() error { return nil }
 var errTooLarge = errors.New("mcp response larger than the runner's cap")
 
 type capped struct {
-	r    io.ReadCloser
-	left int64
-	in   *inject
+	r        io.ReadCloser
+	left     int64
+	in       *inject
+	perEvent bool // the cap starts again after each event (a blank line)
 }
 
 func (c *capped) Read(p []byte) (int, error) {
@@ -313,6 +330,11 @@ func (c *capped) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
+	if c.perEvent {
+		if i := bytes.LastIndex(p[:n], []byte("\n\n")); i >= 0 {
+			c.left = c.in.max - int64(n-i-2)
+		}
+	}
 	return n, err
 }
 

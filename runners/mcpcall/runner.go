@@ -51,6 +51,12 @@ type Config struct {
 	// NoPool makes every call its own session (initialize, call, close): for
 	// a platform where a connection cannot outlive the request that made it.
 	NoPool bool
+	// OnToolsChanged, when set, is told the server ("https://…" or
+	// "stdio:NAME", as Target.Server) that sent
+	// notifications/tools/list_changed on a pooled session; pooled HTTP
+	// sessions then keep the server's stream open to hear it. It must not
+	// block.
+	OnToolsChanged func(server string)
 }
 
 // Runner runs MCP rows. It is safe for concurrent use.
@@ -78,6 +84,9 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.Stdio != nil && cfg.OnToolsChanged != nil {
+		cfg.Stdio.onChanged = cfg.OnToolsChanged
 	}
 	return &Runner{cfg: cfg, pool: newPool(cfg)}
 }
@@ -107,6 +116,11 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	if inv.Shape {
 		return rowcall.Output{Result: "SHAPE:mcp:" + t.Server() + "#" + t.Tool,
 			Plan: map[string]any{"server": t.Server(), "tool": t.Tool, "arguments": arguments}}
+	}
+	if row.DocLine("REJECTED") != "" {
+		if fail := r.approved(ctx, row, t, inv.Env); fail != nil {
+			return fail.Output()
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()

@@ -87,9 +87,10 @@ type Stdio struct {
 	Getenv  func(string) (string, bool) // the host's environment (os.LookupEnv when nil)
 	Idle    time.Duration               // 0: DefaultIdle
 
-	mu     sync.Mutex
-	procs  map[string]*proc
-	closed bool
+	mu        sync.Mutex
+	procs     map[string]*proc
+	closed    bool
+	onChanged func(server string) // Config.OnToolsChanged of the runner it serves
 }
 
 // Backoff bounds for restarting a crashed stdio server.
@@ -167,7 +168,7 @@ func (s *Stdio) sessionOf(ctx context.Context, name string) (*sdk.ClientSession,
 	ownGroup(cmd)
 	p.schemas = &schemas{}
 	t := recording{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, p.schemas}
-	cs, err := client.Connect(context.WithoutCancel(ctx), t, nil)
+	cs, err := newClient("stdio:"+name, s.onChanged).Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		killGroup(cmd)
 		p.crashes++

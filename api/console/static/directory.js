@@ -1,6 +1,8 @@
 // The directory: the list (filters, paging, ask), a row's contract
-// document, its history as a diff, and delete.
-import { h, api, session, enc, describe, errorBox, tableWrap, cut } from './lib.js';
+// document, its history as a diff, and delete; for an MCP tool's row, the
+// drift of its server's definition (accept or reject it) and the tools the
+// server offers that no row calls.
+import { h, api, session, enc, describe, docLine, pretty, errorBox, tableWrap, cut } from './lib.js';
 
 const PAGE = 50;
 
@@ -61,7 +63,7 @@ function rowsTable(page) {
   for (const r of page.rows) {
     tb.append(h('tr', {},
       h('td', { class: 'head' }, cut(r.key, { href: '#/row/' + enc(r.key) })),
-      h('td', { class: 'meta' }, h('span', { class: 'badge' }, r.type)),
+      h('td', { class: 'meta' }, h('span', { class: 'badge' }, r.type), driftBadge(r)),
       h('td', { class: 'meta cat', 'data-label': 'Category' }, r.category ? cut(r.category) : '—'),
       h('td', { class: 'meta', 'data-label': 'Enabled' }, r.enabled ? 'yes' : 'no'),
       h('td', { class: 'what' }, describe(r.content))));
@@ -97,12 +99,13 @@ export async function rowView(key) {
   return h('article', { 'aria-labelledby': 'row-h' },
     h('p', { class: 'help' }, doc.path),
     h('h1', { id: 'row-h' }, doc.key),
-    h('p', { id: 'capability' }, doc.capability),
+    h('p', { id: 'capability' }, doc.capability, driftBadge(row)),
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: '#/call/' + enc(key), id: 'call-link' }, 'Call'),
       session.owner ? h('a', { class: 'button secondary', href: '#/edit/' + enc(key), id: 'edit-link' }, 'Edit') : '',
       h('a', { class: 'button secondary', href: '#/history/' + enc(key), id: 'history-link' }, 'History'),
       session.owner ? h('a', { class: 'button secondary', href: '#/delete/' + enc(key), id: 'delete-link' }, 'Delete') : ''),
+    session.owner && row.runner === 'mcp' ? mcpSection(row) : '',
     h('h2', {}, 'Contract'),
     h('dl', { class: 'kv', id: 'contract' },
       kv('When to use', doc.when_to_use), kv('Arguments', doc.inputs && doc.inputs.args ? h('code', {}, doc.inputs.args) : ''),
@@ -122,6 +125,86 @@ export async function rowView(key) {
     (doc.machine_contract || []).length ? h('details', {}, h('summary', {}, 'Machine contract and troubleshooting'),
       h('ul', {}, doc.machine_contract.map(l => h('li', {}, l))),
       h('ul', {}, (doc.troubleshooting || []).map(([what, fix]) => h('li', {}, h('code', {}, what), ': ', fix)))) : '');
+}
+
+// driftBadge marks an MCP tool's row whose server changed the tool (a #
+// DRIFTED: line) or whose change the owner rejected (# REJECTED:).
+function driftBadge(row) {
+  if (docLine(row.content, 'DRIFTED')) return [' ', h('span', { class: 'badge drifted', title: 'Its MCP server changed this tool; open the row to accept or reject the change' }, 'drifted')];
+  if (docLine(row.content, 'REJECTED')) return [' ', h('span', { class: 'badge rejected', title: 'Calls are refused while its MCP server lists the definition the owner rejected' }, 'rejected')];
+  return '';
+}
+
+// mcpServer is the server an MCP row's target names ("MCP <server>#<tool>").
+function mcpServer(target) {
+  const s = (target || '').trim().split(/\s+/)[1] || '';
+  return s.slice(0, Math.max(0, s.lastIndexOf('#')));
+}
+
+// mcpSection compares the row's server's tools with their rows, as `rowcall
+// mcp sync --dry-run` does (one request, filled in when the server answers):
+// the row's drift as a diff with Accept and Reject, and the tools offered.
+function mcpSection(row) {
+  const server = mcpServer(row.target);
+  const title = h('h2', { id: 'mcp-h' }, 'Its MCP server');
+  const box = h('section', { id: 'mcp', 'aria-labelledby': 'mcp-h', 'aria-live': 'polite' }, title,
+    h('p', { class: 'help', id: 'mcp-checking' }, 'Comparing the tools of ', h('code', {}, server), ' with their rows…'));
+  const sync = params => api('/api/mcp/sync?' + new URLSearchParams({ server, ...params }), { method: 'POST', body: {} });
+  sync({ dry_run: '1' }).then(res => {
+    const s = (res.servers || [])[0] || {};
+    if (s.error) return box.replaceChildren(title, h('div', { class: 'alert', role: 'alert', id: 'mcp-error' }, 'The server could not be listed: ', s.error));
+    const changes = s.changes || [];
+    box.replaceChildren(title, driftView(row, changes.find(c => c.key === row.key), sync), offeredView(changes.filter(c => c.state === 'new')));
+  }).catch(err => box.replaceChildren(title, errorBox(err, 'mcp-error')));
+  return box;
+}
+
+// driftView is the approved definition against the server's current one,
+// field by field, and the owner's two answers.
+function driftView(row, c, sync) {
+  if (!c || (c.state !== 'drifted' && c.state !== 'rejected')) {
+    return h('p', { id: 'drift-none' }, c && c.state === 'removed' ? 'The server no longer lists this tool: the row is disabled.' : 'The server lists the definition this row was approved with.');
+  }
+  const a = c.approved || {}, b = c.current || {};
+  const marks = d => 'sensitive: ' + (d.sensitive ? 'yes' : 'no') + (d.annotations ? '\n' + JSON.stringify(d.annotations, null, 2) : '');
+  const fields = [['description', 'Description', a.description, b.description],
+    ['input_schema', 'Input schema', pretty(a.input_schema || ''), pretty(b.input_schema || '')], ['annotations', 'Annotations', marks(a), marks(b)]];
+  const changed = fields.filter(([, , x, y]) => (x || '') !== (y || ''));
+  const out = h('div', { 'aria-live': 'polite' });
+  const answer = (param, label, cls) => h('button', { class: cls, id: 'drift-' + param, onclick: async () => {
+    try {
+      await sync({ [param]: row.key });
+      dispatchEvent(new HashChangeEvent('hashchange')); // show the row as it is now
+    } catch (err) { out.replaceChildren(errorBox(err, 'drift-error')); }
+  } }, label);
+  return h('div', { id: 'drift' },
+    h('p', { class: 'warn', id: 'drift-state' }, c.state === 'drifted'
+      ? 'The server changed this tool since it was approved. Nothing of the change is applied: calls through tokens pinned to this row stop (contract_changed) until you accept or reject it.'
+      : 'You rejected the server\'s changed definition: the row keeps the approved one, and its calls are refused (definition_rejected) while the server lists the changed one.'),
+    h('p', { class: 'help' }, 'Approved ', h('code', {}, c.was || '—'), ' → now ', h('code', {}, c.now || '—'), '. Removed lines are the approved definition, added lines the server\'s.'),
+    changed.length ? h('dl', { class: 'kv', id: 'drift-diff' }, changed.map(([f, label, x, y]) => [h('dt', {}, label), h('dd', { 'data-field': f }, diffValue(x, y))]))
+      : h('p', { id: 'drift-diff' }, 'The change is in what the row does not keep (past its size caps); its fingerprint differs.'),
+    h('div', { class: 'actions' }, answer('accept', 'Accept: import the new definition', ''),
+      c.state === 'drifted' ? answer('reject', 'Reject: keep the approved one', 'danger') : ''),
+    h('p', { class: 'help' }, 'Accepting defines the row again from the server\'s tool (its history keeps the approved version); target, auth and type stay yours.'), out);
+}
+
+// offeredView lists the tools the server offers that no row calls, each
+// with its import (as the server's other rows were made).
+function offeredView(list) {
+  if (!list.length) return '';
+  return h('div', { id: 'offered' }, h('h3', {}, 'Tools the server offers that no row calls'),
+    h('ul', {}, list.map(c => {
+      const what = ((c.current || {}).description || '').split('\n')[0];
+      const li = h('li', { 'data-tool': c.tool }, h('code', {}, c.tool), what ? ' — ' + what : '', ' ');
+      if (c.import) li.append(h('button', { class: 'secondary', onclick: async () => {
+        try {
+          await api('/api/import/mcp?' + c.import, { method: 'POST', body: {} });
+          li.replaceChildren(h('code', {}, c.tool), ' is imported as ', h('a', { href: '#/row/' + enc(c.key) }, c.key));
+        } catch (err) { li.append(errorBox(err, 'import-error')); }
+      } }, 'Import as ' + c.key));
+      return li;
+    })));
 }
 
 // deleteView asks once more, then deletes with If-Match (two requests at most).
