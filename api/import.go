@@ -161,6 +161,7 @@ func changed(a, b *rowcall.Row) []string {
 		{"seq", seqText(a.Seq), seqText(b.Seq)}, {"enabled", a.Enabled, b.Enabled}, {"planner_visible", a.PlannerVisible, b.PlannerVisible},
 		{"planner_rank", a.PlannerRank, b.PlannerRank}, {"input_schema", a.InputSchema, b.InputSchema}, {"examples", a.Examples, b.Examples},
 		{"sensitive", a.Sensitive, b.Sensitive}, {"runner", a.Runner, b.Runner}, {"includes", a.Includes, b.Includes},
+		{"output_schema", a.OutputSchema, b.OutputSchema},
 	}
 	for _, p := range pairs {
 		if p.x != p.y {

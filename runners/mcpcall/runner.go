@@ -111,13 +111,13 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 			return rowcall.Fail("mcp", "stdio_unavailable", t.Stdio).Because("this host runs no stdio MCP servers (the worker cannot start processes); call " +
 				row.Key + " on the local host, or point the row at the server's streamable HTTP URL").Output()
 		}
-		return r.callStdio(ctx, t, arguments)
+		return r.callStdio(ctx, t, arguments, row.OutputSchema != "")
 	}
 	auth, out := r.cfg.HTTP.Authorize(ctx, "mcp", row.Key, t.URL, row.Auth, inv.Env)
 	if out.Failed() {
 		return out
 	}
-	return r.callHTTP(ctx, t, auth, arguments)
+	return r.callHTTP(ctx, t, auth, arguments, row.OutputSchema != "")
 }
 
 // toolArguments is the tool's arguments for the call's arguments (the
@@ -137,14 +137,15 @@ func toolArguments(inputSchema string, argv []string, body string) (json.RawMess
 	return json.RawMessage(b), nil
 }
 
-// call sends one tools/call on cs and renders its answer.
-func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, arguments json.RawMessage, secrets []string) (rowcall.Output, error) {
+// call sends one tools/call on cs and renders its answer; structured (the
+// row declares output_schema) renders a result's structuredContent alone.
+func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, arguments json.RawMessage, secrets []string, structured bool) (rowcall.Output, error) {
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: arguments})
 	if err != nil {
 		return rowcall.Output{}, err
 	}
 	out := rowcall.Output{Material: true, Secrets: secrets}
-	text, err := render(res)
+	text, err := render(res, structured)
 	switch {
 	case err != nil:
 		out.Fails(rowcall.Fail("mcp", "bad_answer", err.Error()))
@@ -159,7 +160,11 @@ func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, a
 }
 
 // render is a tool result as the row's output (the package doc's Results).
-func render(res *sdk.CallToolResult) (string, error) {
+func render(res *sdk.CallToolResult, structured bool) (string, error) {
+	if structured && !res.IsError && res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		return string(b), err
+	}
 	texts := make([]string, 0, len(res.Content))
 	for _, c := range res.Content {
 		t, ok := c.(*sdk.TextContent)
