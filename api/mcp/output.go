@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/args"
 	"github.com/rowcall/rowcall/internal/typed"
 )
 
@@ -15,7 +16,8 @@ import (
 // type "object") is listed with it as the tool's outputSchema, and a call of
 // its tool answers, as the specification asks of a tool with one:
 //
-//   - the result parsed as JSON as structuredContent, the result's text as
+//   - the result parsed as JSON as structuredContent (an http row's: the
+//     body of its "HTTP <status>:<body>", args.HTTPBody), that JSON text as
 //     the first text block (the serialized JSON a client without structured
 //     content reads), the receipt as the second;
 //   - a result that is not JSON, or does not conform to the schema, as an
@@ -69,7 +71,7 @@ func structure(res *sdk.CallToolResult, s *typed.Schema) {
 		invalidOutput(res, "the result is not text (an image or audio), so it is not the JSON object output_schema declares", "")
 		return
 	}
-	raw := json.RawMessage(t.Text)
+	raw := json.RawMessage(args.HTTPBody(t.Text))
 	if !json.Valid(raw) {
 		invalidOutput(res, "the result is not JSON, so it does not conform to output_schema", t.Text)
 		return
@@ -78,15 +80,15 @@ func structure(res *sdk.CallToolResult, s *typed.Schema) {
 		invalidOutput(res, "the result does not conform to output_schema: "+err.Error(), t.Text)
 		return
 	}
-	res.StructuredContent = raw
+	res.StructuredContent, res.Content[0] = raw, &sdk.TextContent{Text: string(raw)}
 }
 
 // invalidOutput turns res into the error result of a row whose result is
 // not what it declares.
 func invalidOutput(res *sdk.CallToolResult, msg, result string) {
-	e := &rowcall.Error{Code: EInvalidOutput, Message: msg,
-		HowToFix: "the row ran (its receipt records the result); fix the row's output_schema or what it calls so the two agree (GET /api/directory/KEY shows both)"}
 	if sc, ok := res.Meta[CallMeta].(*called); ok {
+		e := &rowcall.Error{Code: EInvalidOutput, Message: msg,
+			HowToFix: "the row ran (its receipt records the result); fix " + sc.Key + "'s output_schema, or what it calls, so the two agree (GET /api/directory/" + sc.Key + " shows both)"}
 		m := map[string]any{"ok": false, "ran": sc.Ran, "key": sc.Key, "trace": sc.Trace, "invocation_id": sc.InvocationID,
 			"public_receipt": sc.PublicReceipt, "contract_sha256": sc.Contract}
 		_, text := failed(e, m, "")
