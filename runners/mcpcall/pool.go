@@ -157,10 +157,10 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 
 // callHTTP calls the tool on the pooled session for the row's server and
 // credential.
-func (r *Runner) callHTTP(ctx context.Context, t Target, auth httpcall.Authorized, arguments json.RawMessage, structured bool) rowcall.Output {
+func (r *Runner) callHTTP(ctx context.Context, t Target, auth httpcall.Authorized, arguments json.RawMessage) rowcall.Output {
 	var out rowcall.Output
 	status, err := r.onHTTP(ctx, auth, func(s *httpSession) (err error) {
-		out, err = r.call(ctx, s.cs, t.Tool, arguments, auth.Secrets, structured)
+		out, err = r.call(ctx, s.cs, t.Tool, arguments, auth.Secrets)
 		return err
 	})
 	if err != nil {

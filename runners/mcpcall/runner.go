@@ -106,18 +106,21 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
+	if row.OutputSchema != "" { // its result is the tool's structuredContent (call)
+		ctx = context.WithValue(ctx, structuredKey{}, true)
+	}
 	if t.Stdio != "" {
 		if r.cfg.Stdio == nil {
 			return rowcall.Fail("mcp", "stdio_unavailable", t.Stdio).Because("this host runs no stdio MCP servers (the worker cannot start processes); call " +
 				row.Key + " on the local host, or point the row at the server's streamable HTTP URL").Output()
 		}
-		return r.callStdio(ctx, t, arguments, row.OutputSchema != "")
+		return r.callStdio(ctx, t, arguments)
 	}
 	auth, out := r.cfg.HTTP.Authorize(ctx, "mcp", row.Key, t.URL, row.Auth, inv.Env)
 	if out.Failed() {
 		return out
 	}
-	return r.callHTTP(ctx, t, auth, arguments, row.OutputSchema != "")
+	return r.callHTTP(ctx, t, auth, arguments)
 }
 
 // toolArguments is the tool's arguments for the call's arguments (the
@@ -137,14 +140,14 @@ func toolArguments(inputSchema string, argv []string, body string) (json.RawMess
 	return json.RawMessage(b), nil
 }
 
-// call sends one tools/call on cs and renders its answer; structured (the
-// row declares output_schema) renders a result's structuredContent alone.
-func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, arguments json.RawMessage, secrets []string, structured bool) (rowcall.Output, error) {
+// call sends one tools/call on cs and renders its answer.
+func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, arguments json.RawMessage, secrets []string) (rowcall.Output, error) {
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: arguments})
 	if err != nil {
 		return rowcall.Output{}, err
 	}
 	out := rowcall.Output{Material: true, Secrets: secrets}
+	structured, _ := ctx.Value(structuredKey{}).(bool)
 	text, err := render(res, structured)
 	switch {
 	case err != nil:
@@ -159,7 +162,12 @@ func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, a
 	return out, nil
 }
 
-// render is a tool result as the row's output (the package doc's Results).
+// structuredKey marks a call of a row that declares output_schema: its
+// result is the tool's structuredContent alone.
+type structuredKey struct{}
+
+// render is a tool result as the row's output (the package doc's Results);
+// structured renders a result's structuredContent alone.
 func render(res *sdk.CallToolResult, structured bool) (string, error) {
 	if structured && !res.IsError && res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)

@@ -243,12 +243,12 @@ func (s *Stdio) Close() {
 // callStdio calls the tool on the named stdio server. A server that exits
 // during the call fails the call (it is not sent again: the tool may have
 // acted); the next call starts the server again.
-func (r *Runner) callStdio(ctx context.Context, t Target, arguments json.RawMessage, structured bool) rowcall.Output {
+func (r *Runner) callStdio(ctx context.Context, t Target, arguments json.RawMessage) rowcall.Output {
 	cs, fail := r.cfg.Stdio.session(ctx, t.Stdio)
 	if fail != nil {
 		return fail.Output()
 	}
-	out, err := r.call(ctx, cs, t.Tool, arguments, nil, structured)
+	out, err := r.call(ctx, cs, t.Tool, arguments, nil)
 	if err == nil {
 		r.cfg.Stdio.succeeded(t.Stdio)
 		return out
