@@ -31,7 +31,8 @@ import (
 //     the notice): notifications/resources/updated when its document
 //     changes, seen by the poller that sends list_changed.
 //   - completion/complete of the template's key: the keys the caller's scope
-//     covers that start with what was typed.
+//     covers that start with what was typed; of a row's call template's
+//     arguments, complete.go.
 //   - an fn row's result that is an image or audio — a data: URL of such a
 //     type (data:image/png;base64,…), or raw bytes that sniff as one — is
 //     image or audio content, not text.
