@@ -150,14 +150,18 @@ func Fingerprint(b []byte) string {
 // lines, examples, planner hints) is not in it, so such an edit keeps the
 // fingerprint. contract's package doc states the rule for callers.
 type contract struct {
-	Key               string  `json:"key"`
-	Type              Type    `json:"type"`
-	Runner            string  `json:"runner"`
-	Category          string  `json:"category"`
-	Description       string  `json:"description"` // Row.Description: the # WHAT line
-	Target            string  `json:"target"`
-	Payload           string  `json:"payload"` // content without its documentation lines
-	InputSchema       string  `json:"input_schema"`
+	Key         string `json:"key"`
+	Type        Type   `json:"type"`
+	Runner      string `json:"runner"`
+	Category    string `json:"category"`
+	Description string `json:"description"` // Row.Description: the # WHAT line
+	Target      string `json:"target"`
+	Payload     string `json:"payload"` // content without its documentation lines
+	InputSchema string `json:"input_schema"`
+	// OutputSchema is left out when empty, so a row that declares no output
+	// keeps the fingerprint it had before the column existed (RATIONALE.md,
+	// "A row declares its output").
+	OutputSchema      string  `json:"output_schema,omitempty"`
 	Auth              string  `json:"auth"` // the spec (prefix and variable name), never a value
 	Sensitive         int64   `json:"risk"`
 	Enabled           int64   `json:"status"`
@@ -184,7 +188,7 @@ type block struct {
 func ContractFingerprint(r *Row, module string, blocks []Row) string {
 	c := contract{
 		Key: r.Key, Type: r.Type, Runner: r.RunnerName(), Category: r.Category, Description: r.Description(), Target: r.Target,
-		Payload: r.Payload(), InputSchema: r.InputSchema, Auth: r.Auth, Sensitive: r.Sensitive,
+		Payload: r.Payload(), InputSchema: r.InputSchema, OutputSchema: r.OutputSchema, Auth: r.Auth, Sensitive: r.Sensitive,
 		Enabled: r.Enabled, AllowedCategories: r.AllowedCategories, Includes: r.Includes, Approval: r.Approval, Module: module,
 	}
 	for i := range blocks {

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Row is one capability: the directory table's eighteen columns plus version.
+// Row is one capability: the directory table's columns plus version.
 // Nullable text columns read back as "" (NULL and empty are the same to the
 // dispatcher); Seq stays a pointer because "no pinned position" differs from 0.
 type Row struct {
@@ -21,13 +21,16 @@ type Row struct {
 	PlannerVisible    int64  `json:"planner_visible"`
 	PlannerRank       int64  `json:"planner_rank"`
 	InputSchema       string `json:"input_schema"`
-	Examples          string `json:"examples"`
-	Sensitive         int64  `json:"sensitive"`
-	Runner            string `json:"runner"`
-	Includes          string `json:"includes"`
-	CreatedAt         string `json:"created_at"`
-	Version           int64  `json:"version"`
-	RowNum            int64  `json:"row_num,omitempty"` // computed by the read path, never stored
+	// OutputSchema is what the row's result conforms to, when it declares
+	// it: a JSON Schema object of type "object" (MCP's outputSchema).
+	OutputSchema string `json:"output_schema"`
+	Examples     string `json:"examples"`
+	Sensitive    int64  `json:"sensitive"`
+	Runner       string `json:"runner"`
+	Includes     string `json:"includes"`
+	CreatedAt    string `json:"created_at"`
+	Version      int64  `json:"version"`
+	RowNum       int64  `json:"row_num,omitempty"` // computed by the read path, never stored
 	// ImportedFrom is the import that made the row (ImportMayReplace), ""
 	// for a row written by hand or by a plain registry import.
 	ImportedFrom string `json:"imported_from,omitempty"`

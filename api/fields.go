@@ -20,8 +20,8 @@ const MaxValue = 2_000_000
 type field func(r *rowcall.Row, raw json.RawMessage) error
 
 // writable lists the sixteen columns a caller may write, with their decoders.
-// It is PATCH's allow-list (the seed's thirteen plus sensitive, runner and
-// approval) and
+// It is PATCH's allow-list (the seed's thirteen plus sensitive, runner,
+// approval and output_schema) and
 // what POST and PUT accept besides key.
 var writable = map[string]field{
 	"type": func(r *rowcall.Row, raw json.RawMessage) error {
@@ -67,6 +67,15 @@ var writable = map[string]field{
 		}
 		b, _ := json.Marshal(v)
 		_, err := typed.Compile(string(b))
+		return err
+	}),
+	"output_schema": jsonText("output_schema", func(r *rowcall.Row) *string { return &r.OutputSchema }, func(v any) error {
+		m, ok := v.(map[string]any)
+		if !ok || m["type"] != "object" {
+			return fmt.Errorf("output_schema must be a JSON Schema object of type \"object\" (what the row's result, read as JSON, conforms to), e.g. {\"type\":\"object\",\"properties\":{…}}")
+		}
+		b, _ := json.Marshal(v)
+		_, err := typed.CompileOutput(string(b))
 		return err
 	}),
 	"examples": jsonText("examples", func(r *rowcall.Row) *string { return &r.Examples }, func(v any) error {
@@ -232,5 +241,5 @@ func tooLarge(name string) error {
 // rowSize is the stored size of a row, checked against MaxValue.
 func rowSize(r *rowcall.Row) int {
 	return len(r.Key) + len(r.Type) + len(r.Target) + len(r.Auth) + len(r.Content) + len(r.Category) +
-		len(r.AllowedCategories) + len(r.InputSchema) + len(r.Examples) + len(r.Runner) + len(r.Includes) + 64
+		len(r.AllowedCategories) + len(r.InputSchema) + len(r.OutputSchema) + len(r.Examples) + len(r.Runner) + len(r.Includes) + 64
 }

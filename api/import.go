@@ -162,6 +162,7 @@ func changed(a, b *rowcall.Row) []string {
 		{"planner_rank", a.PlannerRank, b.PlannerRank}, {"input_schema", a.InputSchema, b.InputSchema}, {"examples", a.Examples, b.Examples},
 		{"sensitive", a.Sensitive, b.Sensitive}, {"runner", a.Runner, b.Runner}, {"includes", a.Includes, b.Includes},
 		{"approval", a.Approval, b.Approval},
+		{"output_schema", a.OutputSchema, b.OutputSchema},
 	}
 	for _, p := range pairs {
 		if p.x != p.y {

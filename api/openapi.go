@@ -223,9 +223,13 @@ func (h *Handler) openAPIDocument(r *http.Request, rows []rowcall.Row) ordered {
 
 // exportedRow is a row's writable fields, as an import takes them back.
 func exportedRow(r *rowcall.Row) ordered {
-	return ordered{{"key", r.Key}, {"type", string(r.Type)}, {"target", r.Target}, {"auth", r.Auth}, {"content", r.Content},
+	row := ordered{{"key", r.Key}, {"type", string(r.Type)}, {"target", r.Target}, {"auth", r.Auth}, {"content", r.Content},
 		{"category", r.Category}, {"allowed_categories", r.AllowedCategories}, {"seq", r.Seq}, {"enabled", r.Enabled},
 		{"planner_visible", r.PlannerVisible}, {"planner_rank", r.PlannerRank}, {"input_schema", r.InputSchema},
 		{"examples", r.Examples}, {"sensitive", r.Sensitive}, {"runner", r.Runner}, {"includes", r.Includes},
 		{"approval", r.Approval}}
+	if r.OutputSchema != "" { // a row without one exports as it did before the column
+		row = append(row, kv{"output_schema", r.OutputSchema})
+	}
+	return row
 }

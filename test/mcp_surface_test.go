@@ -125,7 +125,10 @@ func TestMCPContractResources(t *testing.T) {
 	owner := connectMCP(t, h, "x-terminal-key", h.Key)
 
 	tmpl, err := owner.cs.ListResourceTemplates(ctx, nil)
-	if err != nil || len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "rowcall://contract/{key}" {
+	if err != nil || len(tmpl.ResourceTemplates) < 2 || tmpl.ResourceTemplates[0].URITemplate != "rowcall://contract/{key}" ||
+		!slices.ContainsFunc(tmpl.ResourceTemplates, func(r *sdk.ResourceTemplate) bool {
+			return r.URITemplate == "rowcall://call/WEATHER_TYPED{?latitude,longitude}" // a listed row's call (suiteMCPOutput)
+		}) {
 		t.Fatalf("templates %+v %v", tmpl, err)
 	}
 	var uris []string

@@ -80,6 +80,19 @@ func TestImportMCPCommand(t *testing.T) {
 	if row["imported_from"] != "mcp:stdio:everything" {
 		t.Fatalf("imported_from: %v", row["imported_from"])
 	}
+	// The tool's outputSchema is the row's output_schema: /mcp lists it, and
+	// a call answers the tool's structuredContent, checked against it.
+	if s, _ := row["output_schema"].(string); !strings.Contains(s, `"temperature"`) {
+		t.Fatalf("output_schema of a tool with an outputSchema: %q", s)
+	}
+	s := connectMCP(t, h, "x-terminal-key", h.Key)
+	if tool := s.tools(t)["EV_GET_STRUCTURED_CONTENT"]; tool == nil || tool.OutputSchema == nil {
+		t.Fatalf("EV_GET_STRUCTURED_CONTENT listed without its outputSchema: %+v", tool)
+	}
+	res := s.call(t, "EV_GET_STRUCTURED_CONTENT", map[string]any{"location": "New York"})
+	if sc := structured(t, res.StructuredContent); res.IsError || sc["temperature"] == nil {
+		t.Fatalf("structured call: isError %v %v %q", res.IsError, res.StructuredContent, texts(res))
+	}
 	// An import never replaces a row it did not make: a row written by hand
 	// under a tool's key stops the whole import, nothing written, until
 	// --replace says so.

@@ -164,8 +164,24 @@ func TestContractFingerprint(t *testing.T) {
 		t.Fatalf("a category edit kept the contract")
 	}
 	patch("target", "GET "+up.URL+"/v1/forecast?latitude=$1&longitude=$2&current=temperature_2m,wind_speed_10m")
-	if c := contract(); c == categorized {
+	targeted := contract()
+	if targeted == categorized {
 		t.Fatalf("target edit kept the contract")
+	}
+	// output_schema is in the contract when set; a row without one has the
+	// fingerprint it had before the column existed.
+	patch("output_schema", `{"type":"object","required":["current"]}`)
+	if c := contract(); c == targeted {
+		t.Fatalf("an output_schema edit kept the contract")
+	}
+	patch("output_schema", "")
+	if c := contract(); c != targeted {
+		t.Fatalf("without output_schema the contract is %s, not %s as before", c, targeted)
+	}
+	bad := h.do(t, req{Method: "PATCH", Path: "/api/directory/ZZ_TEST_TEMPERATURE", Body: map[string]any{"output_schema": `{"type":"array"}`}})
+	expect(t, bad, 400, map[string]any{"field": "output_schema"})
+	if !strings.Contains(bad.JSON["message"].(string), `of type "object"`) {
+		t.Fatalf("an array output_schema: %s", bad.Raw)
 	}
 }
 

@@ -380,7 +380,10 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	}
 	var data []byte
 	if newer { // as the SDK annotates a result on the newest protocol: its serverInfo, resultType complete
-		res.Meta = sdk.Meta{sdk.MetaKeyServerInfo: h.implementation()}
+		if res.Meta == nil {
+			res.Meta = sdk.Meta{}
+		}
+		res.Meta[sdk.MetaKeyServerInfo] = h.implementation() // beside a row's own (CallMeta), as the SDK adds it
 		if data, err = res.MarshalJSON(); err == nil {
 			data = append(data[:len(data)-1], `,"resultType":"complete"}`...) // the field MarshalJSON writes last (no inputRequests here)
 		}

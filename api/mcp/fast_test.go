@@ -95,8 +95,18 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 // a stateless one (the worker's), where the fast path takes call_capability
 // alone and a session id means nothing.
 func sameAnswers(t *testing.T, stateless bool) {
-	srv, _ := newHandler(t, Config{Stateless: stateless})
+	srv, store := newHandler(t, Config{Stateless: stateless})
 	h := srv.Config.Handler.(*Handler)
+	// Rows that declare their output: one the upstream's answer conforms
+	// to, one it does not (output.go).
+	for key, schema := range map[string]string{"TEMP_OUT": `{"type":"object","properties":{"temperature_2m":{"type":"number"}},"required":["temperature_2m"]}`,
+		"TEMP_BADOUT": `{"type":"object","required":["humidity"]}`} {
+		row := rowcall.NewRow(key, rowcall.TypeHTTP)
+		row.Target, row.Content, row.OutputSchema = mustRow(t, store, "TEMP").Target, "# WHAT: Current temperature, structured", schema
+		if _, err := store.Create(context.Background(), row); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sid := "ANY"
 	if !stateless {
 		sid = initSession(t, srv, "2025-06-18")
@@ -156,6 +166,9 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"cancel of nothing in flight", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`, v, false, ""},
 		{"bad page_size", sid, call("29", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, !stateless, "?page_size=0"},
 		{"page_size", sid, call("30", `{"name":"call_capability","arguments":{"key":"TEMP","args":"1|2"}}`), v, true, "?page_size=5"},
+		{"row tool with output_schema", sid, call("40", `{"name":"TEMP_OUT","arguments":{"args":"1|2"}}`), v, true, ""},
+		{"row tool, output not as declared", sid, call("41", `{"name":"TEMP_BADOUT","arguments":{"args":"1|2"}}`), v, true, ""},
+		{"row tool with output_schema, bad arguments", sid, call("42", `{"name":"TEMP_OUT","arguments":{"nope":1}}`), v, true, ""},
 	}
 	// The newest protocol (stateless servers only): each request carries
 	// its version, client info and capabilities in _meta (as the Go SDK
@@ -221,6 +234,15 @@ func sameAnswers(t *testing.T, stateless bool) {
 			t.Errorf("%s: the SDK answered\n%d\n%s\n%s\nthe fast path\n%d\n%s\n%s", c.name, code0, head0, body0, code1, head1, body1)
 		}
 	}
+}
+
+func mustRow(t *testing.T, store *counted, key string) rowcall.Row {
+	t.Helper()
+	row, err := store.Lookup(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row
 }
 
 // A session whose calls all take the fast path stays open while they come

@@ -26,7 +26,10 @@
 //   - tools/call: dispatch.Dispatcher runs the row with the caller's actor and
 //     token — the same gate, the same signed receipt as POST /api/dispatch. The
 //     result string is the first text block; the second names the receipt
-//     (invocation id, public link); structuredContent holds the proof fields.
+//     (invocation id, public link); structuredContent holds the proof fields,
+//     except for a row that declares output_schema: its tool lists it as
+//     outputSchema, and structuredContent is the result itself, checked
+//     against it (output.go).
 //     isError is set when the result starts with ERR: or the call was refused.
 //     The row is read through the dispatcher's row cache (Dispatcher.Row), so
 //     a call pays no query the same call over POST /api/dispatch does not.
@@ -78,7 +81,8 @@
 // answers the per-request protocol (2026-07-28) the same way, beside its
 // sessions (perrequest.go). Beside tools, surface.go offers the contract
 // documents as resources, completion, tool annotations, media results and
-// progress.
+// progress, and complete.go each row's call as a resource template whose
+// arguments complete from the row's enums and examples.
 package mcp
 
 import (

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowcall/rowcall"
@@ -32,7 +31,8 @@ import (
 //     the notice): notifications/resources/updated when its document
 //     changes, seen by the poller that sends list_changed.
 //   - completion/complete of the template's key: the keys the caller's scope
-//     covers that start with what was typed.
+//     covers that start with what was typed; of a row's call template's
+//     arguments, complete.go.
 //   - an fn row's result that is an image or audio — a data: URL of such a
 //     type (data:image/png;base64,…), or raw bytes that sniff as one — is
 //     image or audio content, not text.
@@ -88,29 +88,39 @@ func (st *session) addResources(s *sdk.Server, pageSize int) {
 	}
 	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "resources/list" {
-				return next(ctx, method, req)
+			switch p := req.GetParams().(type) {
+			case *sdk.ListResourcesParams:
+				if method == "resources/list" {
+					return st.listContracts(ctx, orZero(p).Cursor, pageSize)
+				}
+			case *sdk.ListResourceTemplatesParams:
+				if method == "resources/templates/list" {
+					return st.listTemplates(orZero(p).Cursor, pageSize)
+				}
+			case *sdk.ReadResourceParams:
+				if method == "resources/read" && p != nil && strings.HasPrefix(p.URI, callPrefix) {
+					return st.readCall(ctx, p.URI)
+				}
 			}
-			p, _ := req.GetParams().(*sdk.ListResourcesParams)
-			cursor := ""
-			if p != nil {
-				cursor = p.Cursor
-			}
-			return st.listContracts(ctx, cursor, pageSize)
+			return next(ctx, method, req)
 		}
 	})
+}
+
+// orZero is p, or a zero value when p is nil (a request without params).
+func orZero[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
 }
 
 // listContracts is one page of contract resources: the enabled rows the
 // caller's scope covers, in canonical order; the cursor is the offset.
 func (st *session) listContracts(ctx context.Context, cursor string, size int) (*sdk.ListResourcesResult, error) {
-	offset := 0
-	if cursor != "" {
-		n, err := strconv.Atoi(cursor)
-		if err != nil || n < 0 {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor " + strconv.Quote(cursor) + ": pass the nextCursor of the previous answer"}
-		}
-		offset = n
+	offset, err := offsetOf(cursor)
+	if err != nil {
+		return nil, err
 	}
 	c, _ := st.current()
 	enabled := int64(1)
@@ -225,10 +235,14 @@ func (st *session) base() string {
 }
 
 // complete is completion/complete: the contract template's key, from the
-// keys the caller's scope covers.
+// keys the caller's scope covers; a call template's argument (completeCall).
 func (st *session) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 	p := req.Params
 	res := &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}
+	if p.Ref != nil && p.Ref.Type == "ref/resource" && strings.HasPrefix(p.Ref.URI, callPrefix) {
+		st.completeCall(ctx, p, res)
+		return res, nil
+	}
 	if p.Ref == nil || p.Ref.Type != "ref/resource" || p.Ref.URI != contractTemplate.URITemplate || p.Argument.Name != "key" {
 		return res, nil
 	}

@@ -57,6 +57,7 @@ type projected struct {
 	key  string
 	tool *sdk.Tool
 	fp   string // the tool's definition, as JSON: a change re-announces it
+	call string // its call template ("" when it has none: complete.go)
 }
 
 // callable reports whether the caller could call row at all: the owner any
@@ -112,8 +113,11 @@ func rowTool(row *rowcall.Row) projected {
 		t.InputSchema = json.RawMessage(`{"type":"object","properties":{"args":{"type":"string","description":` + string(desc) +
 			`}},"additionalProperties":false}`)
 	}
+	if _, raw, ok := outputOf(row); ok {
+		t.OutputSchema = raw
+	}
 	fp, _ := json.Marshal(t)
-	return projected{key: row.Key, tool: t, fp: string(fp)}
+	return projected{key: row.Key, tool: t, fp: string(fp), call: callTemplate(row)}
 }
 
 // describe is the tool description: what the row says it does (its # WHAT
@@ -174,17 +178,23 @@ func body(row *rowcall.Row, arguments json.RawMessage) (string, error) {
 	return typed.Body(row.InputSchema, arguments)
 }
 
-// callRow calls the row listed as the tool key with a call's arguments.
+// callRow calls the row listed as the tool key with a call's arguments; a
+// row that declares its output answers with it (output.go).
 func (st *session) callRow(ctx context.Context, key string, args []byte) *sdk.CallToolResult {
 	row := st.lookup(ctx, key)
 	if row == nil { // gone, or out of scope: the dispatcher says unknown_key
 		return st.dispatch(ctx, key, "")
 	}
-	b, err := body(row, args)
-	if err != nil {
-		return refusal(key, err)
+	var res *sdk.CallToolResult
+	if b, err := body(row, args); err != nil {
+		res = refusal(key, err)
+	} else {
+		res = st.dispatch(ctx, key, b)
 	}
-	return st.dispatch(ctx, key, b)
+	if s, _, ok := outputOf(row); ok {
+		structure(res, s)
+	}
+	return res
 }
 
 // rowCaller is callRow for the tool key (the fast path's; the SDK's is

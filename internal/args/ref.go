@@ -165,7 +165,7 @@ func kind(v gjson.Result) string {
 // http result "HTTP <status>:<body>"): a string without its quotes, anything
 // else as its JSON text, "" when val is not JSON or the path leads nowhere.
 func pick(val, path string) string {
-	val = httpBody(val)
+	val = HTTPBody(val)
 	if !gjson.Valid(val) {
 		return ""
 	}
@@ -179,9 +179,10 @@ func pick(val, path string) string {
 	return res.Raw
 }
 
-// httpBody returns the body of an http row's result "HTTP <status>:<body>"
-// (three digits of status), or val unchanged when it has another form.
-func httpBody(val string) string {
+// HTTPBody returns the body of an http row's result "HTTP <status>:<body>"
+// (three digits of status), or val unchanged when it has another form. MCP
+// reads a declared output from it too (api/mcp).
+func HTTPBody(val string) string {
 	if len(val) >= 9 && val[:5] == "HTTP " && isDigit(val[5]) && isDigit(val[6]) && isDigit(val[7]) && val[8] == ':' {
 		return val[9:]
 	}

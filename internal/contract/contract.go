@@ -25,7 +25,8 @@
 // The document's contract_sha256 (rowcall.ContractFingerprint, the hash a
 // token pins and every receipt carries) covers what defines the call, as the
 // seed's hash does: key, type, runner, category, target, payload (content
-// without its '#' lines), input_schema, auth spec, risk, status,
+// without its '#' lines), input_schema, output_schema (when the row
+// declares one), auth spec, risk, status,
 // allowed_categories, includes, an fn row's module digest, and the row's
 // description — its "# WHAT:" line (or, without one, its first '#' line),
 // since a caller chooses a capability by it. Editing the examples, the
@@ -64,6 +65,7 @@ type Doc struct {
 	Risk         string            `json:"risk"`
 	Inputs       Inputs            `json:"inputs"`
 	Output       string            `json:"output"`
+	OutputSchema json.RawMessage   `json:"output_schema,omitempty"` // the row's output_schema, when it declares one
 	Affordances  []string          `json:"affordances"`
 	Machine      []string          `json:"machine_contract"`
 	Contract     string            `json:"contract_sha256"`
@@ -127,6 +129,9 @@ func Build(row *rowcall.Row, contract, base string, v Viewer) Doc {
 	if row.InputSchema != "" {
 		d.Inputs.Schema = json.RawMessage(row.InputSchema)
 	}
+	if row.OutputSchema != "" {
+		d.OutputSchema = json.RawMessage(row.OutputSchema)
+	}
 	d.Affordances = affordances(row, contract, v)
 	return d
 }
@@ -170,14 +175,36 @@ func authSummary(auth string) string {
 }
 
 // Example is the row's first example body: its first examples entry, else
-// its # EX line without the [KEY]…[/KEY] tags around the body (the line as
-// written when it has none). The contract, ask and MCP all use it.
+// its first # EX line without the [KEY]…[/KEY] tags around the body (the
+// line as written when it has none). The contract, ask and MCP all use it.
 func Example(row *rowcall.Row) string {
 	var list []string
 	if json.Unmarshal([]byte(row.Examples), &list) == nil && len(list) > 0 {
 		return list[0]
 	}
-	ex := row.DocLine("EX")
+	return exampleBody(row, row.DocLine("EX"))
+}
+
+// Examples are every example body of the row, at most max: its examples
+// entries, then each # EX line's body (as Example reads the first), in order.
+// MCP's argument completion reads them.
+func Examples(row *rowcall.Row, max int) []string {
+	var list []string
+	json.Unmarshal([]byte(row.Examples), &list)
+	for line := range strings.SplitSeq(row.Content, "\n") {
+		if len(list) >= max {
+			break
+		}
+		if ex, ok := strings.CutPrefix(strings.TrimSpace(line), "# EX:"); ok {
+			list = append(list, exampleBody(row, strings.TrimSpace(ex)))
+		}
+	}
+	return list[:min(len(list), max)]
+}
+
+// exampleBody is an # EX line's body: what its [KEY]…[/KEY] tags hold, or
+// the line as written when it has none.
+func exampleBody(row *rowcall.Row, ex string) string {
 	open, close := "["+row.Key+"]", "[/"+row.Key+"]"
 	if i, j := strings.Index(ex, open), strings.LastIndex(ex, close); i >= 0 && j > i {
 		return ex[i+len(open) : j]
@@ -204,7 +231,7 @@ func (d Doc) Markdown() string {
 	if len(d.Inputs.Schema) > 0 {
 		w("**Schema:** `%s`\n", d.Inputs.Schema)
 	}
-	w("**Outputs:** %s\n\n", d.Output)
+	w("**Outputs:** %s\n%s\n", d.Output, d.outputSchema())
 	w("**Your credential can:** %s\n\n", strings.Join(d.Affordances, "; "))
 	w("## Machine contract\n")
 	for i, m := range d.Machine {
@@ -226,6 +253,14 @@ func (d Doc) Markdown() string {
 	return b.String()
 }
 
+// outputSchema is the document's output schema line ("" without one).
+func (d Doc) outputSchema() string {
+	if len(d.OutputSchema) == 0 {
+		return ""
+	}
+	return "**Output schema:** `" + string(d.OutputSchema) + "`\n"
+}
+
 // brief is the machine contract in one line (Doc.Machine says it in full).
 const brief = "POST /api/dispatch {\"key\",\"body\"}; Do not infer the row shape from memory: re-read this; " +
 	"ERR: is a failure, do not retry a refusal unchanged; keep proof.invocation_id."
@@ -241,7 +276,7 @@ func (d Doc) Brief() string {
 	if len(d.Inputs.Schema) > 0 {
 		w("**Schema:** `%s`\n", d.Inputs.Schema)
 	}
-	w("**Outputs:** %s\n", d.Output)
+	w("**Outputs:** %s\n%s", d.Output, d.outputSchema())
 	w("**Your credential can:** %s\n", strings.Join(slices.DeleteFunc(slices.Clone(d.Affordances), func(a string) bool { return a == enforced }), "; "))
 	w("**Machine contract:** %s\ncontract_sha256: `%s`\n", brief, d.Contract)
 	w("receipt: %s · full document: %s\n", d.Links["receipt"], d.Links["document"])

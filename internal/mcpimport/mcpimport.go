@@ -7,6 +7,7 @@
 // Each row: key from the tool's name in the key convention (importdoc.Key:
 // create_issue is CREATE_ISSUE), target "MCP <server>#<tool>", input_schema
 // the tool's inputSchema (its property order is the pipe arguments' order),
+// output_schema its outputSchema when that is an object schema (outputSchema),
 // content a docstring made from its title and description (# WHAT, #
 // WHEN_TO_USE, # ARGS, and an # EX from the schema: importdoc.Sample), and
 // sensitive unless the server says the tool only reads (readOnlyHint, and no
@@ -39,6 +40,7 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/importdoc"
 	"github.com/rowcall/rowcall/internal/redact"
+	"github.com/rowcall/rowcall/internal/typed"
 	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
@@ -87,14 +89,38 @@ func Rows(server string, tools []*sdk.Tool, secrets []string, o Options) (rows [
 	return rows, skipped
 }
 
-// define sets what the tool's definition decides: input_schema, content and sensitive.
+// define sets what the tool's definition decides: input_schema,
+// output_schema, content and sensitive.
 func define(row *rowcall.Row, t *sdk.Tool, schema []byte, secrets []string) {
 	row.InputSchema = redact.String(string(schema), secrets)
+	row.OutputSchema = outputSchema(t, secrets)
 	row.Content = docstring(row.Key, t, row.InputSchema, secrets)
 	row.Sensitive = 1
 	if a := t.Annotations; a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint) {
 		row.Sensitive = 0
 	}
+}
+
+// outputSchema is the tool's outputSchema as the row's output_schema: kept
+// when it is a JSON Schema object of type "object" (what every protocol
+// version carries) under MaxSchema that compiles once redacted; otherwise
+// the row declares no output and its result is text.
+func outputSchema(t *sdk.Tool, secrets []string) string {
+	if t.OutputSchema == nil {
+		return ""
+	}
+	b, err := json.Marshal(t.OutputSchema)
+	var top struct {
+		Type any `json:"type"`
+	}
+	if err != nil || len(b) > MaxSchema || json.Unmarshal(b, &top) != nil || top.Type != "object" {
+		return ""
+	}
+	s := redact.String(string(b), secrets)
+	if _, err := typed.CompileOutput(s); err != nil {
+		return ""
+	}
+	return s
 }
 
 // docstring is the row's content: the tool's own words, cleaned.

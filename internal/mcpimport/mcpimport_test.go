@@ -1,6 +1,8 @@
 package mcpimport
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -43,5 +45,36 @@ func TestUntrustedToolText(t *testing.T) {
 	}
 	if r.InputSchema != `{"type":"object","properties":{"title":{"type":"string"},"n":{"type":"integer"}},"required":["title"]}` {
 		t.Fatalf("input_schema lost its order: %s", r.InputSchema)
+	}
+}
+
+// A tool's outputSchema is the row's output_schema when it is an object
+// schema under MaxSchema (redacted, as the input schema is); any other is
+// left out, and the row's result stays text. A tool without one keeps the
+// fingerprint it had before rows took output schemas.
+func TestToolOutputSchema(t *testing.T) {
+	out := `{"type":"object","properties":{"temperature":{"type":"number","description":"tok-s3cr3t-value"}},"required":["temperature"]}`
+	tools := []*sdk.Tool{
+		{Name: "weather", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(out)},
+		{Name: "listing", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string"}}`)},
+		{Name: "huge", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", MaxSchema) + `"}`)},
+		{Name: "broken", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"nonsense"}}}`)},
+		{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}
+	rows, skipped := Rows("https://mcp.example.com/mcp", tools, []string{"tok-s3cr3t-value"}, Options{})
+	if len(rows) != 5 || len(skipped) != 0 {
+		t.Fatalf("rows %d, skipped %v", len(rows), skipped)
+	}
+	if want := strings.Replace(out, "tok-s3cr3t-value", "[REDACTED]", 1); rows[0].OutputSchema != want {
+		t.Fatalf("output_schema %s, want %s", rows[0].OutputSchema, want)
+	}
+	for _, r := range rows[1:] {
+		if r.OutputSchema != "" {
+			t.Fatalf("%s: output_schema %.80s", r.Key, r.OutputSchema)
+		}
+	}
+	b, _ := json.Marshal([]any{tools[4].Name, tools[4].Title, tools[4].Description, tools[4].InputSchema, tools[4].Annotations})
+	if sum := sha256.Sum256(b); mcpcall.Fingerprint(tools[4]) != "sha256:"+hex.EncodeToString(sum[:]) || mcpcall.Fingerprint(tools[0]) == mcpcall.Fingerprint(&sdk.Tool{Name: "weather", InputSchema: tools[0].InputSchema}) {
+		t.Fatal("the fingerprint of a tool without an output schema changed, or one with it ignores it")
 	}
 }

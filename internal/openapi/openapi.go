@@ -32,6 +32,13 @@
 //     optional property that is not a plain string also accepts "", the empty
 //     argument a positional call gives for a skipped one. Header and cookie
 //     parameters are not carried (a row sets headers only through auth).
+//   - output_schema: the JSON schema of the operation's first 2xx response
+//     (200 before 201 …, then 2XX) when it is an object: its top-level
+//     properties with their types (null added where the document allows it),
+//     an array's items' type, the required list and descriptions, at most
+//     MaxOutputProperties properties and MaxOutputSchema bytes; no enum or
+//     format, so a value the document did not foresee is not refused. A
+//     response of any other shape (an array, text) declares none.
 //   - content: the docstring (# WHAT from summary, else description, else
 //     METHOD path; # WHEN_TO_USE from the description; # ARGS naming every
 //     $N; # EX with sample arguments) and then the body template: a JSON
@@ -330,6 +337,7 @@ func opRow(path, method string, op *openapi3.Operation, params paramList, base s
 		row.Category = op.Tags[0]
 	}
 	row.InputSchema = inputSchema(slots)
+	row.OutputSchema = outputSchema(op)
 	if method == "DELETE" || (!slices.Contains([]string{"GET", "HEAD", "OPTIONS"}, method) && (flagged(op.Extensions, "x-rowcall-sensitive") || flagged(op.Extensions, "x-sensitive"))) {
 		row.Sensitive = 1
 	}
@@ -643,6 +651,98 @@ func shallow(ref *openapi3.SchemaRef, depth int) map[string]any {
 		}
 	}
 	return out
+}
+
+// Bounds on an imported output_schema.
+const (
+	MaxOutputProperties = 64
+	MaxOutputSchema     = 16 << 10
+)
+
+// outputSchema is the row's output_schema from the operation's first 2xx
+// JSON response (the package doc), "" when there is none of object shape.
+func outputSchema(op *openapi3.Operation) string {
+	if op.Responses == nil {
+		return ""
+	}
+	var codes []string
+	for code := range op.Responses.Map() {
+		if len(code) == 3 && code[0] == '2' {
+			codes = append(codes, code)
+		}
+	}
+	sort.Strings(codes) // 200 … 299, then 2XX
+	for _, code := range codes {
+		r := op.Responses.Value(code)
+		if r == nil || r.Value == nil {
+			continue
+		}
+		var media *openapi3.MediaType
+		for _, ct := range sortedKeys(r.Value.Content) {
+			if base, _, _ := strings.Cut(ct, ";"); base == "application/json" || strings.HasSuffix(base, "+json") {
+				media = r.Value.Content[ct]
+				break
+			}
+		}
+		if media == nil || media.Schema == nil || media.Schema.Value == nil {
+			return "" // the first 2xx answers no JSON: its result is text
+		}
+		s := media.Schema.Value
+		if len(s.Properties) == 0 || !isObject(s) || len(s.Properties) > MaxOutputProperties {
+			return ""
+		}
+		props := make(map[string]any, len(s.Properties))
+		for name, ref := range s.Properties {
+			props[name] = nullable(ref, shallowOutput(ref))
+		}
+		out := map[string]any{"type": "object", "properties": props}
+		var required []string
+		for _, n := range s.Required {
+			if _, ok := s.Properties[n]; ok {
+				required = append(required, n)
+			}
+		}
+		if len(required) > 0 {
+			out["required"] = required
+		}
+		b, err := json.Marshal(out)
+		if err != nil || len(b) > MaxOutputSchema {
+			return ""
+		}
+		return string(b)
+	}
+	return ""
+}
+
+// shallowOutput is shallow for a result's property: no enum, format or
+// default (a result is checked against it, not offered as a choice).
+func shallowOutput(ref *openapi3.SchemaRef) map[string]any {
+	s := shallow(ref, 1)
+	delete(s, "enum")
+	delete(s, "format")
+	delete(s, "default")
+	if items, ok := s["items"].(map[string]any); ok {
+		s["items"] = map[string]any{"type": items["type"]}
+		if items["type"] == nil {
+			delete(s, "items")
+		}
+	}
+	return s
+}
+
+// nullable adds "null" to s's type when the document lets the value be
+// null (OpenAPI 3.0's nullable, 3.1's "null" type).
+func nullable(ref *openapi3.SchemaRef, s map[string]any) map[string]any {
+	if ref == nil || ref.Value == nil || !(ref.Value.Nullable || ref.Value.Type != nil && ref.Value.Type.Includes("null")) {
+		return s
+	}
+	switch t := s["type"].(type) {
+	case string:
+		s["type"] = []string{t, "null"}
+	case []string:
+		s["type"] = append(t, "null")
+	}
+	return s
 }
 
 // inputSchema writes the slots as a JSON Schema object, properties in slot

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,4 +81,46 @@ func TestConvert(t *testing.T) {
 	if res, err := Convert([]byte(small), Options{Server: "https://api.example.com/v1"}); err != nil || len(res.Rows) != 5 {
 		t.Errorf("--server https://api.example.com/v1: %d rows, %v", len(res.Rows), err)
 	}
+}
+
+// An operation's first 2xx JSON object response is the row's output_schema:
+// top-level property types (null where the document allows it), required,
+// no enum or format; an array or text response, or one past the bounds,
+// declares none.
+func TestOutputSchema(t *testing.T) {
+	doc := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"https://api.example.com"}],
+"components":{"schemas":{"Temp":{"type":"object","required":["value"],"properties":{
+  "value":{"type":"number"},"unit":{"type":"string","enum":["C","F"]},"note":{"type":"string","nullable":true},
+  "tags":{"type":"array","items":{"type":"string","format":"uuid"}}}}}},
+"paths":{
+ "/temp":{"get":{"operationId":"getTemp","responses":{"201":{"description":"later","content":{"application/json":{"schema":{"type":"object","properties":{"x":{"type":"string"}}}}}},
+   "200":{"description":"ok","content":{"application/json; charset=utf-8":{"schema":{"$ref":"#/components/schemas/Temp"}}}}}}},
+ "/list":{"get":{"operationId":"list","responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"array","items":{"$ref":"#/components/schemas/Temp"}}}}}}}},
+ "/text":{"get":{"operationId":"text","responses":{"200":{"description":"ok","content":{"text/plain":{"schema":{"type":"string"}}}}}}},
+ "/wide":{"get":{"operationId":"wide","responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"object","properties":{` + wideProps(MaxOutputProperties+1) + `}}}}}}}}}}`
+	res, err := Convert([]byte(doc), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range res.Rows {
+		got[r.Key] = r.OutputSchema
+	}
+	want := `{"properties":{"note":{"type":["string","null"]},"tags":{"items":{"type":"string"},"type":"array"},"unit":{"type":"string"},"value":{"type":"number"}},"required":["value"],"type":"object"}`
+	if got["GET_TEMP"] != want {
+		t.Errorf("GET_TEMP output_schema\n%s\nwant\n%s", got["GET_TEMP"], want)
+	}
+	for _, k := range []string{"LIST", "TEXT", "WIDE"} {
+		if got[k] != "" {
+			t.Errorf("%s: output_schema %.100s", k, got[k])
+		}
+	}
+}
+
+func wideProps(n int) string {
+	p := make([]string, n)
+	for i := range p {
+		p[i] = fmt.Sprintf(`"p%d":{"type":"string"}`, i)
+	}
+	return strings.Join(p, ",")
 }

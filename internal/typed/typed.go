@@ -71,27 +71,33 @@ func mustLRU(n int) *lru.Cache[string, *Schema] {
 	return c
 }
 
-// Compile compiles a schema (cached by its text, at most MaxCached).
-func Compile(text string) (*Schema, error) {
+// Compile compiles an input_schema (cached by its text, at most MaxCached).
+func Compile(text string) (*Schema, error) { return compile(text, "input_schema") }
+
+// CompileOutput compiles a row's output_schema (the same cache; its errors
+// name output_schema). Validate checks a result against it.
+func CompileOutput(text string) (*Schema, error) { return compile(text, "output_schema") }
+
+func compile(text, column string) (*Schema, error) {
 	if s, ok := cache.Get(text); ok {
 		return s, nil
 	}
 	var doc any
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
-		return nil, fmt.Errorf("input_schema is not JSON: %v", err)
+		return nil, fmt.Errorf("%s is not JSON: %v", column, err)
 	}
 	if err := checkMeta(doc); err != nil {
-		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %s", err)
+		return nil, fmt.Errorf("%s is not a valid JSON Schema: %s", column, err)
 	}
 	var js jsonschema.Schema
 	if err := json.Unmarshal([]byte(text), &js); err != nil {
-		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %v", err)
+		return nil, fmt.Errorf("%s is not a valid JSON Schema: %v", column, err)
 	}
 	compiled, err := js.Resolve(nil)
 	if err != nil { // what the meta-schema cannot say: a pattern Go's regexp cannot compile, a $ref to nowhere
-		return nil, fmt.Errorf("input_schema is not a valid JSON Schema: %s", strings.TrimPrefix(err.Error(), "jsonschema.Schema: <anonymous schema>: "))
+		return nil, fmt.Errorf("%s is not a valid JSON Schema: %s", column, strings.TrimPrefix(err.Error(), "jsonschema.Schema: <anonymous schema>: "))
 	}
-	props, object, err := properties(text)
+	props, object, err := properties(text, column)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +113,19 @@ func (s *Schema) Check(args []string) error {
 	// numbers as float64, objects as map[string]any.
 	var inst any
 	json.Unmarshal(s.Arguments(args), &inst)
+	if err := s.compiled.Validate(inst); err != nil {
+		return errors.New(flatten(err))
+	}
+	return nil
+}
+
+// Validate checks a JSON value (a result read as JSON) against the schema;
+// the error is the validator's first failure, one line, as Check's.
+func (s *Schema) Validate(value json.RawMessage) error {
+	var inst any
+	if err := json.Unmarshal(value, &inst); err != nil {
+		return fmt.Errorf("at /: not JSON: %v", err)
+	}
 	if err := s.compiled.Validate(inst); err != nil {
 		return errors.New(flatten(err))
 	}
@@ -169,10 +188,10 @@ func (p property) convert(v string) any {
 // properties reads the top-level "properties" keys in declared order, with
 // their "type" (a string or a list), and whether the schema's own "type" is
 // absent or "object".
-func properties(text string) ([]property, bool, error) {
+func properties(text, column string) ([]property, bool, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &top); err != nil {
-		return nil, false, fmt.Errorf("input_schema must be a JSON object: %v", err)
+		return nil, false, fmt.Errorf("%s must be a JSON object: %v", column, err)
 	}
 	typ, ok := top["type"]
 	object := !ok || string(bytes.TrimSpace(typ)) == `"object"`
@@ -182,7 +201,7 @@ func properties(text string) ([]property, bool, error) {
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return nil, false, fmt.Errorf("input_schema's properties must be an object")
+		return nil, false, fmt.Errorf("%s's properties must be an object", column)
 	}
 	var out []property
 	for d.More() {

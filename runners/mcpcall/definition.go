@@ -20,9 +20,15 @@ const (
 )
 
 // Fingerprint is "sha256:<hex>" over the tool's definition as the server
-// listed it: name, title, description, input schema and annotations.
+// listed it: name, title, description, input schema and annotations, and
+// its output schema when it has one (a tool without one keeps the
+// fingerprint it had before rows took output schemas).
 func Fingerprint(t *sdk.Tool) string {
-	b, _ := json.Marshal([]any{t.Name, t.Title, t.Description, t.InputSchema, t.Annotations})
+	def := []any{t.Name, t.Title, t.Description, t.InputSchema, t.Annotations}
+	if t.OutputSchema != nil {
+		def = append(def, t.OutputSchema)
+	}
+	b, _ := json.Marshal(def)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -49,6 +49,9 @@
 //
 // # Results
 //
+//	structuredContent, the row
+//	declaring output_schema    the structured content alone, as JSON (what the
+//	                           row's output_schema describes)
 //	only text blocks           the texts, joined by "\n"
 //	anything else              {"content":[…],"structuredContent":…} — MCP's own
 //	                           JSON for the content blocks (image and audio data

@@ -124,6 +124,9 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
+	if row.OutputSchema != "" { // its result is the tool's structuredContent (call)
+		ctx = context.WithValue(ctx, structuredKey{}, true)
+	}
 	if t.Stdio != "" {
 		if r.cfg.Stdio == nil {
 			return stdioUnavailable(t.Stdio, "call "+row.Key+" on the local host, or point the row at the server's streamable HTTP URL").Output()
@@ -163,7 +166,8 @@ func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, a
 		return rowcall.Output{}, err
 	}
 	out := rowcall.Output{Material: true, Secrets: secrets}
-	text, err := render(res)
+	structured, _ := ctx.Value(structuredKey{}).(bool)
+	text, err := render(res, structured)
 	switch {
 	case err != nil:
 		out.Fails(rowcall.Fail("mcp", "bad_answer", err.Error()))
@@ -177,8 +181,17 @@ func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, a
 	return out, nil
 }
 
-// render is a tool result as the row's output (the package doc's Results).
-func render(res *sdk.CallToolResult) (string, error) {
+// structuredKey marks a call of a row that declares output_schema: its
+// result is the tool's structuredContent alone.
+type structuredKey struct{}
+
+// render is a tool result as the row's output (the package doc's Results);
+// structured renders a result's structuredContent alone.
+func render(res *sdk.CallToolResult, structured bool) (string, error) {
+	if structured && !res.IsError && res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		return string(b), err
+	}
 	texts := make([]string, 0, len(res.Content))
 	for _, c := range res.Content {
 		t, ok := c.(*sdk.TextContent)

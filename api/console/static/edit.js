@@ -21,6 +21,7 @@ export const FIELDS = [
   ['includes', 'text', 'agent rows: the keys of rows whose text is sent with the prompt (comma-separated).'],
   ['runner', 'text', 'Override the runner (empty: the type\'s own).'],
   ['input_schema', 'textarea', 'A JSON Schema (2020-12) object: typed calls, arguments checked before anything runs. Required for sensitive rows.'],
+  ['output_schema', 'textarea', 'A JSON Schema object of type "object" that the result, read as JSON, conforms to: MCP clients get it as the tool\'s outputSchema and the parsed result as structuredContent. Empty when the result is text.'],
   ['examples', 'textarea', 'A JSON array of example bodies, e.g. ["37.77|-122.42"].'],
   ['seq', 'number', 'Pins the row ahead of the rest of the list (lower first); empty for none.'],
   ['planner_rank', 'number', 'Planner hint: lower ranks are offered first.'],
@@ -30,7 +31,7 @@ export const FIELDS = [
 ];
 
 const EMPTY = { type: 'http', target: '', content: '', auth: '', category: '', allowed_categories: '', includes: '', runner: '',
-  input_schema: '', examples: '', seq: null, planner_rank: 100, enabled: 1, planner_visible: 1, sensitive: 0 };
+  input_schema: '', output_schema: '', examples: '', seq: null, planner_rank: 100, enabled: 1, planner_visible: 1, sensitive: 0 };
 
 // fieldOf names the field a refusal is about.
 export function fieldOf(body) {
