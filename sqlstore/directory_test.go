@@ -264,3 +264,30 @@ func TestSearchManyTerms(t *testing.T) {
 		t.Fatalf("3,001 distinct words: %d hits, %v", len(hits), err)
 	}
 }
+
+// TestSearchSplitsClosedCompound: a word written closed ("uppercase") finds a
+// row that writes it open ("upper case"), and not a row holding one half alone.
+func TestSearchSplitsClosedCompound(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	var rows []rowcall.Row
+	for k, what := range map[string]string{"UPPER": "Its argument in upper case.", "CASES": "List the support cases.", "PAGE_UP": "Scroll one page up."} {
+		r := rowcall.NewRow(k, rowcall.TypeHTTP)
+		r.Target, r.Content = "GET http://127.0.0.1:1/", "# WHAT: "+what
+		rows = append(rows, r)
+	}
+	if err := s.Upsert(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(ctx, "uppercase", rowcall.SearchFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, h := range hits {
+		keys = append(keys, h.Row.Key)
+	}
+	if strings.Join(keys, " ") != "UPPER" {
+		t.Errorf("uppercase: hits %v, want only UPPER", keys)
+	}
+}

@@ -121,13 +121,17 @@ func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
 	if total <= matchBudget {
 		return terms, nil
 	}
-	order := make([]int, len(terms)) // commonest first
-	for i := range order {
-		order[i] = i
+	order := []int{} // commonest first; a term matching nothing costs nothing and is left out
+	drop := map[int]bool{}
+	for i := range terms {
+		if n[i] == 0 {
+			drop[i] = true
+		} else {
+			order = append(order, i)
+		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return n[b] - n[a] })
-	drop := map[int]bool{}
-	for _, i := range order[:len(order)-1] {
+	for _, i := range order[:max(len(order)-1, 0)] {
 		if total <= matchBudget {
 			break
 		}
@@ -145,7 +149,8 @@ func (s *Store) budget(ctx context.Context, terms []string) ([]string, error) {
 // matchTerms turns plain words into FTS5 query terms (the search joins them
 // by OR): each word (letters and digits; stop words dropped) becomes a quoted
 // term — a prefix term from four letters on — widened with its synonyms
-// (exact terms). Nothing the caller types can be FTS5 syntax.
+// (exact terms) and, for a long word, its readings as two words (splits).
+// Nothing the caller types can be FTS5 syntax.
 func matchTerms(query string) []string {
 	var terms []string
 	seen := map[string]bool{}
@@ -162,6 +167,14 @@ func matchTerms(query string) []string {
 	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		add(w, true)
+		if !stop[w] {
+			for _, p := range splits(w) {
+				if !seen[p] {
+					seen[p] = true
+					terms = append(terms, p)
+				}
+			}
+		}
 		for _, s := range synonyms[w] {
 			add(s, false)
 		}
@@ -172,6 +185,22 @@ func matchTerms(query string) []string {
 		}
 	}
 	return terms
+}
+
+// splitMin is the shortest half splits makes of a closed compound.
+const splitMin = 4
+
+// splits is a closed compound's readings as two words ("uppercase": "upper
+// case", "uppe rcase"), each a quoted FTS5 phrase: it matches only a row
+// where the two words stand side by side, so a wrong reading matches
+// nothing. Only words of at least 2 × splitMin letters are split.
+func splits(w string) []string {
+	r := []rune(w)
+	var out []string
+	for i := splitMin; i <= len(r)-splitMin; i++ {
+		out = append(out, `"`+string(r[:i])+` `+string(r[i:])+`"`)
+	}
+	return out
 }
 
 var stop = func() map[string]bool {

@@ -252,7 +252,7 @@ func New(s Settings, p Platform) (*App, error) {
 	// Every ranking for plain words (ask, did_you_mean, MCP's
 	// search_capabilities) is the Ranker's: the directory's and the
 	// dispatcher's Search is it.
-	a.Ranker = &vectors.Ranker{Words: a.Store, Weight: vectors.Weight}
+	a.Ranker = &vectors.Ranker{Words: a.Store, Weight: vectors.Weight, Hub: vectors.Hub}
 	ranked := rankedStore{a.Store, a.Ranker}
 	a.Directory = directory.New(ranked, s.SecretsPrefix)
 	if p.Embedder != nil {

@@ -27,6 +27,7 @@ type set struct {
 	meta  []meta
 	pos   map[string]int
 	hashs [][32]byte
+	sum   []float64 // the vectors' sum, for Centroid
 }
 
 type meta struct {
@@ -58,6 +59,8 @@ func (m *Memory) Upsert(_ context.Context, model rowcall.EmbedModel, vs []rowcal
 		}
 		md := meta{category: v.Category, live: v.Enabled && v.Visible}
 		if i, ok := s.pos[v.Key]; ok {
+			s.add(s.vector(i), -1)
+			s.add(v.Values, 1)
 			s.codes.Set(i, v.Values)
 			s.meta[i], s.hashs[i] = md, v.TextHash
 			continue
@@ -65,6 +68,7 @@ func (m *Memory) Upsert(_ context.Context, model rowcall.EmbedModel, vs []rowcal
 		s.pos[v.Key] = len(s.keys)
 		s.keys = append(s.keys, v.Key)
 		s.codes.Append(v.Values)
+		s.add(v.Values, 1)
 		s.meta = append(s.meta, md)
 		s.hashs = append(s.hashs, v.TextHash)
 	}
@@ -85,6 +89,7 @@ func (m *Memory) Delete(_ context.Context, model rowcall.EmbedModel, keys []stri
 		if !ok {
 			continue
 		}
+		s.add(s.vector(i), -1)
 		last := len(s.keys) - 1
 		if i != last {
 			s.keys[i], s.meta[i], s.hashs[i] = s.keys[last], s.meta[last], s.hashs[last]
@@ -211,4 +216,32 @@ func Top(scores []float32, k int, ok func(i int) bool, before func(i, j int) boo
 		}
 	}
 	return best
+}
+
+// Centroid returns the normalised mean of model's vectors, nil when it has
+// none: the direction every row shares (Ranker.Hub). It is kept as a running
+// sum, so asking costs one pass over a vector.
+func (m *Memory) Centroid(model rowcall.EmbedModel) []float32 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s := m.set(model, false)
+	if s == nil || len(s.keys) == 0 {
+		return nil
+	}
+	c := make([]float32, s.dim)
+	for j, x := range s.sum {
+		c[j] = float32(x)
+	}
+	normalise(c)
+	return c
+}
+
+// add adds sign × v to the set's running sum.
+func (s *set) add(v []float32, sign float64) {
+	if s.sum == nil {
+		s.sum = make([]float64, s.dim)
+	}
+	for j, x := range v {
+		s.sum[j] += sign * float64(x)
+	}
 }

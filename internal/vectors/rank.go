@@ -26,10 +26,20 @@ const (
 	// words alone.
 	Floor      = 0.75
 	WordsFloor = 0.45
+	// NearKeep is how many of the best hits a search with SearchFilter.Near
+	// keeps whatever their scores: the ranking is seldom confident enough
+	// against its second and third hits to leave them out (docs/RATIONALE.md,
+	// "Why does ask keep its best three?").
+	NearKeep = 3
+	// Hub is how much of a row's likeness to the directory's centroid the
+	// hosts take off its cosine: none; it was measured on every dev set and
+	// lost on two test halves (docs/RATIONALE.md, "Why is a row's likeness to
+	// every row not taken off its cosine?"; docs/benchmarks.md, "Ask").
+	Hub = 0
 )
 
-// near is hits without those scoring under floor × the best score (the best
-// is always kept; the order is kept).
+// near is hits without those after the best NearKeep that score under floor
+// × the best score (the order is kept).
 func near(hits []rowcall.Hit, floor float64) []rowcall.Hit {
 	best := 0.0
 	for _, h := range hits {
@@ -39,8 +49,8 @@ func near(hits []rowcall.Hit, floor float64) []rowcall.Hit {
 		return hits
 	}
 	out := hits[:0:0]
-	for _, h := range hits {
-		if h.Score >= floor*best {
+	for i, h := range hits {
+		if i < NearKeep || h.Score >= floor*best {
 			out = append(out, h)
 		}
 	}
@@ -76,6 +86,7 @@ type Ranker struct {
 	Reranker rowcall.Reranker    // nil: no rerank
 	Weight   float64             // the words' share, 0 to 1 (the hosts': Weight)
 	K        int                 // candidates from each side; K when 0
+	Hub      float64             // the share of a row's likeness to the directory's centroid taken off its cosine, when Index is a Centroider (the hosts': Hub); 0 none
 }
 
 func (r *Ranker) k() int {
@@ -178,6 +189,11 @@ func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilt
 		return nearest{err: errors.New("vectors: the embedder returned no vector for the query")}
 	}
 	n.qv = qvs[0]
+	if c, ok := r.Index.(Centroider); ok && r.Hub > 0 {
+		if g := c.Centroid(r.Embedder.Model()); g != nil {
+			n.qv = unhub(n.qv, g, r.Hub)
+		}
+	}
 	n.hits, n.err = r.Index.Nearest(ctx, r.Embedder.Model(), n.qv, r.k(), rowcall.VectorFilter{All: f.All, Scope: f.Scope})
 	return n
 }

@@ -182,6 +182,9 @@ func (t *Table) Scores(ctx context.Context, m rowcall.EmbedModel, q []float32, k
 	return t.mem.Scores(ctx, m, q, keys)
 }
 
+// Centroid implements Centroider: the mean of the vectors loaded.
+func (t *Table) Centroid(m rowcall.EmbedModel) []float32 { return t.mem.Centroid(m) }
+
 // Hashes implements Hasher: the text hash of each key's stored vector.
 func (t *Table) Hashes(ctx context.Context, m rowcall.EmbedModel, keys []string) (map[string][32]byte, error) {
 	if err := t.Sync(ctx, m); err != nil {

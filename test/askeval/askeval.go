@@ -52,9 +52,12 @@ type Intent struct {
 }
 
 // Targets returns the hand-written target rows, in file order.
-func Targets() []rowcall.Row {
+func Targets() []rowcall.Row { return readTargets(targetsJSONL) }
+
+// readTargets reads target rows, one JSON object a line.
+func readTargets(data []byte) []rowcall.Row {
 	var out []rowcall.Row
-	mustEachLine(targetsJSONL, func(line []byte) error {
+	mustEachLine(data, func(line []byte) error {
 		var t struct {
 			Key, Type, Category, Target, Content string
 		}
@@ -70,9 +73,12 @@ func Targets() []rowcall.Row {
 }
 
 // Intents returns every intent, in file order.
-func Intents() []Intent {
+func Intents() []Intent { return readIntents(intentsJSONL) }
+
+// readIntents reads intents, one JSON object a line.
+func readIntents(data []byte) []Intent {
 	var out []Intent
-	mustEachLine(intentsJSONL, func(line []byte) error {
+	mustEachLine(data, func(line []byte) error {
 		var in Intent
 		if err := json.Unmarshal(line, &in); err != nil {
 			return err

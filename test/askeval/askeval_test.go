@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/kljensen/snowball/english"
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
@@ -62,7 +63,7 @@ type porterIndex struct {
 	ids map[string]int
 }
 
-func newPorterIndex(t *testing.T) *porterIndex {
+func newPorterIndex(t *testing.T, rows []rowcall.Row) *porterIndex {
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "porter.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func newPorterIndex(t *testing.T) *porterIndex {
 		t.Fatal(err)
 	}
 	p := &porterIndex{db: db, ids: map[string]int{}}
-	for i, r := range Targets() {
+	for i, r := range rows {
 		p.ids[r.Key] = i + 1
 		if _, err := db.Exec(`INSERT INTO t (rowid, x) VALUES (?, ?)`, i+1, rowText(r.Key, r.Category, r.Content)); err != nil {
 			t.Fatal(err)
@@ -101,33 +102,40 @@ func (p *porterIndex) shared(t *testing.T, intent, key string) []string {
 	return out
 }
 
-// TestLabels proves every intent's kind: a "none" intent shares no word with
-// its row by either stemmer (snowball Porter2 here, FTS5's porter with ask's
-// prefix terms), a "shared" intent shares at least one by both.
+// TestLabels proves every intent's kind, in every set: a "none" intent
+// shares no word with its row by either stemmer (snowball Porter2 here, FTS5's
+// porter with ask's prefix terms), a "shared" intent shares at least one by
+// both.
 func TestLabels(t *testing.T) {
-	rows := map[string]string{}
-	for _, r := range Targets() {
-		rows[r.Key] = rowText(r.Key, r.Category, r.Content)
-	}
-	p := newPorterIndex(t)
-	for _, in := range Intents() {
-		text, ok := rows[in.Key]
-		if !ok {
-			t.Errorf("%q: target %s is not a target row", in.Text, in.Key)
-			continue
+	for _, name := range SetNames {
+		set, err := LoadSet(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		sb, fts := snowballShared(in.Text, text), p.shared(t, in.Text, in.Key)
-		switch in.Kind {
-		case None:
-			if len(sb)+len(fts) > 0 {
-				t.Errorf("none intent %q shares %v (snowball) %v (porter) with %s", in.Text, sb, fts, in.Key)
+		rows := map[string]string{}
+		for _, r := range set.Targets {
+			rows[r.Key] = rowText(r.Key, r.Category, r.Content)
+		}
+		p := newPorterIndex(t, set.Targets)
+		for _, in := range set.Intents {
+			text, ok := rows[in.Key]
+			if !ok {
+				t.Errorf("%s: %q: target %s is not a target row", name, in.Text, in.Key)
+				continue
 			}
-		case Shared:
-			if len(sb) == 0 || len(fts) == 0 {
-				t.Errorf("shared intent %q shares %v (snowball) %v (porter) with %s: needs a word by both", in.Text, sb, fts, in.Key)
+			sb, fts := snowballShared(in.Text, text), p.shared(t, in.Text, in.Key)
+			switch in.Kind {
+			case None:
+				if len(sb)+len(fts) > 0 {
+					t.Errorf("%s: none intent %q shares %v (snowball) %v (porter) with %s", name, in.Text, sb, fts, in.Key)
+				}
+			case Shared:
+				if len(sb) == 0 || len(fts) == 0 {
+					t.Errorf("%s: shared intent %q shares %v (snowball) %v (porter) with %s: needs a word by both", name, in.Text, sb, fts, in.Key)
+				}
+			default:
+				t.Errorf("%s: %q: kind %q is neither shared nor none", name, in.Text, in.Kind)
 			}
-		default:
-			t.Errorf("%q: kind %q is neither shared nor none", in.Text, in.Kind)
 		}
 	}
 }
@@ -281,5 +289,38 @@ func TestWordSearch(t *testing.T) {
 	}
 	if results[0].Rank != 1 {
 		t.Errorf("%q ranks STRIPE_REFUND_CHARGE at %d, want 1", q, results[0].Rank)
+	}
+}
+
+// TestSetSplits holds every set's splits to half each within each kind (within
+// one), every intent once, and every target named by at least one intent
+// (the mcp set: by two).
+func TestSetSplits(t *testing.T) {
+	for _, name := range SetNames {
+		set, err := LoadSet(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tally, texts, per := map[string]int{}, map[string]bool{}, map[string]int{}
+		for _, in := range set.Intents {
+			if texts[in.Text] {
+				t.Errorf("%s: intent %q appears twice", name, in.Text)
+			}
+			texts[in.Text] = true
+			tally[in.Kind+"/"+in.Split]++
+			per[in.Key]++
+		}
+		for _, k := range []string{Shared, None} {
+			if a, b := tally[k+"/"+Tune], tally[k+"/"+Test]; a-b > 1 || b-a > 1 || a+b == 0 {
+				t.Errorf("%s: %s intents: %d tune, %d test; want half each", name, k, a, b)
+			}
+		}
+		if name == "mcp" {
+			for _, r := range set.Targets {
+				if per[r.Key] != 2 {
+					t.Errorf("mcp: tool %s has %d intents, want 2", r.Key, per[r.Key])
+				}
+			}
+		}
 	}
 }

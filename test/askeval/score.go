@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/migrations"
 	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
@@ -24,13 +25,24 @@ type Ranker interface {
 	Rank(ctx context.Context, query string) ([]string, error)
 }
 
-// WordSearch is today's ask: Store.Search with the filter ask uses for the
-// owner (no token scope, enabled and planner-visible rows only).
-type WordSearch struct{ Store *sqlstore.Store }
+// WordSearch is today's ask by words alone: Store.Search with the filter ask
+// uses for the owner (no token scope, enabled and planner-visible rows
+// only); with Near, the matches ask answers (vectors.Ranker's cut-off).
+type WordSearch struct {
+	Store *sqlstore.Store
+	Near  bool
+}
 
 // Rank implements Ranker.
 func (w WordSearch) Rank(ctx context.Context, query string) ([]string, error) {
-	hits, err := w.Store.Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
+	f := rowcall.SearchFilter{Limit: Depth, Near: w.Near}
+	var hits []rowcall.Hit
+	var err error
+	if w.Near {
+		hits, err = (&vectors.Ranker{Words: w.Store, Weight: vectors.Weight}).Search(ctx, query, f)
+	} else {
+		hits, err = w.Store.Search(ctx, query, f)
+	}
 	if err != nil {
 		return nil, err
 	}

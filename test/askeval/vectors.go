@@ -64,12 +64,14 @@ type Hybrid struct {
 	Index  *vectors.Memory
 	Weight float64 // the words' share, 0 to 1
 	K      int     // candidates from each side (word search gives at most 100)
+	Near   bool    // score the matches ask answers (SearchFilter.Near)
+	Hub    float64 // vectors.Ranker's Hub
 }
 
 // Ranker is h as the hosts' ranking; set its Reranker to score a rerank
 // of the best vectors.RerankDepth as the hosts run it.
 func (h Hybrid) Ranker() *vectors.Ranker {
-	return &vectors.Ranker{Words: h.Store, Embedder: asModel{h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K}
+	return &vectors.Ranker{Words: h.Store, Embedder: asModel{h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K, Hub: h.Hub}
 }
 
 // asModel is an Embedder as the rowcall.Embedder of the dev set's vectors
@@ -87,7 +89,7 @@ func (e asModel) Embed(ctx context.Context, texts []string) ([][]float32, error)
 
 // Rank implements Ranker.
 func (h Hybrid) Rank(ctx context.Context, query string) ([]string, error) {
-	hits, err := h.Ranker().Search(ctx, query, rowcall.SearchFilter{Limit: Depth})
+	hits, err := h.Ranker().Search(ctx, query, rowcall.SearchFilter{Limit: Depth, Near: h.Near})
 	var keys []string
 	for _, hit := range hits {
 		keys = append(keys, hit.Row.Key)

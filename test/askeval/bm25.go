@@ -1,0 +1,99 @@
+package askeval
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+	"github.com/rowcall/rowcall"
+)
+
+// BM25 is plain Okapi BM25 (k1 1.2, b 0.75) over each row's key words,
+// category and content as one field, snowball-stemmed, with none of ask's
+// column weights, prefix terms or synonyms: the baseline a ranking must beat.
+type BM25 struct {
+	keys  []string
+	terms []map[string]int // per row: stem → count
+	lens  []float64
+	avg   float64
+	df    map[string]int
+}
+
+// NewBM25 indexes rows.
+func NewBM25(rows []rowcall.Row) *BM25 {
+	b := &BM25{df: map[string]int{}}
+	total := 0.0
+	for _, r := range rows {
+		tf := map[string]int{}
+		n := 0
+		for _, s := range stems(strings.ReplaceAll(r.Key, "_", " ") + " " + r.Category + " " + r.Content) {
+			tf[s]++
+			n++
+		}
+		for s := range tf {
+			b.df[s]++
+		}
+		b.keys, b.terms, b.lens = append(b.keys, r.Key), append(b.terms, tf), append(b.lens, float64(n))
+		total += float64(n)
+	}
+	if len(rows) > 0 {
+		b.avg = total / float64(len(rows))
+	}
+	return b
+}
+
+// stems splits text into lower-case words of letters and digits and stems
+// each (snowball English).
+func stems(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		out = append(out, english.Stem(w, false))
+	}
+	return out
+}
+
+// Rank implements Ranker.
+func (b *BM25) Rank(_ context.Context, query string) ([]string, error) {
+	const k1, bb = 1.2, 0.75
+	q := stems(query)
+	slices.Sort(q)
+	q = slices.Compact(q)
+	n := float64(len(b.keys))
+	type scored struct {
+		i int
+		s float64
+	}
+	var hits []scored
+	for i, tf := range b.terms {
+		s := 0.0
+		for _, t := range q {
+			f := float64(tf[t])
+			if f == 0 {
+				continue
+			}
+			df := float64(b.df[t])
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			s += idf * f * (k1 + 1) / (f + k1*(1-bb+bb*b.lens[i]/b.avg))
+		}
+		if s > 0 {
+			hits = append(hits, scored{i, s})
+		}
+	}
+	slices.SortFunc(hits, func(x, y scored) int {
+		if x.s != y.s {
+			if x.s > y.s {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(b.keys[x.i], b.keys[y.i])
+	})
+	var keys []string
+	for _, h := range hits[:min(len(hits), Depth)] {
+		keys = append(keys, b.keys[h.i])
+	}
+	return keys, nil
+}
