@@ -3,6 +3,7 @@ package mcpcall
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -40,13 +42,15 @@ func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // bothWays calls each (tool, body) on server with the fast path and with
-// the SDK's CallTool and fails the test when an output differs.
-func bothWays(t *testing.T, client *http.Client, cfg Config, server string, rows map[string]*rowcall.Row, calls [][2]string) {
+// the SDK's CallTool and fails the test when an output differs; it returns
+// the outputs.
+func bothWays(t *testing.T, client *http.Client, cfg Config, server string, rows map[string]*rowcall.Row, calls [][2]string) []rowcall.Output {
 	t.Helper()
 	fast, slow := newRunner(client, cfg), newRunner(client, cfg)
 	slow.sdkOnly = true
 	defer fast.Close()
 	defer slow.Close()
+	var outs []rowcall.Output
 	for _, c := range calls {
 		row := rows[c[0]]
 		if row == nil {
@@ -57,7 +61,9 @@ func bothWays(t *testing.T, client *http.Client, cfg Config, server string, rows
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s %s(%s):\nfast %+v\nSDK  %+v", server, c[0], c[1], a, b)
 		}
+		outs = append(outs, a)
 	}
+	return outs
 }
 
 // The fast path answers every tool of the fault server as the SDK's
@@ -137,4 +143,43 @@ func TestFastPathAnswersAsTheSDKOnEverything(t *testing.T) {
 		calls = append(calls, [2]string{name, bodies[name]})
 	}
 	bothWays(t, client, Config{}, url, rows, calls)
+}
+
+// A stream the server closes before the answer is resumed with
+// Last-Event-ID, and the server's requests during a call (ping, an
+// elicitation the runner does not support) are answered, as by the SDK.
+func TestFastPathResumesAndAnswersTheServer(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "polling", Version: "1"}, nil)
+	text := func(s string) *sdk.CallToolResult {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+	}
+	srv.AddTool(&sdk.Tool{Name: "polled", InputSchema: object}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		req.Extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+		time.Sleep(50 * time.Millisecond) // answer while the client is away: the event store keeps it
+		return text("after the stream closed"), nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "asks", InputSchema: object}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			return nil, err
+		}
+		_, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "name?", RequestedSchema: object})
+		return text(fmt.Sprint("pinged; elicitation: ", err)), nil
+	})
+	h := &counting{next: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)})}
+	var resumed atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			resumed.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer s.Close()
+	outs := bothWays(t, allowing(t, s), Config{}, s.URL, nil, [][2]string{{"polled", ""}, {"asks", ""}})
+	if outs[0].Result != "after the stream closed" || !strings.Contains(outs[1].Result, "pinged; elicitation: ") || !strings.Contains(outs[1].Result, "client does not support elicitation") {
+		t.Errorf("answers: %q, %q", outs[0].Result, outs[1].Result)
+	}
+	if h.fast.Load() != 2 || resumed.Load() != 2 {
+		t.Errorf("%d calls on the fast path (want 2), %d streams resumed (want 2: one each way)", h.fast.Load(), resumed.Load())
+	}
 }
