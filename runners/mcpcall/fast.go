@@ -92,15 +92,7 @@ const summary = `sending "tools/call"`
 
 // send posts the call and returns its response.
 func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMessage) (*jsonrpc.Response, error) {
-	if arguments == nil {
-		arguments = json.RawMessage("{}")
-	}
-	body, err := json.Marshal(struct {
-		JSONRPC string             `json:"jsonrpc"`
-		ID      int64              `json:"id"`
-		Method  string             `json:"method"`
-		Params  sdk.CallToolParams `json:"params"`
-	}{"2.0", f.id, "tools/call", sdk.CallToolParams{Name: tool, Arguments: arguments}})
+	body, err := callBody(f.id, tool, arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +125,32 @@ func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMess
 		resp.Body.Close()
 		return nil, fmt.Errorf("%s: unsupported content type %q", summary, ct)
 	}
+}
+
+// callBody is the request the SDK's CallTool encodes (the params' fields in
+// CallToolParams' order, the arguments compacted and HTML-escaped), written without
+// reflection.
+func callBody(id int64, tool string, arguments json.RawMessage) ([]byte, error) {
+	if len(arguments) == 0 {
+		arguments = json.RawMessage("{}")
+	}
+	name, err := json.Marshal(tool)
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(make([]byte, 0, 96+len(name)+len(arguments)))
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.WriteString(strconv.FormatInt(id, 10))
+	b.WriteString(`,"method":"tools/call","params":{"name":`)
+	b.Write(name)
+	b.WriteString(`,"arguments":`)
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, arguments); err != nil {
+		return nil, err
+	}
+	json.HTMLEscape(b, compact.Bytes()) // as json.Marshal writes a RawMessage
+	b.WriteString("}}")
+	return b.Bytes(), nil
 }
 
 // post sends one JSON-RPC message on the session.

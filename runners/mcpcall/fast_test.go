@@ -3,6 +3,7 @@ package mcpcall
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
@@ -182,4 +184,39 @@ func TestFastPathResumesAndAnswersTheServer(t *testing.T) {
 	if h.fast.Load() != 2 || resumed.Load() != 2 {
 		t.Errorf("%d calls on the fast path (want 2), %d streams resumed (want 2: one each way)", h.fast.Load(), resumed.Load())
 	}
+}
+
+// The fast path's request body is the bytes the SDK's CallTool encodes.
+func TestFastPathBodyIsTheSDKs(t *testing.T) {
+	for _, args := range []string{`{}`, `{"text":"a \"q\" <b>","n":7}`, "{ \"x\" : [1, 2]\n}", ``} {
+		got, err := callBody(fastIDBase+1, "to<o>l", json.RawMessage(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := json.RawMessage(args)
+		if args == "" {
+			a = json.RawMessage(`{}`)
+		}
+		want, _ := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: mustID(t, int64(fastIDBase+1)), Method: "tools/call",
+			Params: mustJSON(t, &sdk.CallToolParams{Name: "to<o>l", Arguments: a})})
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\nfast %s\nSDK  %s", args, got, want)
+		}
+	}
+}
+
+func mustID(t *testing.T, v int64) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(float64(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
