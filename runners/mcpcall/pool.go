@@ -47,6 +47,9 @@ type pool struct {
 type httpSession struct {
 	cs     *sdk.ClientSession
 	inject *inject
+	client *http.Client // the session's client: inject over the runner's transport
+	url    string
+	ids    atomic.Int64 // the fast path's request ids (fast.go)
 	last   time.Time
 }
 
@@ -173,7 +176,7 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 	if err != nil {
 		return &httpSession{inject: in}, err
 	}
-	return &httpSession{cs: cs, inject: in}, nil
+	return &httpSession{cs: cs, inject: in, client: &c, url: u.String()}, nil
 }
 
 // callHTTP calls the tool on the pooled session for the row's server and
@@ -181,7 +184,8 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 func (r *Runner) callHTTP(ctx context.Context, key string, t Target, auth string, env rowcall.Env, arguments json.RawMessage) rowcall.Output {
 	var out rowcall.Output
 	if fail := r.authorized(ctx, key, t.URL, auth, env, func(s *httpSession, secrets []string) (err error) {
-		out, err = r.call(ctx, s.cs, t.Tool, arguments, secrets)
+		res, err := r.callTool(ctx, s, t.Tool, arguments)
+		out, err = r.output(res, err, secrets)
 		return err
 	}); fail.Failed() {
 		return fail

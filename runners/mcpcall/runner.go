@@ -63,6 +63,7 @@ type Config struct {
 type Runner struct {
 	cfg       Config
 	pool      *pool
+	sdkOnly   bool     // every call through ClientSession.CallTool (fast.go)
 	endpoints sync.Map // server URL → the httpcall.TokenEndpoint its metadata names (discover.go)
 }
 
@@ -159,9 +160,8 @@ func toolArguments(inputSchema string, argv []string, body string) (json.RawMess
 	return json.RawMessage(b), nil
 }
 
-// call sends one tools/call on cs and renders its answer.
-func (r *Runner) call(ctx context.Context, cs *sdk.ClientSession, tool string, arguments json.RawMessage, secrets []string) (rowcall.Output, error) {
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: arguments})
+// output renders a tools/call's answer.
+func (r *Runner) output(res *sdk.CallToolResult, err error, secrets []string) (rowcall.Output, error) {
 	if err != nil {
 		return rowcall.Output{}, err
 	}

@@ -249,7 +249,8 @@ func (r *Runner) callStdio(ctx context.Context, t Target, arguments json.RawMess
 	if fail != nil {
 		return fail.Output()
 	}
-	out, err := r.call(ctx, cs, t.Tool, arguments, nil)
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.Tool, Arguments: arguments})
+	out, err := r.output(res, err, nil)
 	if err == nil {
 		r.cfg.Stdio.succeeded(t.Stdio)
 		return out
