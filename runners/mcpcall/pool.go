@@ -185,7 +185,7 @@ func (r *Runner) callHTTP(ctx context.Context, key string, t Target, auth string
 	var out rowcall.Output
 	if fail := r.authorized(ctx, key, t.URL, auth, env, func(s *httpSession, secrets []string) (err error) {
 		res, err := r.callTool(ctx, s, t.Tool, arguments)
-		out, err = r.output(res, err, secrets)
+		out, err = r.output(ctx, res, err, secrets)
 		return err
 	}); fail.Failed() {
 		return fail

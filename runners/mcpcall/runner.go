@@ -161,7 +161,7 @@ func toolArguments(inputSchema string, argv []string, body string) (json.RawMess
 }
 
 // output renders a tools/call's answer.
-func (r *Runner) output(res *sdk.CallToolResult, err error, secrets []string) (rowcall.Output, error) {
+func (r *Runner) output(ctx context.Context, res *sdk.CallToolResult, err error, secrets []string) (rowcall.Output, error) {
 	if err != nil {
 		return rowcall.Output{}, err
 	}

@@ -250,7 +250,7 @@ func (r *Runner) callStdio(ctx context.Context, t Target, arguments json.RawMess
 		return fail.Output()
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.Tool, Arguments: arguments})
-	out, err := r.output(res, err, nil)
+	out, err := r.output(ctx, res, err, nil)
 	if err == nil {
 		r.cfg.Stdio.succeeded(t.Stdio)
 		return out
