@@ -161,3 +161,14 @@ func page(w http.ResponseWriter, status int, title, body string) {
 	w.WriteHeader(status)
 	io.WriteString(w, `<!doctype html><meta charset="utf-8"><title>`+html.EscapeString(title)+` · rowcall</title>`+body)
 }
+
+// forgetConnections deletes every connection holder made.
+func (h *Handler) forgetConnections(r *http.Request, holder string) error {
+	list, err := h.cfg.Connect.Store.ListConnections(r.Context(), holder)
+	for _, c := range list {
+		if err == nil {
+			_, err = h.cfg.Connect.Store.DeleteConnection(r.Context(), holder, c.Provider)
+		}
+	}
+	return err
+}

@@ -277,4 +277,12 @@ func TestConnections(t *testing.T) {
 	expect(t, call(bob, false), 200, map[string]any{"result": "HTTP 200:you are bob"})
 	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/connections/idp?holder=" + bobID}), 200, map[string]any{"revoked": true})
 	required(call(bob, false))
+
+	// Revoking a token forgets the connections it made.
+	connectAs(t, required(call(alice, false)), "alice")
+	expect(t, call(alice, false), 200, map[string]any{"result": "HTTP 200:you are alice"})
+	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/tokens/" + aliceID}), 200, nil)
+	if all := h.do(t, req{Method: "GET", Path: "/api/connections"}); strings.Contains(string(all.Raw), aliceID) {
+		t.Fatalf("a revoked token's connection is kept: %s", all.Raw)
+	}
 }
