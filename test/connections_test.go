@@ -191,7 +191,13 @@ func TestConnections(t *testing.T) {
 	}
 
 	// Without a connection: the stable code and a link; nothing reached the upstream.
-	connectAs(t, required(call(alice, false)), "alice")
+	link := required(call(alice, false))
+	// A link is sealed: one altered by a byte is refused, and connects nothing.
+	forged := link[:len(link)-2] + map[bool]string{true: "AA", false: "BB"}[!strings.HasSuffix(link, "AA")]
+	if res, err := http.Get(forged); err != nil || res.StatusCode != 400 {
+		t.Fatalf("a forged link: %v %v", res, err)
+	}
+	connectAs(t, link, "alice")
 	connectAs(t, required(call(bob, false)), "bob")
 	if n := len(up.seen()); n != 0 {
 		t.Fatalf("the upstream was called %d times before any connection", n)
