@@ -11,7 +11,7 @@ CORE = . ./api ./sqlstore ./migrations ./internal/dispatch ./internal/args ./int
 # than node_modules: a current node_modules costs nothing.
 NODE_STAMP = node_modules/.package-lock.json
 
-.PHONY: run build test wasm-check vet deps mcp-client mcp-servers mcp-inspector mcp-conformance toolchains chromium
+.PHONY: run build test wasm-check vet deps mcp-client mcp-servers mcp-inspector mcp-conformance oidc-provider toolchains chromium
 
 run:
 	go run ./host serve
@@ -23,7 +23,7 @@ build:
 # test: every test, then the black-box suite once more on the host booted in
 # the test process (TestHosts/inprocess), under the race detector: about 35 s more with a warm
 # build cache, under 3 minutes cold (the race-built dependencies).
-test: vet wasm-check deps mcp-client mcp-servers mcp-inspector mcp-conformance toolchains use-lite chromium
+test: vet wasm-check deps mcp-client mcp-servers mcp-inspector mcp-conformance oidc-provider toolchains use-lite chromium
 	go test -count=1 -timeout 45m ./...
 	go test -race -count=1 -timeout 15m ./test -run 'TestHosts/inprocess'
 
@@ -67,10 +67,12 @@ $(NODE_STAMP): package.json package-lock.json
 #   mcp-conformance  the official MCP conformance suite and the Node 22 it needs (npm's node
 #                    package's per-platform binary, an optional dependency, so no install
 #                    script runs; test/mcp_conformance_test.go)
+#   oidc-provider    a real OpenID provider the connection tests sign in to (test/connections_test.go)
 mcp-client: test/mcpclient/node_modules/.package-lock.json
 mcp-servers: test/mcpservers/node_modules/.package-lock.json
 mcp-inspector: test/mcpinspector/node_modules/.package-lock.json
 mcp-conformance: test/conformance/node_modules/.package-lock.json
+oidc-provider: test/oidcprovider/node_modules/.package-lock.json
 
 test/%/node_modules/.package-lock.json: test/%/package.json test/%/package-lock.json | $(NODE_STAMP)
 	cd test/$* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error

@@ -18,12 +18,16 @@ import (
 // in headers: and oauth: specs ("$ROWCALL_OWNER_KE\u0059") are decoded before
 // any name is read, so a name means the same to the gate as to the injector.
 type Auth struct {
-	Kind    string            // "", "bearer", "basic", "headers", "query", "oauth"
-	Env     string            // bearer, basic, query: the variable's name
-	Param   string            // query: the parameter's name
-	Headers map[string]string // headers: header name → value template ($NAME read at call time)
-	OAuth   *OAuth            // oauth: the client-credentials request; each field a template
-	Vars    []string          // every variable the column reads, sorted, each once
+	Kind string // "", "bearer", "basic", "headers", "query", "oauth"
+	Env  string // bearer, basic, query: the variable's name
+	// Connection is, for bearer:connection:NAME, the operator's provider
+	// whose access token the caller connected (connection.go): the
+	// credential is the caller's own, never a variable's.
+	Connection string
+	Param      string            // query: the parameter's name
+	Headers    map[string]string // headers: header name → value template ($NAME read at call time)
+	OAuth      *OAuth            // oauth: the client-credentials request; each field a template
+	Vars       []string          // every variable the column reads, sorted, each once
 }
 
 // OAuth is the oauth:{…} object of an auth column. Every field may name
@@ -82,6 +86,13 @@ func ParseAuth(auth string) (Auth, error) {
 	}
 	switch a.Kind {
 	case "bearer", "basic":
+		if name, ok := strings.CutPrefix(rest, "connection:"); ok && a.Kind == "bearer" {
+			if !IsProviderName(name) {
+				return bad("connection %q is not a provider name ([a-z0-9_-], 1 to 64 characters)", name)
+			}
+			a.Connection = name
+			break
+		}
 		if !isVarName(rest) {
 			return bad("%q is not an environment variable name", rest)
 		}

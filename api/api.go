@@ -20,6 +20,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api/mcp"
+	"github.com/rowcall/rowcall/internal/connect"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/runners/fn/modules"
@@ -76,6 +77,9 @@ type Config struct {
 	// Fetch reads client ID metadata documents: the host's outbound client
 	// (nil: clients must register).
 	Fetch *http.Client
+	// Connect runs callers' connections to the operator's providers
+	// (connections.go); nil serves no connection endpoints.
+	Connect *connect.Service
 }
 
 // Handler serves the API.
@@ -158,6 +162,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
 	m.Handle("/mcp", h.mcp)
 	h.oauthRoutes(m)
+	h.connectionRoutes(m)
 	h.consoleRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",

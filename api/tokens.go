@@ -193,6 +193,12 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c Caller) 
 		writeError(w, r, err)
 		return
 	}
+	if h.cfg.Connect != nil { // its connections go with it (docs/security.md#connections)
+		if err := h.forgetConnections(r, t.ID); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"id", t.ID}, {"revoked_at", t.RevokedAt}})
 }
 

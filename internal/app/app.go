@@ -25,6 +25,7 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/api/mcp"
+	"github.com/rowcall/rowcall/internal/connect"
 	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/embed/openai"
@@ -193,7 +194,11 @@ type Platform struct {
 	// MCPStdio runs the operator's stdio MCP servers (nil: stdio rows are
 	// refused, as on the worker); MCPNoPool makes each MCP call its own
 	// session (mcpcall.Config.NoPool).
-	MCPStdio  *mcpcall.Stdio
+	MCPStdio *mcpcall.Stdio
+	// Connect, when the operator configured providers (ROWCALL_CONNECTIONS),
+	// holds them, the sealing keys and how to read client secrets; New
+	// gives it the store, the outbound client and the public base.
+	Connect   *connect.Service
 	MCPNoPool bool
 	// MCPToolsChanged is told each server that sent
 	// notifications/tools/list_changed on a pooled session
@@ -287,6 +292,15 @@ func New(s Settings, p Platform) (*App, error) {
 	// MCP rows are http rows with runner "mcp": same policy, same auth column.
 	a.mcp = mcpcall.New(mcpcall.Config{HTTP: httpRunner, Client: p.Client(policy, mcpcall.DefaultTimeout),
 		Stdio: p.MCPStdio, NoPool: p.MCPNoPool, OnToolsChanged: p.MCPToolsChanged})
+	if c := p.Connect; c != nil {
+		c.Store, c.Client, c.Now = a.Store, p.Client(policy, httpcall.DefaultTimeout), p.Now
+		c.Base = func(ctx context.Context) string {
+			if s.PublicURL != "" || p.SelfBase == nil {
+				return strings.TrimRight(s.PublicURL, "/")
+			}
+			return p.SelfBase(ctx)
+		}
+	}
 	a.Dispatcher = &dispatch.Dispatcher{
 		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
 		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn, Approvals: a.Store, ApprovalNotify: s.ApprovalNotify,
@@ -296,6 +310,9 @@ func New(s Settings, p Platform) (*App, error) {
 			rowcall.TypeFn:    wrap(p.Fn),
 			rowcall.TypeAgent: wrap(agent.New(models)),
 		},
+	}
+	if p.Connect != nil {
+		a.Dispatcher.Connect = p.Connect.Token
 	}
 	a.Directory.Subscribe(a.Dispatcher.Touch)
 	a.Receipts.OnIdle(a.Dispatcher.LookAhead) // a lone client's next call finds the event log looked at
@@ -315,7 +332,7 @@ func New(s Settings, p Platform) (*App, error) {
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
-		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout)}, a.Directory, a.Store, a.Dispatcher)
+		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

@@ -170,6 +170,8 @@ func authSummary(auth string) string {
 		return "unusable: " + err.Error()
 	case a.Env != "":
 		return "required: " + a.Kind + " from $" + a.Env
+	case a.Connection != "":
+		return "required: the caller's own " + a.Connection + " connection (bearer)"
 	}
 	return "required: " + a.Kind
 }

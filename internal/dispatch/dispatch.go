@@ -78,6 +78,12 @@ type Dispatcher struct {
 	// called, as the owner, for each new approval (body id|key|actor|why).
 	Approvals      Approvals
 	ApprovalNotify string
+	// Connect returns the access token of holder's connection to provider
+	// (internal/connect.Service.Token): a call's runners reach it through
+	// rowcall.ConnectorOf, bound to the calling credential (the token's id,
+	// or rowcall.OwnerHolder), so a connection serves only the credential
+	// that made it. nil: the host has no providers.
+	Connect func(ctx context.Context, holder, provider string) (string, *rowcall.Failure)
 
 	cache    cache     // rows and contracts, valid while the event log does not move
 	fresh    freshness // the last look at the event log
@@ -152,6 +158,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) 
 func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
 	c := &call{d: d, actor: req.Actor, token: req.Token, payer: req.payer(), trace: newID("t_", d.now(), 6), snapshot: snapshot, approval: req.Approval}
 	ctx = c.count(ctx, l.row.Type)
+	if d.Connect != nil {
+		holder := rowcall.OwnerHolder
+		if req.Token != nil {
+			holder = req.Token.ID
+		}
+		ctx = rowcall.WithConnector(ctx, func(ctx context.Context, provider string) (string, *rowcall.Failure) {
+			return d.Connect(ctx, holder, provider)
+		})
+	}
 	inv := &rowcall.Invocation{Row: &l.row, Body: req.Body, Shape: req.Shape, Trace: c.trace, Module: l.module}
 	out, ran, rc, stored, refused := c.run(ctx, inv, l, "", true)
 	if refused != nil {

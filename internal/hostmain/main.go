@@ -237,6 +237,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if p.MCPStdio, err = stdioServers(m.lookup); err != nil {
 		return err
 	}
+	if p.Connect, err = connections(m.lookup); err != nil {
+		return err
+	}
 	if p.MCPStdio != nil {
 		m.closers = append(m.closers, func() error { p.MCPStdio.Close(); return nil })
 	}

@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -38,6 +39,9 @@ func (s authSpec) apply(c *call, env rowcall.Env) {
 	switch s.Kind {
 	case "bearer", "basic":
 		v, ok := env.Lookup(s.Env)
+		if s.Connection != "" {
+			v, ok = c.connection, true
+		}
 		if !ok || v == "" {
 			return
 		}
@@ -80,6 +84,22 @@ func (s authSpec) apply(c *call, env rowcall.Env) {
 			c.credHeaders["Authorization"] = true
 		}
 	}
+}
+
+// connect reads the caller's access token for a bearer:connection:NAME
+// column into c (rowcall.ConnectorOf: the calling credential's connection,
+// refreshed when it expired); fail is the kind:key failure wrapping
+// ERR:auth:connection_required:NAME (and where to connect) when there is none.
+func (s authSpec) connect(ctx context.Context, c *call, kind, key string) *rowcall.Failure {
+	if s.Connection == "" {
+		return nil
+	}
+	tok, fail := rowcall.ConnectorOf(ctx)(ctx, s.Connection)
+	if fail != nil {
+		return rowcall.Fail(kind, key).Wrapping(fail)
+	}
+	c.connection = tok
+	return nil
 }
 
 func addQuery(q, pair string) string {

@@ -32,6 +32,10 @@ func ApplyAuth(req *http.Request, auth string, env rowcall.Env) (cred Credential
 		return cred, rowcall.Fail("auth", "unsupported", "oauth").
 			Because("only http rows run the client-credentials grant; give this row a bearer:, basic:, headers: or query: credential")
 	}
+	if spec.Connection != "" {
+		return cred, rowcall.Fail("auth", "unsupported", "connection").
+			Because("only http and mcp rows use a caller's connection; give this row a bearer:, basic:, headers: or query: credential")
+	}
 	if env == nil {
 		env = rowcall.EnvFunc(func(string) (string, bool) { return "", false })
 	}
@@ -102,6 +106,9 @@ func (r *Runner) Authorize(ctx context.Context, kind, key string, u *url.URL, au
 	}
 	cu := *u
 	c := &call{url: &cu, headers: http.Header{}, credHeaders: map[string]bool{}}
+	if fail := spec.connect(ctx, c, kind, key); fail != nil {
+		return Authorized{}, fail.Output()
+	}
 	spec.apply(c, env)
 	discover := c.oauth != nil && c.oauth.TokenURL == ""
 	if discover {

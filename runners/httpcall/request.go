@@ -24,6 +24,8 @@ type call struct {
 	body        string
 	secrets     []string     // every credential value read or obtained
 	oauth       *oauthClient // a client-credentials grant to run before sending
+	connection  string       // bearer:connection:NAME: the caller's access token ("" in shape mode)
+	provider    string       // bearer:connection:NAME: NAME, which a plan shows
 }
 
 // ParseTarget splits an http row's target "METHOD url" into an upper-cased
@@ -44,7 +46,7 @@ func ParseTarget(target string) (method, rawURL string, err error) {
 }
 
 // build renders the row into a call, or returns the failure that stops it.
-func (r *Runner) build(inv *rowcall.Invocation) (*call, *rowcall.Failure) {
+func (r *Runner) build(ctx context.Context, inv *rowcall.Invocation) (*call, *rowcall.Failure) {
 	row := inv.Row
 	method, tmpl, err := ParseTarget(row.Target)
 	if err != nil {
@@ -89,6 +91,12 @@ func (r *Runner) build(inv *rowcall.Invocation) (*call, *rowcall.Failure) {
 	if env == nil {
 		env = rowcall.EnvFunc(func(string) (string, bool) { return "", false })
 	}
+	c.provider = spec.Connection
+	if !inv.Shape { // a plan says which connection is used, and never reads it
+		if fail := spec.connect(ctx, c, "http", row.Key); fail != nil {
+			return nil, fail
+		}
+	}
 	spec.apply(c, env)
 	if c.planURL == "" {
 		c.planURL = c.url.String()
@@ -118,6 +126,9 @@ func (c *call) shape() rowcall.Output {
 		"url":     c.planURL,
 		"headers": headerMap(c.headers, c.credHeaders),
 		"body":    c.body,
+	}
+	if c.provider != "" {
+		plan["connection"] = c.provider // the caller's own credential at this provider, never its value
 	}
 	red := redact.Redact(plan, c.secrets).(map[string]any)
 	return rowcall.Output{

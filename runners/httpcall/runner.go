@@ -76,7 +76,7 @@ func (r *Runner) Run(ctx context.Context, inv *rowcall.Invocation) rowcall.Outpu
 	if inv == nil || inv.Row == nil {
 		return rowcall.Fail("http", "bad_target", "no row").Output()
 	}
-	c, fail := r.build(r.withSelf(ctx, inv))
+	c, fail := r.build(ctx, r.withSelf(ctx, inv))
 	if fail != nil {
 		return fail.Output()
 	}

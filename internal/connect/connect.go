@@ -1,0 +1,290 @@
+// Package connect lets each caller call upstreams with its own account: the
+// operator names providers (ReadConfig, the file ROWCALL_CONNECTIONS names)
+// and a sealing key (ParseKeys, ROWCALL_CONNECTIONS_KEY); a row's auth
+// bearer:connection:NAME then sends the calling credential's own access
+// token. A Service runs the authorization code flow with PKCE as the client
+// (Link, Begin, Finish), keeps the tokens sealed in the store, and hands them
+// to calls (Token), refreshing them when they expire.
+//
+//	svc := &connect.Service{Providers: cfg.Providers, Keys: keys, Store: store, Client: outbound, Secret: lookup, Base: base}
+//	dispatcher.Connect = svc.Token
+package connect
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/rowcall/rowcall"
+)
+
+// Service runs connections. Its fields are set before first use.
+type Service struct {
+	Providers map[string]*Provider
+	Keys      *Keyring
+	Store     rowcall.Connections
+	Client    *http.Client                     // reaches the providers (discovery, token requests): the outbound policy applies
+	Secret    func(name string) (string, bool) // reads a provider's client secret by its variable's name
+	Base      func(ctx context.Context) string // the host's public base URL: links and the redirect URI (Base + CallbackPath)
+	Now       func() time.Time                 // nil: time.Now
+
+	refresh   sync.Map // holder\x00provider → *sync.Mutex: one refresh at a time per connection in this process
+	endpoints sync.Map // provider → oauth2.Endpoint, from its discovery document
+}
+
+// CallbackPath is where providers send the caller back: register
+// PUBLIC_URL + CallbackPath as the client's redirect URI.
+const CallbackPath = "/connect/callback"
+
+// Life of what the flow hands around: a link to connect (in a
+// connection_required answer) and the state of one authorization request.
+const (
+	linkLife  = 15 * time.Minute
+	stateLife = 10 * time.Minute
+	// expiryMargin: a token this close to its expiry is refreshed before use.
+	expiryMargin = 5 * time.Second
+)
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Token is the access token of holder's connection to provider, refreshed
+// when it is about to expire; fail is ERR:auth:connection_required:<provider>
+// (or connection_expired when the provider refused to refresh it) with the
+// link that connects.
+func (s *Service) Token(ctx context.Context, holder, provider string) (string, *rowcall.Failure) {
+	p := s.Providers[provider]
+	if p == nil {
+		return "", rowcall.Fail("auth", "unknown_provider", provider).
+			Because("no provider of that name in this host's ROWCALL_CONNECTIONS; check the row's auth")
+	}
+	lock, _ := s.refresh.LoadOrStore(holder+"\x00"+provider, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
+	sc, err := s.Store.GetConnection(ctx, holder, provider)
+	if err != nil {
+		if rowcall.ErrorCode(err) == rowcall.ENotFound {
+			return "", s.needed(ctx, "connection_required", holder, provider, "this caller has not connected its "+provider+" account")
+		}
+		return "", rowcall.Fail("auth", "connection_store", provider).Because("the host could not read the connection; try again")
+	}
+	tok, err := s.open(sc)
+	if err != nil {
+		return "", s.needed(ctx, "connection_unreadable", holder, provider, "the stored connection cannot be opened ("+err.Error()+")")
+	}
+	if tok.Expiry.IsZero() || s.now().Add(expiryMargin).Before(tok.Expiry) {
+		return tok.AccessToken, nil
+	}
+	if tok.RefreshToken == "" {
+		return "", s.needed(ctx, "connection_expired", holder, provider, "the access token expired and the provider gave no refresh token")
+	}
+	cfg, err := s.config(ctx, provider)
+	if err == nil {
+		var fresh *oauth2.Token
+		if fresh, err = cfg.TokenSource(s.clientCtx(ctx), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil {
+			if err = s.put(ctx, holder, provider, fresh); err == nil {
+				return fresh.AccessToken, nil
+			}
+		}
+	}
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		return "", s.needed(ctx, "connection_expired", holder, provider, "the provider refused to refresh the token ("+re.ErrorCode+")")
+	}
+	return "", rowcall.Fail("auth", "connection_refresh", provider).Because("the provider could not be reached to refresh the token; try again")
+}
+
+// needed is the failure that sends the caller to connect: code, provider,
+// and why, with the link.
+func (s *Service) needed(ctx context.Context, code, holder, provider, why string) *rowcall.Failure {
+	return rowcall.Fail("auth", code, provider).Because(why + "; a person opens " + s.Link(ctx, holder, provider) +
+		" in a browser to connect it (the link works for " + linkLife.String() + "), then the call is made again")
+}
+
+// invitation is a sealed link's content, and an authorization request's state.
+type invitation struct {
+	Holder   string `json:"h"`
+	Provider string `json:"p"`
+	Expires  int64  `json:"e"`
+	Verifier string `json:"v,omitempty"`
+}
+
+// Link is the console page that connects holder to provider: its c
+// parameter is sealed, so nobody can make one for another holder.
+func (s *Service) Link(ctx context.Context, holder, provider string) string {
+	return s.Base(ctx) + "/connect?" + url.Values{"c": {s.seal(invitation{Holder: holder, Provider: provider, Expires: s.now().Add(linkLife).Unix()}, "link")}}.Encode()
+}
+
+// Invitation opens a Link's c parameter.
+func (s *Service) Invitation(c string) (holder, provider string, err error) {
+	inv, err := s.unseal(c, "link")
+	return inv.Holder, inv.Provider, err
+}
+
+// Begin is the provider's authorization URL for the invitation c, with a
+// fresh PKCE verifier sealed in its state.
+func (s *Service) Begin(ctx context.Context, c string) (string, error) {
+	inv, err := s.unseal(c, "link")
+	if err != nil {
+		return "", err
+	}
+	cfg, err := s.config(ctx, inv.Provider)
+	if err != nil {
+		return "", err
+	}
+	inv.Verifier, inv.Expires = oauth2.GenerateVerifier(), s.now().Add(stateLife).Unix()
+	return cfg.AuthCodeURL(s.seal(inv, "state"), oauth2.S256ChallengeOption(inv.Verifier)), nil
+}
+
+// Finish redeems the provider's code for the request whose state it sent
+// back, and stores the tokens sealed. It returns whose connection it made.
+func (s *Service) Finish(ctx context.Context, state, code string) (holder, provider string, err error) {
+	inv, err := s.unseal(state, "state")
+	if err != nil {
+		return "", "", err
+	}
+	cfg, err := s.config(ctx, inv.Provider)
+	if err != nil {
+		return "", "", err
+	}
+	tok, err := cfg.Exchange(s.clientCtx(ctx), code, oauth2.VerifierOption(inv.Verifier))
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return "", "", fmt.Errorf("the provider refused the code (%s)", re.ErrorCode)
+		}
+		return "", "", errors.New("the provider could not be reached to redeem the code")
+	}
+	return inv.Holder, inv.Provider, s.put(ctx, inv.Holder, inv.Provider, tok)
+}
+
+// put seals tok as holder's connection to provider.
+func (s *Service) put(ctx context.Context, holder, provider string, tok *oauth2.Token) error {
+	plain, _ := json.Marshal(tok)
+	kid, sealed := s.Keys.Seal(plain, "connection\x00"+holder+"\x00"+provider)
+	c := rowcall.SealedConnection{Connection: rowcall.Connection{Holder: holder, Provider: provider}, KeyID: kid, Sealed: sealed}
+	if !tok.Expiry.IsZero() {
+		c.ExpiresAt = tok.Expiry.UTC().Format(rowcall.Timestamp)
+	}
+	return s.Store.PutConnection(ctx, c)
+}
+
+// open decrypts a stored connection: the sealing is bound to its holder and
+// provider, so a row copied to another holder does not open.
+func (s *Service) open(sc rowcall.SealedConnection) (*oauth2.Token, error) {
+	plain, err := s.Keys.Open(sc.KeyID, sc.Sealed, "connection\x00"+sc.Holder+"\x00"+sc.Provider)
+	if err != nil {
+		return nil, err
+	}
+	var tok oauth2.Token
+	return &tok, json.Unmarshal(plain, &tok)
+}
+
+func (s *Service) seal(inv invitation, purpose string) string {
+	plain, _ := json.Marshal(inv)
+	kid, sealed := s.Keys.Seal(plain, purpose)
+	return kid + "." + base64.RawURLEncoding.EncodeToString(sealed)
+}
+
+func (s *Service) unseal(v, purpose string) (invitation, error) {
+	var inv invitation
+	kid, b64, _ := strings.Cut(v, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(b64)
+	if err == nil {
+		var plain []byte
+		if plain, err = s.Keys.Open(kid, raw, purpose); err == nil {
+			err = json.Unmarshal(plain, &inv)
+		}
+	}
+	switch {
+	case err != nil:
+		return inv, errors.New("the link is not one this host made")
+	case s.now().Unix() > inv.Expires:
+		return inv, errors.New("the link expired; make the call again for a new one")
+	case s.Providers[inv.Provider] == nil:
+		return inv, errors.New("the provider " + inv.Provider + " is no longer configured")
+	}
+	return inv, nil
+}
+
+func (s *Service) clientCtx(ctx context.Context) context.Context {
+	if s.Client == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, oauth2.HTTPClient, s.Client)
+}
+
+// config is provider's OAuth client, its endpoints read from its discovery
+// document on first use.
+func (s *Service) config(ctx context.Context, provider string) (*oauth2.Config, error) {
+	p := s.Providers[provider]
+	ep := oauth2.Endpoint{AuthURL: p.AuthURL, TokenURL: p.TokenURL, AuthStyle: oauth2.AuthStyleInHeader}
+	if p.AuthStyle == "body" {
+		ep.AuthStyle = oauth2.AuthStyleInParams
+	}
+	if ep.AuthURL == "" || ep.TokenURL == "" {
+		found, ok := s.endpoints.Load(provider)
+		if !ok {
+			d, err := s.discover(ctx, p.Discovery)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: discovery at %s: %w", provider, p.Discovery, err)
+			}
+			found, _ = s.endpoints.LoadOrStore(provider, d)
+		}
+		d := found.(oauth2.Endpoint)
+		if ep.AuthURL == "" {
+			ep.AuthURL = d.AuthURL
+		}
+		if ep.TokenURL == "" {
+			ep.TokenURL = d.TokenURL
+		}
+	}
+	cfg := &oauth2.Config{ClientID: p.ClientID, Endpoint: ep, Scopes: p.Scopes, RedirectURL: s.Base(ctx) + CallbackPath}
+	if p.ClientSecretEnv != "" {
+		cfg.ClientSecret, _ = s.Secret(p.ClientSecretEnv)
+	}
+	return cfg, nil
+}
+
+// maxDiscovery bounds a discovery document.
+const maxDiscovery = 1 << 20
+
+func (s *Service) discover(ctx context.Context, u string) (oauth2.Endpoint, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return oauth2.Endpoint{}, err
+	}
+	client := s.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return oauth2.Endpoint{}, errors.New("unreachable")
+	}
+	defer res.Body.Close()
+	var doc struct {
+		Auth  string `json:"authorization_endpoint"`
+		Token string `json:"token_endpoint"`
+	}
+	if res.StatusCode != http.StatusOK {
+		return oauth2.Endpoint{}, fmt.Errorf("answered %d", res.StatusCode)
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxDiscovery)).Decode(&doc); err != nil || doc.Auth == "" || doc.Token == "" {
+		return oauth2.Endpoint{}, errors.New("no authorization_endpoint and token_endpoint in the document")
+	}
+	return oauth2.Endpoint{AuthURL: doc.Auth, TokenURL: doc.Token}, nil
+}
