@@ -125,12 +125,7 @@ func oauthError(w http.ResponseWriter, status int, code, description, fix string
 // the client (its client or redirect_uri is not valid) with a page for the
 // person, never a redirect: a redirect there would be an open redirect.
 func showError(w http.ResponseWriter, status int, msg, fix string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	io.WriteString(w, `<!doctype html><meta charset="utf-8"><title>Sign-in refused · rowcall</title><h1>This sign-in request was refused</h1><p id="error">`+
+	page(w, status, "Sign-in refused", `<h1>This sign-in request was refused</h1><p id="error">`+
 		html.EscapeString(msg)+`</p><p>How to fix: `+html.EscapeString(fix)+`</p>`)
 }
 
