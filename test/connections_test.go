@@ -64,7 +64,7 @@ func newWhoami(t *testing.T, issuer string) *whoami {
 	w.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
-			http.Error(rw, "no bearer token", 401)
+			http.Error(rw, "no bearer token", http.StatusUnauthorized)
 			return
 		}
 		w.mu.Lock()
@@ -74,13 +74,13 @@ func newWhoami(t *testing.T, issuer string) *whoami {
 		ui.Header.Set("Authorization", "Bearer "+tok)
 		res, err := http.DefaultClient.Do(ui)
 		if err != nil {
-			http.Error(rw, err.Error(), 502)
+			http.Error(rw, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer res.Body.Close()
 		var claims struct{ Sub string }
 		if json.NewDecoder(res.Body).Decode(&claims); res.StatusCode != 200 || claims.Sub == "" {
-			http.Error(rw, "the provider does not know this token", 401)
+			http.Error(rw, "the provider does not know this token", http.StatusUnauthorized)
 			return
 		}
 		io.WriteString(rw, "you are "+claims.Sub)
