@@ -6,11 +6,12 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// TestNearKeepsBestThree: ask's cut-off keeps the best NearKeep hits however
-// far under the best they score, and drops later hits under floor × the best.
+// TestNearKeepsBestThree: ask's cut-off keeps the best NearKeep hits down to
+// KeepFloor × the best (C, far under it, is dropped), and drops later hits
+// under floor × the best.
 func TestNearKeepsBestThree(t *testing.T) {
 	var hits []rowcall.Hit
-	for i, s := range []float64{1, 0.2, 0.1, 0.9, 0.05} {
+	for i, s := range []float64{1, 0.6, 0.1, 0.9, 0.05} {
 		hits = append(hits, rowcall.Hit{Row: rowcall.Row{Key: string(rune('A' + i))}, Score: s})
 	}
 	got := near(hits, Floor)
@@ -18,8 +19,8 @@ func TestNearKeepsBestThree(t *testing.T) {
 	for _, h := range got {
 		keys += h.Row.Key
 	}
-	if keys != "ABCD" {
-		t.Errorf("near kept %q, want ABCD (the best three, then D at 0.9 of the best; E under %.2f)", keys, Floor)
+	if keys != "ABD" {
+		t.Errorf("near kept %q, want ABD (B at 0.6 of the best among the best three, D at 0.9; C under %.2f, E under %.2f)", keys, KeepFloor, Floor)
 	}
 }
 

@@ -31,6 +31,11 @@ const (
 	// against its second and third hits to leave them out (docs/RATIONALE.md,
 	// "Why does ask keep its best three?").
 	NearKeep = 3
+	// KeepFloor is the share of the best score the best NearKeep hits must
+	// reach to be kept under Floor: a hit far under the best is one the
+	// ranking is confident against (docs/RATIONALE.md, "Why does ask keep
+	// its best three?").
+	KeepFloor = 0.5
 	// Hub is how much of a row's likeness to the directory's centroid the
 	// hosts take off its cosine: none; it was measured on every dev set and
 	// lost on two test halves (docs/RATIONALE.md, "Why is a row's likeness to
@@ -38,8 +43,9 @@ const (
 	Hub = 0
 )
 
-// near is hits without those after the best NearKeep that score under floor
-// × the best score (the order is kept).
+// near is hits without those that score under floor × the best score,
+// except that the best NearKeep are kept down to KeepFloor × the best (the
+// order is kept).
 func near(hits []rowcall.Hit, floor float64) []rowcall.Hit {
 	best := 0.0
 	for _, h := range hits {
@@ -50,7 +56,7 @@ func near(hits []rowcall.Hit, floor float64) []rowcall.Hit {
 	}
 	out := hits[:0:0]
 	for i, h := range hits {
-		if i < NearKeep || h.Score >= floor*best {
+		if h.Score >= floor*best || (i < NearKeep && h.Score >= min(floor, KeepFloor)*best) {
 			out = append(out, h)
 		}
 	}
