@@ -155,7 +155,7 @@ func callBody(id int64, tool string, arguments json.RawMessage) ([]byte, error) 
 
 // post sends one JSON-RPC message on the session.
 func (f *fastCall) post(ctx context.Context, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, notListing{}, true), http.MethodPost, f.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

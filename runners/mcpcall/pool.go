@@ -242,6 +242,10 @@ func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*h
 	}
 }
 
+// notListing marks a request's context as one that is not a tools/list
+// (the fast path's messages), so inject does not read its body to find out.
+type notListing struct{}
+
 // inject puts the row's credential on requests to the server's origin, caps
 // every response body, and remembers a 401 or 403.
 type inject struct {
@@ -263,7 +267,7 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	listing := false
-	if req.Method == http.MethodPost && req.GetBody != nil {
+	if req.Method == http.MethodPost && req.GetBody != nil && req.Context().Value(notListing{}) == nil {
 		if b, err := req.GetBody(); err == nil {
 			sent, _ := io.ReadAll(io.LimitReader(b, 4096))
 			listing = gjson.GetBytes(sent, "method").String() == "tools/list"
