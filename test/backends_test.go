@@ -24,6 +24,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -98,9 +99,23 @@ func startEmbedded(t testing.TB, env []string) *target {
 	return &target{host: h, Name: "embedded", DB: h.db}
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback port that was free a moment ago, for a child
+// process to listen on. It is picked at random below the kernel's ephemeral
+// range (ip_local_port_range), where neither a listener on port 0 nor an
+// outgoing connection is ever given a port: a port from port 0 is handed out
+// again to the next of the many connections a busy test binary opens, and the
+// child then finds it taken. A pick can still meet another test binary's,
+// which is why the wrangler start retries (startWranglerDevWith).
 func freePort(t testing.TB) int {
 	t.Helper()
+	low := ephemeralLow()
+	for range 100 {
+		port := 10_000 + mrand.IntN(low-10_000)
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			ln.Close()
+			return port
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -109,10 +124,22 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// ephemeralLow is the lowest port the kernel hands out on its own (Linux's
+// default 32768 where the setting cannot be read).
+var ephemeralLow = sync.OnceValue(func() int {
+	b, _ := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	var low, high int
+	if n, _ := fmt.Sscan(string(b), &low, &high); n != 2 || low <= 11_000 {
+		return 32768
+	}
+	return low
+})
+
 // proc is a started process group, stopped (the whole group) at cleanup.
 type proc struct {
-	cmd *exec.Cmd
-	out *syncBuffer
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan struct{} // closed once the process has exited and been waited for
 }
 
 type syncBuffer struct {
@@ -142,11 +169,12 @@ func startProc(t testing.TB, dir string, env []string, name string, args ...stri
 	// Its own process group (stop ends the group); and should this test
 	// binary die without cleaning up (a -timeout panic), the child is told.
 	cmd.SysProcAttr = procAttr()
-	p := &proc{cmd: cmd, out: &syncBuffer{}}
+	p := &proc{cmd: cmd, out: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	go func() { cmd.Wait(); close(p.exited) }()
 	t.Cleanup(p.stop)
 	t.Cleanup(func() { // a failed test shows the end of what the process said (a 500's cause is in its log)
 		if t.Failed() {
@@ -159,21 +187,23 @@ func startProc(t testing.TB, dir string, env []string, name string, args ...stri
 }
 
 func (p *proc) stop() {
-	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
-		return
-	}
 	pgid := p.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
+	case <-p.exited:
+	default:
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.exited
+		}
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL) // children that outlived their parent
 }
+
+// wait waits until the process has exited (its group is not stopped).
+func (p *proc) wait() { <-p.exited }
 
 // waitHTTP polls url until it answers with any HTTP status (or the process
 // exits, or timeout passes) and returns how long that took.
@@ -182,8 +212,10 @@ func waitHTTP(t testing.TB, p *proc, url string, timeout time.Duration) time.Dur
 	start := time.Now()
 	client := &http.Client{Timeout: 5 * time.Second}
 	for time.Since(start) < timeout {
-		if p.cmd.ProcessState != nil {
-			break
+		select {
+		case <-p.exited:
+			t.Fatalf("%s: the process exited before it answered; its output:\n%s", url, p.out.String())
+		default:
 		}
 		res, err := client.Get(url)
 		if err == nil {
@@ -297,6 +329,22 @@ func startWranglerDev(t testing.TB, config, persist string, vars ...string) *wor
 // workers beside it in the same session (which its service bindings reach).
 func startWranglerDevWith(t testing.TB, configs []string, persist string, vars ...string) *workerProc {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		w, inUse := tryWranglerDev(t, configs, persist, vars...)
+		if w != nil {
+			return w
+		}
+		if !inUse || attempt == 3 {
+			t.Fatalf("wrangler dev did not get ready")
+		}
+		t.Logf("wrangler dev found its port taken (attempt %d); again on other ports", attempt)
+	}
+}
+
+// tryWranglerDev is one start of startWranglerDevWith on fresh ports: nil and
+// inUse when wrangler exited because one of them was taken meanwhile.
+func tryWranglerDev(t testing.TB, configs []string, persist string, vars ...string) (w *workerProc, inUse bool) {
+	t.Helper()
 	bin := tool(t, "wrangler")
 	port, inspector := freePort(t), freePort(t)
 	var args []string
@@ -312,14 +360,22 @@ func startWranglerDevWith(t testing.TB, configs []string, persist string, vars .
 	p := startProc(t, repoRoot, wranglerEnv, bin, args...)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for !strings.Contains(p.out.String(), "Ready on") {
-		if time.Since(start) > 90*time.Second || p.cmd.ProcessState != nil {
+		select {
+		case <-p.exited:
+			out := p.out.String()
+			if strings.Contains(out, "Address already in use") {
+				return nil, true
+			}
+			t.Fatalf("wrangler dev exited before it was ready; its output:\n%s", out)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Since(start) > 90*time.Second {
 			t.Fatalf("wrangler dev did not get ready; its output:\n%s", p.out.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	listening := time.Since(start)
 	first := waitHTTP(t, p, url+"/", 90*time.Second) // the first request compiles and starts the module
-	return &workerProc{URL: url, Persist: persist, Listening: listening, FirstAnswer: first, Ready: time.Since(start), proc: p}
+	return &workerProc{URL: url, Persist: persist, Listening: listening, FirstAnswer: first, Ready: time.Since(start), proc: p}, false
 }
 
 // randomKey returns n random bytes in base64.

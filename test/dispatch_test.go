@@ -2,6 +2,7 @@ package test
 
 import (
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -182,7 +183,13 @@ func TestCircuitBreaker(t *testing.T) {
 		_ = i
 	}
 	open := "ERR:breaker_open:DEAD_CRED — 8 consecutive auth failures; credential is dead until replaced."
-	expect(t, dispatchCall(t, h, "DEAD_CRED", ""), 200, map[string]any{"ok": false, "ran": false, "result": open})
+	if got := dispatchCall(t, h, "DEAD_CRED", ""); got.JSON["result"] != open {
+		var failures int
+		var opened sql.NullString
+		err := h.db(t).QueryRow(`SELECT failures, opened_at FROM breakers WHERE key = 'DEAD_CRED'`).Scan(&failures, &opened)
+		t.Fatalf("the call after 8 auth failures: %s, want %q; breakers table: failures=%d opened_at=%v (%v); host log:\n%s",
+			got.Raw, open, failures, opened, err, h.out.String())
+	}
 	if n := len(up.requests()); n != 8 {
 		t.Fatalf("upstream saw %d calls, want 8", n)
 	}

@@ -50,7 +50,7 @@ func TestSqldHostSurvivesIdleAndRestart(t *testing.T) {
 	// Restart sqld on the same address and database: the host's streams and
 	// TCP connections are gone, its batons unknown to the new server.
 	syscall.Kill(-sqld.cmd.Process.Pid, syscall.SIGKILL)
-	sqld.cmd.Wait()
+	sqld.wait()
 	startSqldAt(t, addr, dbPath)
 	for i := range 3 {
 		call(fmt.Sprint("after restart ", i))

@@ -385,10 +385,22 @@ func (d *Dispatcher) execute(ctx context.Context, inv *rowcall.Invocation, l loo
 	out := runner.Run(ctx, inv)
 	// Only an auth failure, or the first answer after one, writes breaker state.
 	if failed := out.Status == 401 || out.Status == 403; !inv.Shape && out.Status != 0 && (failed || l.failures > 0) {
-		d.Store.RecordAuth(context.WithoutCancel(ctx), row.Key, failed, d.now())
+		d.recordAuth(context.WithoutCancel(ctx), row.Key, failed)
 		d.Touch()
 	}
 	return out, true
+}
+
+// recordAuth feeds key's breaker. A write the database refuses for a moment
+// (a busy file under load) is tried again: a lost failure would let a dead
+// credential be sent upstream once more than the threshold allows.
+func (d *Dispatcher) recordAuth(ctx context.Context, key string, failed bool) {
+	for attempt, wait := 0, 5*time.Millisecond; attempt < 4; attempt, wait = attempt+1, wait*4 {
+		if d.Store.RecordAuth(ctx, key, failed, d.now()) == nil {
+			return
+		}
+		time.Sleep(wait)
+	}
 }
 
 // outcome is the receipt's short outcome: "ok", "refused:<reason>", or the
