@@ -185,7 +185,7 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"row tool, output not as declared", sid, call("41", `{"name":"TEMP_BADOUT","arguments":{"args":"1|2"}}`), v, true, ""},
 		{"row tool with output_schema, bad arguments", sid, call("42", `{"name":"TEMP_OUT","arguments":{"nope":1}}`), v, true, ""},
 		{"a call that waits for approval", sid, call("43", `{"name":"call_capability","arguments":{"key":"TEMP_APPR","args":"1|2"}}`), v, true, ""},
-		// The answers' forms: TestMCPApprovalForms.
+		// The answers' forms: suiteApprovalsElicit (test/).
 		{"a call that waits for approval, URL elicitation", urlSid, call("44", `{"name":"TEMP_APPR","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2025-11-25"}, true, ""},
 	}
 	// The newest protocol (stateless servers only): each request carries
