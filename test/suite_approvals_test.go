@@ -2,11 +2,15 @@ package test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -266,6 +270,137 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	}
 	if hits() != 5 { // alice, ivan, frank, hank, gina
 		t.Fatalf("%d upstream calls, want 5", hits())
+	}
+	suiteApprovalsElicit(t, tg, caller, hits)
+}
+
+// suiteApprovalsElicit: over MCP, a client that declared URL elicitation
+// gets the specification's form of a call waiting for approval: a
+// 2025-11-25 session the URLElicitationRequiredError naming the console's
+// page of the approval, then notifications/elicitation/complete once the
+// owner approved it; a 2026-07-28 client an input_required result, which the
+// Go SDK client fulfils (its handler approves, as the person would) and
+// retries. Each retried call runs exactly once, its receipt naming the
+// approval. The worker keeps no session, so a 2025-11-25 client's
+// capabilities are not known there: it gets the tool result's text.
+func suiteApprovalsElicit(t *testing.T, tg *target, caller string, hits func() int) {
+	h := tg.host
+	ctx := context.Background()
+	elicited := make(chan *sdk.ElicitParams, 4)
+	completed := make(chan string, 4)
+	reply := "accept"
+	connect := func(version string) *sdk.ClientSession {
+		client := sdk.NewClient(&sdk.Implementation{Name: "rowcall-test-elicit", Version: "1.0.0"}, &sdk.ClientOptions{
+			Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				elicited <- r.Params
+				if version == "" && reply == "accept" { // the person opens the page and approves
+					id := strings.TrimPrefix(r.Params.URL, h.URL+"/#/approvals/")
+					if got, err := h.send(req{Method: "POST", Path: "/api/approvals/" + id + "/approve"}); err != nil || got.Status != http.StatusOK {
+						return nil, fmt.Errorf("approving %s: %v %s", id, err, got.Raw)
+					}
+				}
+				return &sdk.ElicitResult{Action: reply}, nil
+			},
+			ElicitationCompleteHandler: func(_ context.Context, r *sdk.ElicitationCompleteNotificationRequest) {
+				completed <- r.Params.ElicitationID
+			},
+		})
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.URL + "/mcp",
+			HTTPClient: &http.Client{Transport: headerTransport{"Authorization", "Bearer " + caller}}, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("connect %q: %v", version, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	call := func(cs *sdk.ClientSession, who string) (*sdk.CallToolResult, error) {
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_capability", Arguments: map[string]any{"key": "S_APPR", "args": who}})
+	}
+	ranOn := func(res *sdk.CallToolResult, err error, id string) {
+		t.Helper()
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("the call once approved: %v %v", err, res)
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		inv, _ := sc["invocation_id"].(string)
+		if rc := confirmed(t, h, inv, "PROVEN_MATERIAL_RESULT"); rc["approval"] != id || rc["approver"] != "owner:terminal-key" || rc["outcome"] != "ok" {
+			t.Fatalf("the call's receipt %v", rc)
+		}
+	}
+	upstream := hits()
+
+	// 2025-11-25: the URL elicitation error, the completion, the retry.
+	s := connect("2025-11-25")
+	res, err := call(s, "jack")
+	if tg.Name == "worker" {
+		if err != nil || res.IsError || !strings.HasPrefix(res.Content[0].(*sdk.TextContent).Text, "approval_required:apr_") {
+			t.Fatalf("a 2025-11-25 call on the worker: %v %v", err, res)
+		}
+	} else {
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != sdk.CodeURLElicitationRequired {
+			t.Fatalf("a 2025-11-25 call waiting for approval: %v %v", err, res)
+		}
+		var data struct {
+			Elicitations []sdk.ElicitParams `json:"elicitations"`
+			ApprovalID   string             `json:"approval_id"`
+		}
+		if err := json.Unmarshal(rpc.Data, &data); err != nil || len(data.Elicitations) != 1 {
+			t.Fatalf("error data %s: %v", rpc.Data, err)
+		}
+		e, id := data.Elicitations[0], data.ApprovalID
+		if e.Mode != "url" || e.ElicitationID != id || e.URL != h.URL+"/#/approvals/"+id || !strings.HasPrefix(id, "apr_") || e.Message == "" {
+			t.Fatalf("elicitation %+v (approval %s)", e, id)
+		}
+		if hits() != upstream {
+			t.Fatal("a call waiting for approval reached the upstream")
+		}
+		expect(t, h.do(t, req{Method: "POST", Path: "/api/approvals/" + id + "/approve"}), 200, nil)
+		select {
+		case got := <-completed:
+			if got != id {
+				t.Fatalf("completion of %s, want %s", got, id)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no notifications/elicitation/complete within 20s of the approval")
+		}
+		res, err = call(s, "jack")
+		ranOn(res, err, id)
+		if hits() != upstream+1 {
+			t.Fatalf("%d upstream calls, want %d", hits(), upstream+1)
+		}
+		if _, err := call(s, "jack"); !errors.As(err, &rpc) || rpc.Code != sdk.CodeURLElicitationRequired { // used: a new request
+			t.Fatalf("the call again after its approval was used: %v", err)
+		}
+		upstream++
+	}
+	if hits() != upstream {
+		t.Fatalf("%d upstream calls, want %d", hits(), upstream)
+	}
+
+	// 2026-07-28: input_required, fulfilled by the client (approved), retried, run once.
+	n := connect("")
+	res, err = call(n, "kate")
+	var e *sdk.ElicitParams
+	select {
+	case e = <-elicited:
+	default:
+		t.Fatalf("no elicitation reached the client: %v %v", err, res)
+	}
+	id := strings.TrimPrefix(e.URL, h.URL+"/#/approvals/")
+	if e.Mode != "url" || !strings.HasPrefix(id, "apr_") || e.ElicitationID != "" {
+		t.Fatalf("elicitation %+v", e)
+	}
+	ranOn(res, err, id)
+	if hits() != upstream+1 {
+		t.Fatalf("%d upstream calls, want %d", hits(), upstream+1)
+	}
+	// Declined: the call did not run, and the result says where it is approved.
+	reply = "decline"
+	res, err = call(n, "lena")
+	if err != nil || res.IsError || !strings.HasPrefix(res.Content[0].(*sdk.TextContent).Text, "approval_pending:apr_") || hits() != upstream+1 {
+		t.Fatalf("a declined elicitation: %v %v (%d upstream calls)", err, res, hits())
 	}
 }
 

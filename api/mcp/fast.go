@@ -326,8 +326,14 @@ func plainPOST(r *http.Request, stateless bool) bool {
 // takes it; otherwise it leaves r, its body whole, for the SDK and returns
 // false.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session, id string, stateless bool) bool {
-	if h.slow.Load() || !plainPOST(r, stateless) || (!stateless && !st.initialized(id)) {
+	if h.slow.Load() || !plainPOST(r, stateless) {
 		return false
+	}
+	var params *sdk.InitializeParams // the session's client: its version and capabilities
+	if !stateless {
+		if params = st.initialized(id); params == nil {
+			return false
+		}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
 	rest := r.Body
@@ -366,6 +372,8 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 		return true
 	}
 	h.fast.Add(1)
+	asked := askedFast(call, r.Header.Get("MCP-Protocol-Version"), params)
+	ctx = withAsked(ctx, asked)
 	var events *progressStream
 	if token := call.meta.Get("progressToken"); token.Exists() && !stateless {
 		events = &progressStream{w: w, token: json.RawMessage(token.Raw)}
@@ -375,19 +383,18 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if !stateless {
 		st.finish(call.id)
 	}
-	if res.Content == nil {
-		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
-	}
 	var data []byte
-	if newer { // as the SDK annotates a result on the newest protocol: its serverInfo, resultType complete
-		if res.Meta == nil {
-			res.Meta = sdk.Meta{}
+	field := ",\"result\":"
+	switch {
+	case asked.err != nil: // URLElicitationRequiredError (approval.go), as the SDK writes a handler's error
+		field = ",\"error\":"
+		data, err = json.Marshal(asked.err)
+	case newer:
+		data, err = newerResult(res, h.implementation())
+	default:
+		if res.Content == nil {
+			res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
 		}
-		res.Meta[sdk.MetaKeyServerInfo] = h.implementation() // beside a row's own (CallMeta), as the SDK adds it
-		if data, err = res.MarshalJSON(); err == nil {
-			data = append(data[:len(data)-1], `,"resultType":"complete"}`...) // the field MarshalJSON writes last (no inputRequests here)
-		}
-	} else {
 		data, err = encodeResult(res)
 	}
 	if err != nil {
@@ -397,7 +404,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	b := make([]byte, 0, len(data)+len(call.id)+64)
 	b = append(b, "{\"jsonrpc\":\"2.0\",\"id\":"...)
 	b = append(b, call.id...)
-	b = append(b, ",\"result\":"...)
+	b = append(b, field...)
 	b = append(b, data...)
 	b = append(b, '}')
 	if events != nil {
@@ -409,6 +416,37 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	hd.Set("Content-Type", "application/json") // JSONResponse: the message alone
 	w.Write(b)                                 // the whole answer at once: one write, with a Content-Length
 	return true
+}
+
+// newerResult is res as the SDK writes a result on the newest protocol: the
+// server's info in its _meta (beside a row's own, CallMeta), then
+// resultType, complete or, when it asks for input (approval.go),
+// input_required followed by its inputRequests — the SDK's order
+// (CallToolResult.MarshalJSON), with content "null" as the SDK leaves it
+// on an input-required result.
+func newerResult(res *sdk.CallToolResult, server *sdk.Implementation) ([]byte, error) {
+	if res.Meta == nil {
+		res.Meta = sdk.Meta{}
+	}
+	res.Meta[sdk.MetaKeyServerInfo] = server
+	inputs := res.InputRequests
+	if inputs == nil && res.Content == nil {
+		res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
+	}
+	res.InputRequests = nil
+	data, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if inputs == nil {
+		return append(data[:len(data)-1], `,"resultType":"complete"}`...), nil // the field MarshalJSON writes last
+	}
+	ir, err := json.Marshal(inputs)
+	if err != nil {
+		return nil, err
+	}
+	data = append(data[:len(data)-1], `,"resultType":"input_required","inputRequests":`...)
+	return append(append(data, ir...), '}'), nil
 }
 
 // progressStream answers a call that asked for progress on a session: an
@@ -528,14 +566,17 @@ func (st *session) tool(name string) toolFunc {
 	return nil
 }
 
-// initialized reports whether the SDK holds the session id, initialized.
-func (st *session) initialized(id string) bool {
+// initialized returns the client's initialize of session id when the SDK
+// holds it, initialized (nil otherwise).
+func (st *session) initialized(id string) *sdk.InitializeParams {
 	for ss := range st.server.Sessions() {
-		if ss.ID() == id && ss.InitializeParams() != nil {
-			return true
+		if ss.ID() == id {
+			if p := ss.InitializeParams(); p != nil {
+				return p
+			}
 		}
 	}
-	return false
+	return nil
 }
 
 // start records a fast call in flight (false when its id already is).

@@ -52,7 +52,13 @@ func rawPostTo(t *testing.T, srv *httptest.Server, query, session, body string, 
 // initSession opens a session with raw requests; it returns its id.
 func initSession(t *testing.T, srv *httptest.Server, version string) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	return initSessionWith(t, srv, version, `{}`)
+}
+
+// initSessionWith opens a session of a client declaring capabilities caps.
+func initSessionWith(t *testing.T, srv *httptest.Server, version, caps string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`))
 	req.Header.Set("X-Terminal-Key", "owner")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -75,10 +81,12 @@ func initSession(t *testing.T, srv *httptest.Server, version string) string {
 // anonymous replaces what differs from call to call (the receipt's id and
 // the trace id) in an answer's body with placeholders.
 func anonymous(body string) string {
-	return traceID.ReplaceAllString(receiptID.ReplaceAllString(body, "INVOCATION"), `"trace":"TRACE"`)
+	body = approvalID.ReplaceAllString(receiptID.ReplaceAllString(body, "INVOCATION"), "APPROVAL")
+	return expiresAt.ReplaceAllString(traceID.ReplaceAllString(body, `"trace":"TRACE"`), `"expires_at":"EXPIRES"`)
 }
 
-var receiptID, traceID = regexp.MustCompile(`inv_[0-9a-z]+`), regexp.MustCompile(`"trace":"t_[0-9a-z]+"`)
+var receiptID, traceID, approvalID = regexp.MustCompile(`inv_[0-9a-z]+`), regexp.MustCompile(`"trace":"t_[0-9a-z]+"`), regexp.MustCompile(`apr_[0-9a-z]+`)
+var expiresAt = regexp.MustCompile(`"expires_at":"[^"]+"`)
 
 // Every request the fast path might see is sent twice, once with the fast
 // path off (the SDK answers) and once with it on, and the answers must be
@@ -95,7 +103,7 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 // a stateless one (the worker's), where the fast path takes call_capability
 // alone and a session id means nothing.
 func sameAnswers(t *testing.T, stateless bool) {
-	srv, store := newHandler(t, Config{Stateless: stateless})
+	srv, store := newHandler(t, Config{Stateless: stateless, Base: func(r *http.Request) string { return "http://" + r.Host }})
 	h := srv.Config.Handler.(*Handler)
 	// Rows that declare their output: one the upstream's answer conforms
 	// to, one it does not (output.go).
@@ -107,9 +115,16 @@ func sameAnswers(t *testing.T, stateless bool) {
 			t.Fatal(err)
 		}
 	}
-	sid := "ANY"
+	// A row that waits for a person's approval (approval.go).
+	appr := rowcall.NewRow("TEMP_APPR", rowcall.TypeHTTP)
+	appr.Target, appr.Content, appr.Approval = mustRow(t, store, "TEMP").Target, "# WHAT: Current temperature, approved", 1
+	if _, err := store.Create(context.Background(), appr); err != nil {
+		t.Fatal(err)
+	}
+	sid, urlSid := "ANY", "ANY"
 	if !stateless {
 		sid = initSession(t, srv, "2025-06-18")
+		urlSid = initSessionWith(t, srv, "2025-11-25", `{"elicitation":{"url":{}}}`)
 	}
 	v := map[string]string{"MCP-Protocol-Version": "2025-06-18"}
 	call := func(id, params string) string {
@@ -169,6 +184,9 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"row tool with output_schema", sid, call("40", `{"name":"TEMP_OUT","arguments":{"args":"1|2"}}`), v, true, ""},
 		{"row tool, output not as declared", sid, call("41", `{"name":"TEMP_BADOUT","arguments":{"args":"1|2"}}`), v, true, ""},
 		{"row tool with output_schema, bad arguments", sid, call("42", `{"name":"TEMP_OUT","arguments":{"nope":1}}`), v, true, ""},
+		{"a call that waits for approval", sid, call("43", `{"name":"call_capability","arguments":{"key":"TEMP_APPR","args":"1|2"}}`), v, true, ""},
+		// The answers' forms: suiteApprovalsElicit (test/).
+		{"a call that waits for approval, URL elicitation", urlSid, call("44", `{"name":"TEMP_APPR","arguments":{"args":"1|2"}}`), map[string]string{"MCP-Protocol-Version": "2025-11-25"}, true, ""},
 	}
 	// The newest protocol (stateless servers only): each request carries
 	// its version, client info and capabilities in _meta (as the Go SDK
@@ -210,6 +228,9 @@ func sameAnswers(t *testing.T, stateless bool) {
 		{"newest protocol, another Mcp-Name", perRequest("56", CallTool, capArgs, caps, info, version), newest("TEMP"), false},
 		{"newest protocol, another Mcp-Method", perRequest("57", CallTool, capArgs, caps, info, version), newest(CallTool, "Mcp-Method", "tools/list"), false},
 		{"newest protocol, no protocol header", perRequest("58", CallTool, capArgs, caps, info, version), map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": CallTool}, false},
+		{"newest protocol, a call that waits for approval", perRequest("59", CallTool, `{"args":"1|2","key":"TEMP_APPR"}`, caps, info, version), newest(CallTool), true},
+		{"newest protocol, a call that waits for approval, URL elicitation", perRequest("60", CallTool, `{"args":"1|2","key":"TEMP_APPR"}`,
+			`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}}}`, info, version), newest(CallTool), true},
 	} {
 		cases = append(cases, struct {
 			name, session, body string

@@ -31,10 +31,12 @@ type session struct {
 	ready   bool        // a GET stream is attached: list_changed reaches the client
 	missed  bool        // the list changed while no stream was attached
 
-	busy     int                           // POSTs being served
-	last     time.Time                     // when the last POST ended (or the session was built)
-	inflight map[string]context.CancelFunc // fast calls running, by request id (JSON)
-	watched  map[string]string             // contract resources subscribed to: URI → document last read
+	busy      int                           // POSTs being served
+	last      time.Time                     // when the last POST ended (or the session was built)
+	inflight  map[string]context.CancelFunc // fast calls running, by request id (JSON)
+	watched   map[string]string             // contract resources subscribed to: URI → document last read
+	awaited   map[string]bool               // approvals whose elicitation's completion the session is told (approval.go)
+	completed []string                      // approvals decided while no GET stream was attached: told when one attaches
 }
 
 // projection is a credential's rows listed as tools at one head of the
@@ -130,14 +132,21 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 func (st *session) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	args := req.Params.Arguments
 	ctx = withProgress(ctx, req) // flow steps and agent rounds report to a progressToken
+	a := askedOf(req)
+	ctx = withAsked(ctx, a)
+	var res *sdk.CallToolResult
 	switch name := req.Params.Name; name {
 	case SearchTool:
-		return st.search(ctx, args), nil
+		res = st.search(ctx, args)
 	case CallTool:
-		return st.callCapability(ctx, args), nil
+		res = st.callCapability(ctx, args)
 	default:
-		return st.callRow(ctx, name, args), nil
+		res = st.callRow(ctx, name, args)
 	}
+	if a.err != nil { // URLElicitationRequiredError (approval.go)
+		return nil, a.err
+	}
+	return res, nil
 }
 
 func (h *Handler) instructions() string {
@@ -242,12 +251,13 @@ func (st *session) listed(key string) bool {
 func (st *session) streamReady() {
 	st.mu.Lock()
 	st.ready = true
-	missed := st.missed
-	st.missed = false
+	missed, completed := st.missed, st.completed
+	st.missed, st.completed = false, nil
 	st.mu.Unlock()
 	if missed {
 		st.server.AddTool(searchTool, st.handler)
 	}
+	st.notifyComplete(completed...)
 }
 
 func (st *session) streamEnded() {

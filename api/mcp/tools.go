@@ -191,7 +191,7 @@ func (st *session) callRow(ctx context.Context, key string, args []byte) *sdk.Ca
 	} else {
 		res = st.dispatch(ctx, key, b)
 	}
-	if s, _, ok := outputOf(row); ok {
+	if s, _, ok := outputOf(row); ok && !waits(res) {
 		structure(res, s)
 	}
 	return res
@@ -300,9 +300,11 @@ func refusal(key string, err error) *sdk.CallToolResult {
 // and reports the result with its receipt.
 func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallToolResult {
 	c, receiptURL := st.current()
-	res, err := st.h.cfg.Dispatcher.Dispatch(ctx, dispatch.Request{Key: key, Body: body, Actor: c.Actor, Token: c.Token})
-	if rowcall.ErrorCode(err) == rowcall.EApprovalRequired {
-		return st.awaiting(err, key, receiptURL)
+	a, _ := ctx.Value(askedKey{}).(*asked)
+	named := st.retried(ctx, a)
+	res, err := st.h.cfg.Dispatcher.Dispatch(ctx, dispatch.Request{Key: key, Body: body, Actor: c.Actor, Token: c.Token, Approval: named})
+	if code := rowcall.ErrorCode(err); code == rowcall.EApprovalRequired || code == rowcall.EApprovalPending && named != "" {
+		return st.awaiting(a, err, key, receiptURL)
 	}
 	if err != nil {
 		sc := map[string]any{"ok": false, "ran": false, "key": key}
@@ -334,28 +336,6 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 		content = append(content, receiptText(rc.ID, receiptURL(rc.ID), rc.Outcome))
 	}
 	return &sdk.CallToolResult{IsError: !res.OK, Content: content, StructuredContent: sc}
-}
-
-// awaiting is the result of a call that waits for a person's approval: not
-// an error of the tool, a call that did not run yet. It says where the
-// approval is decided and that the same call, made again once approved,
-// runs once.
-func (st *session) awaiting(err error, key string, receiptURL func(string) string) *sdk.CallToolResult {
-	var e *rowcall.Error
-	errors.As(err, &e)
-	id, base := e.Args[0], st.base()
-	approve := base + "/#/approvals/" + id
-	text := e.Reason() + ": " + e.Message + ".\nA person approves or denies it at " + approve +
-		" (the API: " + base + "/api/approvals/" + id + "). Once it is approved, call " + key +
-		" again with the same arguments: it runs once on that approval."
-	sc := map[string]any{"ok": false, "ran": false, "key": key, "status": "approval_required", "approval_id": id,
-		"approve_url": approve, "approval_url": base + "/api/approvals/" + id, "expires_at": e.Extra["expires_at"]}
-	content := []sdk.Content{&sdk.TextContent{Text: text}}
-	if inv, _ := e.Extra["invocation_id"].(string); inv != "" {
-		sc["invocation_id"], sc["public_receipt"] = inv, receiptURL(inv)
-		content = append(content, receiptText(inv, receiptURL(inv), e.Reason()))
-	}
-	return &sdk.CallToolResult{Content: content, StructuredContent: sc}
 }
 
 // called is a call's structuredContent: the proof fields. Its fields are in
