@@ -4,7 +4,6 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -108,14 +107,7 @@ func parsePrivateKey(s string) (crypto.Signer, error) {
 func algFor(key crypto.Signer) string {
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
-		switch k.Curve {
-		case elliptic.P256():
-			return "ES256"
-		case elliptic.P384():
-			return "ES384"
-		case elliptic.P521():
-			return "ES512"
-		}
+		return map[string]string{"P-256": "ES256", "P-384": "ES384", "P-521": "ES512"}[k.Curve.Params().Name]
 	case *rsa.PrivateKey:
 		return "RS256"
 	case ed25519.PrivateKey:

@@ -215,4 +215,3 @@ func TestOAuthPrivateKeyFailures(t *testing.T) {
 		}
 	})
 }
-
