@@ -93,4 +93,3 @@ func TestOAuthPrivateKeyAtARealProvider(t *testing.T) {
 		}
 	}
 }
-
