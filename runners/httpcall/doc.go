@@ -45,7 +45,8 @@
 //	       "client_id":"$EXAMPLE_CLIENT_ID","client_secret":"$EXAMPLE_CLIENT_SECRET",
 //	       "scope":"read","audience":"https://api.example","auth_style":"basic"}
 //
-// token_url, client_id and client_secret are required (an MCP row may leave
+// token_url, client_id and client_secret (or private_key, below) are
+// required (an MCP row may leave
 // token_url out: runners/mcpcall discovers it from the server, and an http
 // row without it fails with ERR:http:<KEY>:ERR:auth:bad_spec); scope, audience and
 // auth_style are optional. Every field may name environment variables with
