@@ -46,10 +46,10 @@
 //	       "scope":"read","audience":"https://api.example","auth_style":"basic"}
 //
 // token_url, client_id and client_secret (or private_key, below) are
-// required (an MCP row may leave
-// token_url out: runners/mcpcall discovers it from the server, and an http
-// row without it fails with ERR:http:<KEY>:ERR:auth:bad_spec); scope, audience and
-// auth_style are optional. Every field may name environment variables with
+// required (an MCP row may leave token_url out: runners/mcpcall discovers it
+// from the server, and an http row without it fails with
+// ERR:http:<KEY>:ERR:auth:bad_spec); scope, audience and auth_style are
+// optional. Every field may name environment variables with
 // $NAME. The runner makes an RFC 6749 §4.4 client-credentials request, with
 // golang.org/x/oauth2/clientcredentials: a POST
 // of grant_type=client_credentials (plus scope and audience when set) to
