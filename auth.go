@@ -30,17 +30,35 @@ type Auth struct {
 	Vars       []string          // every variable the column reads, sorted, each once
 }
 
-// OAuth is the oauth:{…} object of an auth column. Every field may name
-// variables as $NAME. TokenURL may be empty on an MCP row: its runner then
-// discovers the token endpoint from the server (runners/mcpcall).
+// OAuth is the oauth:{…} object of an auth column. Every field but Alg and
+// AuthStyle may name variables as $NAME. TokenURL may be empty on an MCP row:
+// its runner then discovers the token endpoint from the server
+// (runners/mcpcall). The client authenticates with ClientSecret or, instead,
+// with a JWT it signs with PrivateKey (private_key_jwt, RFC 7523 §2.2):
+// PrivateKey is always one variable ("$NAME") holding the PEM key, never the
+// key itself, so a row's text never carries it.
 type OAuth struct {
 	TokenURL     string `json:"token_url"`
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
 	Scope        string `json:"scope"`
 	Audience     string `json:"audience"`
-	AuthStyle    string `json:"auth_style"` // "basic" (default) or "body"
+	AuthStyle    string `json:"auth_style"`  // "basic" (default) or "body"; with ClientSecret only
+	PrivateKey   string `json:"private_key"` // "$NAME": the variable holding a PEM private key (PKCS#8, SEC 1 or PKCS#1)
+	KeyID        string `json:"kid"`         // the assertion's kid header, when the server needs it
+	Alg          string `json:"alg"`         // the assertion's algorithm (AssertionAlgs); "" follows the key
+	// AssertionAudience is the assertion's aud; "" is the authorization
+	// server's issuer when discovered, else the token endpoint.
+	AssertionAudience string `json:"assertion_audience"`
 }
+
+// AssertionAlgs are the algorithms an oauth: column's alg may name.
+var AssertionAlgs = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
+
+// AuthKeyInRow is the code of an oauth: column whose private_key is not one
+// variable's name: the key itself would be stored in the row (CheckAuth
+// refuses it).
+const AuthKeyInRow = "auth_private_key_in_row"
 
 // AuthError is why an auth column cannot be used. Its Failure is what runners
 // report (ERR:auth:Code:Detail).
@@ -115,11 +133,14 @@ func ParseAuth(auth string) (Auth, error) {
 		}
 	case "oauth":
 		o, err := parseOAuth(rest)
+		if errors.Is(err, errKeyInRow) {
+			return a, &AuthError{Code: AuthKeyInRow, Detail: err.Error()}
+		}
 		if err != nil {
 			return bad("%v", err)
 		}
 		a.OAuth = o
-		for _, f := range []string{o.TokenURL, o.ClientID, o.ClientSecret, o.Scope, o.Audience} {
+		for _, f := range []string{o.TokenURL, o.ClientID, o.ClientSecret, o.Scope, o.Audience, o.PrivateKey, o.KeyID, o.AssertionAudience} {
 			a.Vars = append(a.Vars, TemplateVars(f)...)
 		}
 	default:
@@ -164,6 +185,12 @@ func CheckAuth(auth, prefix string) *Error {
 			Message:  "auth names " + ae.Detail + ", one of rowcall's own variables (ROWCALL_*), which no row may read",
 			HowToFix: "name a variable of your own that holds the upstream's credential (for example bearer:MY_API_KEY); only ROWCALL_OWNER_KEY may be named, and only the owner may then call the row",
 			Extra:    map[string]any{"field": "auth", "variable": ae.Detail}}
+	}
+	if errors.As(err, &ae) && ae.Code == AuthKeyInRow {
+		return &Error{Code: AuthKeyInRow,
+			Message:  "auth's private_key is not the name of an environment variable: the key itself would be stored in the row, and shown to everyone who may read it",
+			HowToFix: `put the PEM private key in an environment variable of the host and name it: "private_key":"$MY_CLIENT_KEY"`,
+			Extra:    map[string]any{"field": "auth"}}
 	}
 	if err != nil || prefix == "" {
 		return nil
@@ -262,20 +289,36 @@ func parseHeaders(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// parseOAuth reads oauth:{"token_url":…,"client_id":…,"client_secret":…}.
+// errKeyInRow is an oauth: spec whose private_key is not "$NAME".
+var errKeyInRow = errors.New(`private_key must be one environment variable's name, "$NAME", never the key`)
+
+// parseOAuth reads oauth:{"token_url":…,"client_id":…,"client_secret":…}, or
+// the same with "private_key":"$NAME" (and optional kid, alg,
+// assertion_audience) in place of client_secret.
 func parseOAuth(s string) (*OAuth, error) {
 	var o OAuth
 	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil {
-		return nil, fmt.Errorf(`want {"token_url":…,"client_id":…,"client_secret":…} with optional scope, audience, auth_style: %v`, err)
+		return nil, fmt.Errorf(`want {"token_url":…,"client_id":…,"client_secret":…} with optional scope, audience, auth_style, or "private_key":"$NAME" with optional kid, alg, assertion_audience in place of client_secret: %v`, err)
 	}
 	if dec.More() {
 		return nil, errors.New("text after the JSON object")
 	}
+	key := o.PrivateKey != ""
 	switch {
-	case o.ClientID == "" || o.ClientSecret == "":
-		return nil, errors.New("client_id and client_secret are required")
+	case key && (len(o.PrivateKey) < 2 || o.PrivateKey[0] != '$' || !isVarName(o.PrivateKey[1:])):
+		return nil, errKeyInRow
+	case o.ClientID == "" || o.ClientSecret == "" && !key:
+		return nil, errors.New("client_id and client_secret (or private_key) are required")
+	case o.ClientSecret != "" && key:
+		return nil, errors.New("client_secret and private_key: name one way for the client to authenticate")
+	case !key && (o.KeyID != "" || o.Alg != "" || o.AssertionAudience != ""):
+		return nil, errors.New("kid, alg and assertion_audience go with private_key")
+	case key && o.AuthStyle != "":
+		return nil, errors.New("auth_style goes with client_secret; a private_key client sends a signed assertion in the form")
+	case o.Alg != "" && !slices.Contains(AssertionAlgs, o.Alg):
+		return nil, fmt.Errorf("alg %q: want one of %s", o.Alg, strings.Join(AssertionAlgs, ", "))
 	case o.AuthStyle != "" && o.AuthStyle != "basic" && o.AuthStyle != "body":
 		return nil, fmt.Errorf(`auth_style %q: want "basic" or "body"`, o.AuthStyle)
 	case o.TokenURL != "" && !strings.HasPrefix(o.TokenURL, "$"):

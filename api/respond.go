@@ -51,6 +51,7 @@ var statuses = map[rowcall.Code]int{
 
 	// auth columns a row may not have
 	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,
+	rowcall.AuthKeyInRow: http.StatusUnprocessableEntity,
 
 	// the module registry's
 	modules.CodeBadName: http.StatusBadRequest, modules.CodeBadTarget: http.StatusBadRequest,

@@ -27,12 +27,14 @@ import (
 
 // oidcProvider starts the pinned npm oidc-provider (test/oidcprovider) on a
 // loopback port: client "rowcall" with secret, redirecting to redirect, its
-// access tokens living accessTTL seconds. It returns the issuer URL.
-func oidcProvider(t *testing.T, redirect, secret string, accessTTL int) string {
+// access tokens living accessTTL seconds; env adds to its environment
+// (test/oidcprovider/provider.mjs). It returns the issuer URL.
+func oidcProvider(t *testing.T, redirect, secret string, accessTTL int, env ...string) string {
 	t.Helper()
 	dir := testenv.NPM(t, "oidcprovider", filepath.Join("node_modules", "oidc-provider", "package.json"))
 	cmd := exec.Command("node", filepath.Join(dir, "provider.mjs"))
 	cmd.Env = append(os.Environ(), "REDIRECT_URI="+redirect, "CLIENT_SECRET="+secret, "ACCESS_TTL="+strconv.Itoa(accessTTL))
+	cmd.Env = append(cmd.Env, env...)
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {

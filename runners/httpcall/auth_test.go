@@ -88,10 +88,10 @@ func TestAuthRefused(t *testing.T) {
 		{`headers:{"X-Key":"$K"`, "ERR:http:ROW:ERR:auth:bad_spec:headers: want a JSON object of header names to strings: unexpected EOF"},
 		{`headers:{"X-Key":5}`, `ERR:http:ROW:ERR:auth:bad_spec:headers: header "X-Key": value must be a string`},
 		{`headers:{"Bad Name":"$K"}`, `ERR:http:ROW:ERR:auth:bad_spec:headers: "Bad Name" is not a header name`},
-		{`oauth:{"token_url":"https://a.test/t"}`, "ERR:http:ROW:ERR:auth:bad_spec:oauth: client_id and client_secret are required"},
+		{`oauth:{"token_url":"https://a.test/t"}`, "ERR:http:ROW:ERR:auth:bad_spec:oauth: client_id and client_secret (or private_key) are required"},
 		{`oauth:{"client_id":"$ID","client_secret":"$SECRET"}`, "ERR:http:ROW:ERR:auth:bad_spec:oauth: token_url is required — only an MCP row discovers its token endpoint from the server; write the authorization server's token endpoint as token_url"},
 		{`oauth:{"token_url":"https://a.test/t","client_id":"a","client_secret":"$S","grant":"x"}`,
-			`ERR:http:ROW:ERR:auth:bad_spec:oauth: want {"token_url":…,"client_id":…,"client_secret":…} with optional scope, audience, auth_style: json: unknown field "grant"`},
+			`ERR:http:ROW:ERR:auth:bad_spec:oauth: want {"token_url":…,"client_id":…,"client_secret":…} with optional scope, audience, auth_style, or "private_key":"$NAME" with optional kid, alg, assertion_audience in place of client_secret: json: unknown field "grant"`},
 		{`oauth:{"token_url":"ftp://a.test/t","client_id":"a","client_secret":"$S"}`,
 			`ERR:http:ROW:ERR:auth:bad_spec:oauth: token_url "ftp://a.test/t" is not an absolute http or https URL`},
 	}

@@ -115,6 +115,13 @@ func genAuth(r *rand.Rand) string {
 		rest = fmt.Sprintf(`{"Authorization":"%s","X-%s":"%s"}`, tmpl(), escapeJSON(r, "K"), tmpl())
 	case "oauth":
 		rest = fmt.Sprintf(`{"token_url":"https://auth.example.test/t","client_id":"%s","client_secret":"%s","scope":"%s"}`, tmpl(), tmpl(), tmpl())
+		if r.IntN(2) == 0 { // a private key: one variable, or a template (refused)
+			key := escapeJSON(r, "$"+name())
+			if r.IntN(4) == 0 {
+				key = tmpl()
+			}
+			rest = fmt.Sprintf(`{"token_url":"https://auth.example.test/t","client_id":"%s","private_key":"%s","kid":"%s"}`, tmpl(), key, tmpl())
+		}
 	default:
 		rest = name()
 	}
@@ -132,6 +139,7 @@ func FuzzAuthSpec(f *testing.F) {
 	f.Add(`headers:{"Authorization":"Bearer $ROWCALL_OWNER_KE\u0059"}`)
 	f.Add(`headers:{"X-K":"$ROWCALL_RECEIPT_K\u0045Y"}`)
 	f.Add(`oauth:{"token_url":"https://a.test/t","client_id":"$ID","client_secret":"$ROWCALL_DB_AUTH_TOKEN"}`)
+	f.Add(`oauth:{"token_url":"https://a.test/t","client_id":"$ID","private_key":"\u0024ROWCALL_RECEIPT_KEY"}`)
 	f.Add(`bearer:ROWCALL_DB_AUTH_TOKEN`)
 	f.Add(`query:k=rowcall_receipt_key`)
 	f.Add(`headers:{"A":"$ROWCALL_OWNER_KEY","A":"x"}`)

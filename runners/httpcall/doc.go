@@ -45,10 +45,11 @@
 //	       "client_id":"$EXAMPLE_CLIENT_ID","client_secret":"$EXAMPLE_CLIENT_SECRET",
 //	       "scope":"read","audience":"https://api.example","auth_style":"basic"}
 //
-// token_url, client_id and client_secret are required (an MCP row may leave
-// token_url out: runners/mcpcall discovers it from the server, and an http
-// row without it fails with ERR:http:<KEY>:ERR:auth:bad_spec); scope, audience and
-// auth_style are optional. Every field may name environment variables with
+// token_url, client_id and client_secret (or private_key, below) are
+// required (an MCP row may leave token_url out: runners/mcpcall discovers it
+// from the server, and an http row without it fails with
+// ERR:http:<KEY>:ERR:auth:bad_spec); scope, audience and auth_style are
+// optional. Every field may name environment variables with
 // $NAME. The runner makes an RFC 6749 §4.4 client-credentials request, with
 // golang.org/x/oauth2/clientcredentials: a POST
 // of grant_type=client_credentials (plus scope and audience when set) to
@@ -58,9 +59,34 @@
 // Content-Type says so); its access_token is sent upstream as
 // Authorization: Bearer <access_token>.
 //
+// A client registered with a key (private_key_jwt, RFC 7523 §2.2) writes
+// private_key in place of client_secret:
+//
+//	oauth:{"token_url":"https://auth.example/oauth/token","client_id":"$EXAMPLE_CLIENT_ID",
+//	       "private_key":"$EXAMPLE_CLIENT_KEY","kid":"key-1","alg":"ES256",
+//	       "assertion_audience":"https://auth.example"}
+//
+// private_key is one variable's name ("$NAME"; rowcall.ParseAuth refuses
+// anything else with auth_private_key_in_row, so the key is never in a row),
+// whose value is a PEM private key: PKCS#8, SEC 1 (EC) or PKCS#1 (RSA), also
+// on one line with literal \n. kid, alg and assertion_audience are optional:
+// alg is one of rowcall.AssertionAlgs, and left out follows the key (ES256,
+// ES384 or ES512 by an EC key's curve, RS256 for RSA, EdDSA for Ed25519);
+// assertion_audience left out is the authorization server's issuer when
+// runners/mcpcall discovered it, else token_url. Each token request sends
+// client_id, client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer
+// and client_assertion, a JWT signed with golang-jwt/jwt for that request:
+// iss and sub client_id, aud as above, a random jti, iat, and exp a minute on;
+// no secret and no Basic header. The assertion is redacted from the token
+// endpoint's answers. A key that cannot sign (not PEM, not a private key, an
+// alg it does not fit) fails before any request with
+// ERR:http:<KEY>:ERR:auth:private_key:<message>, which names the variable and
+// never quotes the key.
+//
 // Tokens are cached in memory, in the Runner, keyed by token_url, client_id,
-// scope, audience and a SHA-256 of client_secret (so a rotated or wrong
-// secret never reuses another's token). An entry lives until expires_in minus
+// scope, audience and a SHA-256 of client_secret, or of the private key with
+// its kid, alg and audience (so a rotated or wrong credential never reuses
+// another's token). An entry lives until expires_in minus
 // a margin of a tenth of its lifetime, at most one minute; an answer without
 // expires_in is kept five minutes, and no token is kept over 24 hours. An upstream 401 drops the entry, so the
 // next call fetches a fresh token. The token request uses the runner's client

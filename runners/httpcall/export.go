@@ -76,6 +76,9 @@ type TokenEndpoint struct {
 	URL       string // the authorization server's token_endpoint; "" when not discovered yet
 	AuthStyle string // "basic" or "body", used when the column names none
 	Scope     string // used when the column names none
+	// Issuer is the authorization server's issuer: the audience of a
+	// private_key client's assertion when the column names none.
+	Issuer string
 }
 
 // Forget drops the OAuth token Authorize obtained (the upstream refused it
@@ -118,6 +121,7 @@ func (r *Runner) Authorize(ctx context.Context, kind, key string, u *url.URL, au
 		c.oauth.TokenURL = ep.URL
 		c.oauth.AuthStyle = cmp.Or(c.oauth.AuthStyle, ep.AuthStyle)
 		c.oauth.Scope = cmp.Or(c.oauth.Scope, ep.Scope)
+		c.oauth.issuer = ep.Issuer
 	}
 	tctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,18 +25,21 @@ import (
 // oauthClient is an oauth: spec with its variables read.
 type oauthClient struct {
 	rowcall.OAuth
+	keyVar  string   // the variable PrivateKey was read from, for messages
+	issuer  string   // the authorization server's issuer, when discovered: a private key's assertion names it
 	secrets []string // the variables' values, redacted from the token endpoint's answers
 }
 
 // resolveOAuth reads the spec's variables. ok is false when any is missing.
 func resolveOAuth(o *rowcall.OAuth, env rowcall.Env) (c *oauthClient, used []string, ok bool) {
-	out := oauthClient{OAuth: rowcall.OAuth{AuthStyle: o.AuthStyle}}
+	out := oauthClient{OAuth: rowcall.OAuth{AuthStyle: o.AuthStyle, Alg: o.Alg}, keyVar: strings.TrimPrefix(o.PrivateKey, "$")}
 	for _, f := range []struct {
 		dst *string
 		src string
 	}{
 		{&out.TokenURL, o.TokenURL}, {&out.ClientID, o.ClientID}, {&out.ClientSecret, o.ClientSecret},
 		{&out.Scope, o.Scope}, {&out.Audience, o.Audience},
+		{&out.PrivateKey, o.PrivateKey}, {&out.KeyID, o.KeyID}, {&out.AssertionAudience, o.AssertionAudience},
 	} {
 		v, u, ok := expandEnv(f.src, env)
 		if !ok {
@@ -49,16 +53,19 @@ func resolveOAuth(o *rowcall.OAuth, env rowcall.Env) (c *oauthClient, used []str
 }
 
 // cacheKey identifies a token: endpoint, client, scope, audience and a hash
-// of the secret (never the secret itself).
+// of the credential (never the credential itself).
 func (c *oauthClient) cacheKey() string {
-	sum := sha256.Sum256([]byte(c.ClientSecret))
+	sum := sha256.Sum256([]byte(strings.Join([]string{c.ClientSecret, c.PrivateKey, c.KeyID, c.Alg, c.AssertionAudience, c.issuer}, "\x00")))
 	return strings.Join([]string{c.TokenURL, c.ClientID, c.Scope, c.Audience, hex.EncodeToString(sum[:])}, "\x00")
 }
 
 // tokenError is a failed token request. status is the token endpoint's
-// status when it answered, 0 when it did not (cause then holds why).
+// status when it answered, 0 when it did not (cause then holds why). code is
+// the failure's code when it is not oauth_token: private_key when the
+// client's key could not sign.
 type tokenError struct {
 	status int
+	code   string
 	msg    string
 	cause  error
 }
@@ -125,10 +132,13 @@ const maxErrorBody = 512
 
 // fetchToken makes one client-credentials request (RFC 6749 §4.4) with
 // golang.org/x/oauth2/clientcredentials, over client (the outbound policy
-// applies), reading at most max bytes of the answer.
+// applies), reading at most max bytes of the answer. A client with a private
+// key authenticates with a client assertion signed for this request (RFC
+// 7523 §2.2, assertion) in the form, and no secret; the assertion is
+// redacted from the answer like the column's values.
 func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max int64) (string, time.Duration, *tokenError) {
 	cfg := clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.TokenURL,
-		AuthStyle: oauth2.AuthStyleInHeader}
+		AuthStyle: oauth2.AuthStyleInHeader, EndpointParams: url.Values{}}
 	if c.AuthStyle == "body" {
 		cfg.AuthStyle = oauth2.AuthStyleInParams
 	}
@@ -136,7 +146,18 @@ func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max in
 		cfg.Scopes = []string{c.Scope}
 	}
 	if c.Audience != "" {
-		cfg.EndpointParams = url.Values{"audience": {c.Audience}}
+		cfg.EndpointParams.Set("audience", c.Audience)
+	}
+	secrets := c.secrets
+	if c.PrivateKey != "" {
+		signed, err := assertion(c, c.keyVar, time.Now())
+		if err != nil {
+			return "", 0, &tokenError{code: "private_key", msg: err.Error()}
+		}
+		cfg.AuthStyle = oauth2.AuthStyleInParams
+		cfg.EndpointParams.Set("client_assertion_type", ClientAssertionType)
+		cfg.EndpointParams.Set("client_assertion", signed)
+		secrets = append(slices.Clip(secrets), signed)
 	}
 	seen := &answerSeen{next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport), max: max}
 	hc := *client
@@ -160,7 +181,7 @@ func fetchToken(ctx context.Context, client *http.Client, c *oauthClient, max in
 	case seen.tooLarge:
 		return fail("token endpoint answered " + strconv.Itoa(seen.status) + " with more than " + strconv.FormatInt(max, 10) + " bytes")
 	case errors.As(err, &re):
-		return fail("token endpoint answered " + strconv.Itoa(seen.status) + ": " + redact.Clip(string(re.Body), maxErrorBody, c.secrets))
+		return fail("token endpoint answered " + strconv.Itoa(seen.status) + ": " + redact.Clip(string(re.Body), maxErrorBody, secrets))
 	}
 	return fail("token endpoint answered " + strconv.Itoa(seen.status) + " without an access_token")
 }

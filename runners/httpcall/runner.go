@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -131,11 +132,15 @@ func (r *Runner) token(parent, ctx context.Context, kind, key string, c *call) (
 	if c.oauth != nil {
 		tok, terr := r.tokens.get(ctx, r.client, c.oauth, r.max)
 		if terr != nil {
-			msg := terr.msg
-			if terr.status == 0 {
+			msg, code := terr.msg, cmp.Or(terr.code, "oauth_token")
+			if terr.cause != nil {
 				msg = r.failure(parent, ctx, terr.cause, c.secrets)
 			}
-			out.Fails(rowcall.Fail(kind, key).Wrapping(rowcall.Fail("auth", "oauth_token", redact.String(msg, c.secrets))))
+			f := rowcall.Fail("auth", code, redact.String(msg, c.secrets))
+			if terr.code != "" {
+				f = f.Because("the oauth: column's private_key names a variable that must hold the client's PEM private key (PKCS#8, SEC 1 or PKCS#1) fitting alg; no token was requested")
+			}
+			out.Fails(rowcall.Fail(kind, key).Wrapping(f))
 			out.Status, out.Secrets = terr.status, c.secrets
 			return "", out
 		}

@@ -60,7 +60,8 @@ func (r *Runner) authorized(ctx context.Context, key string, u *url.URL, auth st
 // request goes through the runner's client (the outbound policy). The
 // challenge's scope, else the resource's scopes_supported, becomes the
 // scope; the server's token_endpoint_auth_methods_supported chooses Basic
-// or form authentication of the client.
+// or form authentication of a client with a secret. The issuer is the
+// audience of a private_key client's assertion (httpcall.TokenEndpoint).
 func (r *Runner) discover(ctx context.Context, u *url.URL, challenge []string) (httpcall.TokenEndpoint, error) {
 	var ep httpcall.TokenEndpoint
 	client := r.cfg.Client
@@ -109,7 +110,7 @@ func (r *Runner) discover(ctx context.Context, u *url.URL, challenge []string) (
 	if t, err := url.Parse(asm.TokenEndpoint); err != nil || (t.Scheme != "https" && t.Scheme != "http") || t.Host == "" {
 		return ep, errors.New("authorization server " + prm.AuthorizationServers[0] + " names no absolute http(s) token_endpoint")
 	}
-	ep.URL = asm.TokenEndpoint
+	ep.URL, ep.Issuer = asm.TokenEndpoint, asm.Issuer
 	ep.Scope = scope
 	if ep.Scope == "" {
 		ep.Scope = strings.Join(prm.ScopesSupported, " ")

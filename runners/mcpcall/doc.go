@@ -41,7 +41,9 @@
 // names the authorization server, whose metadata (RFC 8414 or OpenID
 // discovery, through the SDK's oauthex) names the token endpoint. The
 // endpoint is kept per server; the token is httpcall's, cached per
-// credential. Metadata that does not check out fails the call with
+// credential. A client with a private_key signs its assertion for the
+// authorization server's issuer (SEP-1046's client credentials with
+// private_key_jwt). Metadata that does not check out fails the call with
 // ERR:mcp:auth_discovery:<message> (write token_url to pin the endpoint).
 // A response stream the server ends after an event id is resumed with
 // Last-Event-ID after the server's retry delay, at most twice without

@@ -11,7 +11,8 @@
 // tools/list); "tools_call" calls add_numbers with its two arguments by the
 // named-arguments rule; every other scenario lists the tools and calls the
 // first one with no arguments, under an oauth: auth column without
-// token_url when the context gives client_id and client_secret (the token
+// token_url when the context gives client_id and client_secret, or
+// client_id and private_key_pem with its signing_algorithm (the token
 // endpoint discovered from the server). It prints each result and exits 1
 // on a failure. test/mcp_conformance_test.go (TestMCPConformanceClient)
 // runs the suite with it.
@@ -43,19 +44,25 @@ func run(server, scenario, conformanceContext string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	var given struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+		ClientID      string `json:"client_id"`
+		ClientSecret  string `json:"client_secret"`
+		PrivateKeyPEM string `json:"private_key_pem"`
+		Alg           string `json:"signing_algorithm"`
 	}
 	if conformanceContext != "" {
 		if err := json.Unmarshal([]byte(conformanceContext), &given); err != nil {
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %v", err)
 		}
 	}
-	vars := map[string]string{"CONFORMANCE_CLIENT_ID": given.ClientID, "CONFORMANCE_CLIENT_SECRET": given.ClientSecret}
+	vars := map[string]string{"CONFORMANCE_CLIENT_ID": given.ClientID, "CONFORMANCE_CLIENT_SECRET": given.ClientSecret,
+		"CONFORMANCE_CLIENT_KEY": given.PrivateKeyPEM}
 	env := rowcall.EnvFunc(func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
 	auth := ""
-	if given.ClientID != "" && given.ClientSecret != "" {
+	switch {
+	case given.ClientID != "" && given.ClientSecret != "":
 		auth = `oauth:{"client_id":"$CONFORMANCE_CLIENT_ID","client_secret":"$CONFORMANCE_CLIENT_SECRET"}`
+	case given.ClientID != "" && given.PrivateKeyPEM != "":
+		auth = `oauth:{"client_id":"$CONFORMANCE_CLIENT_ID","private_key":"$CONFORMANCE_CLIENT_KEY","alg":"` + given.Alg + `"}`
 	}
 	runner := mcpcall.New(mcpcall.Config{})
 	defer runner.Close()
