@@ -72,11 +72,11 @@ func (r *Runner) callTool(ctx context.Context, s *httpSession, tool string, argu
 	if msg.Error != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
 	}
-	var res sdk.CallToolResult
-	if err := json.Unmarshal(msg.Result, &res); err != nil {
+	res, err := callResult(msg.Result)
+	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	return &res, nil
+	return res, nil
 }
 
 // fastCall is one tools/call on a session.
@@ -111,7 +111,7 @@ func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMess
 		if err != nil {
 			return nil, err
 		}
-		m, err := jsonrpc.DecodeMessage(b)
+		m, err := response(b, f.id)
 		if err != nil {
 			return nil, fmt.Errorf("%s: failed to decode response: %v", summary, err)
 		}
@@ -257,7 +257,7 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 && rerr == nil { // the end of an event
 			if len(data) > 0 && (name == "" || name == "message") { // an event without data primes a resumable stream
-				m, derr := jsonrpc.DecodeMessage(data)
+				m, derr := response(data, f.id)
 				if derr != nil {
 					return nil, "", 0, fmt.Errorf("%s: failed to decode event: %v", summary, derr)
 				}
