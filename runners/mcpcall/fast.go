@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -243,7 +244,9 @@ func (f *fastCall) stream(ctx context.Context, resp *http.Response) (*jsonrpc.Re
 // last event id and the server's retry delay.
 func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.Response, last string, delay time.Duration, err error) {
 	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(resp.Body)
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	var data []byte
 	var name string
 	hasData := false
@@ -299,6 +302,9 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		}
 	}
 }
+
+// readers keeps the 4 KB readers of event streams between calls.
+var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 
 // answer replies to a server's request made during the call as the SDK's
 // client (made with no handlers) replies.
