@@ -87,3 +87,36 @@ func sameMessage(t *testing.T, msg string, id int64) {
 		t.Errorf("%s:\n got %#v %v\nwant %#v %v", msg, got, err, want, wantErr)
 	}
 }
+
+// BenchmarkAnswerDecode is the reading of one tools/call answer (the
+// direct server's in BenchmarkMCPRowCall: a text block of JSON) by the
+// SDK's decoder, as the fast path read it before, and by response and
+// callResult:
+//
+//	go test ./runners/mcpcall -run xxx -bench AnswerDecode -benchmem -count 5
+func BenchmarkAnswerDecode(b *testing.B) {
+	const id = fastIDBase + 7
+	msg := []byte(`{"jsonrpc":"2.0","id":1099511627783,"result":{"content":[{"type":"text","text":"{\"temperature_2m\":15.7,\"q\":\"latitude=1\u0026longitude=2\"}"}]}}`)
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			m, err := jsonrpc.DecodeMessage(msg)
+			var res sdk.CallToolResult
+			if err != nil || json.Unmarshal(m.(*jsonrpc.Response).Result, &res) != nil || len(res.Content) != 1 {
+				b.Fatal(m, err)
+			}
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			m, err := response(msg, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res, err := callResult(m.(*jsonrpc.Response).Result); err != nil || len(res.Content) != 1 {
+				b.Fatal(res, err)
+			}
+		}
+	})
+}
