@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/rowcall/rowcall/internal/jsontext"
 )
 
 // Reading the fast path's answer. The SDK decodes every message, and then
@@ -142,65 +143,15 @@ func plainText(c gjson.Result) (*sdk.TextContent, bool) {
 
 // unquote is the JSON string raw (quoted, valid JSON) as the SDK's decoder
 // reads it, and false when that is not certain: raw bytes that are not
-// UTF-8, or a \u escape of a lone surrogate (decoders differ on those).
+// UTF-8, or what jsontext.Unescape leaves to a decoder (a lone surrogate:
+// decoders differ on those).
 func unquote(raw string) (string, bool) {
 	raw = raw[1 : len(raw)-1]
 	if !utf8.ValidString(raw) {
 		return "", false
 	}
-	i := strings.IndexByte(raw, '\\')
-	if i < 0 {
+	if strings.IndexByte(raw, '\\') < 0 {
 		return raw, true
 	}
-	b := make([]byte, 0, len(raw))
-	for i >= 0 {
-		b = append(b, raw[:i]...)
-		c := raw[i+1] // valid JSON: an escape is whole
-		switch c {
-		case '"', '\\', '/':
-			b = append(b, c)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, n := hex4(raw[i+2:]), 6
-			if utf16.IsSurrogate(r) { // a pair, or the SDK's to read
-				if len(raw) < i+12 || raw[i+6:i+8] != `\u` {
-					return "", false
-				}
-				if r = utf16.DecodeRune(r, hex4(raw[i+8:])); r == utf8.RuneError {
-					return "", false
-				}
-				n = 12
-			}
-			if r < 0 {
-				return "", false
-			}
-			b = utf8.AppendRune(b, r)
-			raw = raw[i+n:]
-			i = strings.IndexByte(raw, '\\')
-			continue
-		default:
-			return "", false
-		}
-		raw = raw[i+2:]
-		i = strings.IndexByte(raw, '\\')
-	}
-	return string(append(b, raw...)), true
-}
-
-// hex4 is the 4 hex digits s begins with, or -1.
-func hex4(s string) rune {
-	r, err := strconv.ParseUint(s[:4], 16, 32)
-	if err != nil {
-		return -1
-	}
-	return rune(r)
+	return jsontext.Unescape(raw)
 }

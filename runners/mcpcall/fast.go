@@ -28,7 +28,8 @@ import (
 // capped). The answer is read as the SDK reads it, a JSON body or an SSE
 // stream whose response event ends the call (notifications are skipped; a
 // server's request is answered as the SDK's client answers it), and decoded
-// into the SDK's CallToolResult, so results are the SDK path's
+// into the SDK's CallToolResult (a plain answer without the SDK's decoder:
+// answer.go), so results are the SDK path's
 // (TestFastPathAnswersAsTheSDK calls every tool both ways). What the SDK did
 // around a call and the fast path does the same way: a 404 on a session is
 // sdk.ErrSessionMissing (the pool initializes anew), a call whose context
