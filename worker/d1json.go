@@ -9,8 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/rowcall/rowcall/internal/jsontext"
 )
@@ -180,7 +178,7 @@ func (d *rowDecoder) str() (string, error) {
 			if !escaped {
 				return raw, nil
 			}
-			if s, ok := unescape(raw); ok {
+			if s, ok := jsontext.Unescape(raw); ok {
 				return s, nil
 			}
 			var s string
@@ -192,69 +190,6 @@ func (d *rowDecoder) str() (string, error) {
 		d.i++
 	}
 	return "", d.fail()
-}
-
-// unescape decodes the escapes of a JSON string's contents, as
-// encoding/json does (a row's text, or the long name D1 gives an unnamed
-// result column, arrives with \n and \t in it on every read); ok is false
-// for what it leaves to encoding/json: a malformed escape or a lone
-// surrogate.
-func unescape(raw string) (string, bool) {
-	b := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
-		}
-		if i+1 >= len(raw) {
-			return "", false
-		}
-		i++
-		switch raw[i] {
-		case '"', '\\', '/':
-			b = append(b, raw[i])
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := hex4(raw, i+1)
-			if !ok {
-				return "", false
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
-					return "", false
-				}
-				r2, ok := hex4(raw, i+3)
-				if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
-					return "", false
-				}
-				i += 6
-			}
-			b = utf8.AppendRune(b, r)
-		default:
-			return "", false
-		}
-	}
-	return string(b), true
-}
-
-// hex4 reads the four hexadecimal digits of a \u escape at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s[i:i+4], 16, 16)
-	return rune(n), err == nil
 }
 
 type d1Rows struct {

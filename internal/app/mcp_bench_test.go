@@ -222,3 +222,33 @@ func p50(d []time.Duration) time.Duration {
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// BenchmarkMCPRowCall is one tools/call at a time of the MCP row TEMP_MCP
+// through rowcall's /mcp (rowcall's fast path, the runner's fast path to
+// the direct server, a signed receipt) and, beside it, the same call made
+// to the direct server itself: ns/op, allocs/op and B/op are the whole
+// process's (client, rowcall and servers), cpu-µs/op its CPU a call, so
+// rowcall's share is the difference between the two.
+//
+//	go test ./internal/app -run xxx -bench MCPRowCall -benchmem -benchtime 2000x -count 3
+func BenchmarkMCPRowCall(b *testing.B) {
+	m := newMCPBench(b)
+	for _, target := range []string{"direct", "rowcall"} {
+		b.Run(target, func(b *testing.B) {
+			cs, name := connect(b, m.direct.URL), "TEMP"
+			if target == "rowcall" {
+				cs, name = connect(b, m.rowcall.URL+"/mcp"), "TEMP_MCP"
+			}
+			for range 50 { // warm up: the pooled session, the row's caches
+				callNamed(b, cs, name, nil)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuTime()
+			for range b.N {
+				callNamed(b, cs, name, nil)
+			}
+			b.ReportMetric(us(cpuTime()-cpu)/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

@@ -3,10 +3,15 @@
 // as \b \t \n \f \r or \u00xx, everything else — '<', '>', '&', U+2028 —
 // written as itself, and an invalid UTF-8 byte as \ufffd. It is the one
 // writer of JSON strings by hand in rowcall: argument templating, flow
-// fan-out results and canonical receipts all use it.
+// fan-out results and canonical receipts all use it. Unescape is its one
+// reader of a string's escapes (the worker's D1 rows, an MCP answer).
 package jsontext
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // Writer is what the characters are written to (*strings.Builder and
 // *bytes.Buffer are).
@@ -92,4 +97,65 @@ func PlainString(s string) (value, rest string, ok bool) {
 		}
 	}
 	return "", s, false
+}
+
+// Unescape decodes the escapes of a JSON string's contents (without its
+// quotes), as encoding/json does; ok is false for what it leaves to a JSON
+// decoder: a malformed escape or a lone surrogate.
+func Unescape(raw string) (string, bool) {
+	b := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		if i+1 >= len(raw) {
+			return "", false
+		}
+		i++
+		switch raw[i] {
+		case '"', '\\', '/':
+			b = append(b, raw[i])
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(raw, i+1)
+			if !ok {
+				return "", false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+					return "", false
+				}
+				r2, ok := hex4(raw, i+3)
+				if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
+					return "", false
+				}
+				i += 6
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// hex4 reads the four hexadecimal digits of a \u escape at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[i:i+4], 16, 16)
+	return rune(n), err == nil
 }

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,7 +28,8 @@ import (
 // capped). The answer is read as the SDK reads it, a JSON body or an SSE
 // stream whose response event ends the call (notifications are skipped; a
 // server's request is answered as the SDK's client answers it), and decoded
-// into the SDK's CallToolResult, so results are the SDK path's
+// into the SDK's CallToolResult (a plain answer without the SDK's decoder:
+// answer.go), so results are the SDK path's
 // (TestFastPathAnswersAsTheSDK calls every tool both ways). What the SDK did
 // around a call and the fast path does the same way: a 404 on a session is
 // sdk.ErrSessionMissing (the pool initializes anew), a call whose context
@@ -72,11 +74,11 @@ func (r *Runner) callTool(ctx context.Context, s *httpSession, tool string, argu
 	if msg.Error != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
 	}
-	var res sdk.CallToolResult
-	if err := json.Unmarshal(msg.Result, &res); err != nil {
+	res, err := callResult(msg.Result)
+	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	return &res, nil
+	return res, nil
 }
 
 // fastCall is one tools/call on a session.
@@ -111,7 +113,7 @@ func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMess
 		if err != nil {
 			return nil, err
 		}
-		m, err := jsonrpc.DecodeMessage(b)
+		m, err := response(b, f.id)
 		if err != nil {
 			return nil, fmt.Errorf("%s: failed to decode response: %v", summary, err)
 		}
@@ -243,7 +245,9 @@ func (f *fastCall) stream(ctx context.Context, resp *http.Response) (*jsonrpc.Re
 // last event id and the server's retry delay.
 func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.Response, last string, delay time.Duration, err error) {
 	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(resp.Body)
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	var data []byte
 	var name string
 	hasData := false
@@ -257,7 +261,7 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 && rerr == nil { // the end of an event
 			if len(data) > 0 && (name == "" || name == "message") { // an event without data primes a resumable stream
-				m, derr := jsonrpc.DecodeMessage(data)
+				m, derr := response(data, f.id)
 				if derr != nil {
 					return nil, "", 0, fmt.Errorf("%s: failed to decode event: %v", summary, derr)
 				}
@@ -299,6 +303,9 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		}
 	}
 }
+
+// readers keeps the 4 KB readers of event streams between calls.
+var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 
 // answer replies to a server's request made during the call as the SDK's
 // client (made with no handlers) replies.
