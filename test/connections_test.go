@@ -27,12 +27,14 @@ import (
 
 // oidcProvider starts the pinned npm oidc-provider (test/oidcprovider) on a
 // loopback port: client "rowcall" with secret, redirecting to redirect, its
-// access tokens living accessTTL seconds. It returns the issuer URL.
-func oidcProvider(t *testing.T, redirect, secret string, accessTTL int) string {
+// access tokens living accessTTL seconds, with the variables env adds
+// (provider.mjs). It returns the issuer URL.
+func oidcProvider(t *testing.T, redirect, secret string, accessTTL int, env ...string) string {
 	t.Helper()
 	dir := testenv.NPM(t, "oidcprovider", filepath.Join("node_modules", "oidc-provider", "package.json"))
 	cmd := exec.Command("node", filepath.Join(dir, "provider.mjs"))
 	cmd.Env = append(os.Environ(), "REDIRECT_URI="+redirect, "CLIENT_SECRET="+secret, "ACCESS_TTL="+strconv.Itoa(accessTTL))
+	cmd.Env = append(cmd.Env, env...)
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
@@ -251,33 +253,7 @@ func TestConnections(t *testing.T) {
 
 	// No token value anywhere a person or a log could read it, while both
 	// connections are stored.
-	answers = append(answers, string(h.do(t, req{Method: "GET", Path: "/api/receipts"}).Raw))
-	var stored []byte
-	filepath.WalkDir(h.Data, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			b, _ := os.ReadFile(path)
-			stored = append(stored, b...)
-		}
-		return nil
-	})
-	for _, tok := range up.seen() {
-		for i, a := range answers {
-			if strings.Contains(a, tok) {
-				t.Fatalf("an access token in answer %d: %s", i, a)
-			}
-		}
-		if strings.Contains(h.out.String(), tok) {
-			t.Fatal("an access token in the host's log")
-		}
-		if strings.Contains(string(stored), tok) {
-			t.Fatal("an access token readable in the database file")
-		}
-	}
-	for _, s := range []string{"refresh_token", "access_token", secret} {
-		if strings.Contains(string(stored), s) {
-			t.Fatalf("%q readable in the database file", s)
-		}
-	}
+	unreadable(t, h, answers, up.seen(), "refresh_token", "access_token", secret)
 	// Revocation by the holder, then by the owner: the next call needs a new connection.
 	expect(t, asToken(t, h, alice, req{Method: "DELETE", Path: "/api/connections/idp"}), 200, map[string]any{"revoked": true})
 	required(call(alice, false))
@@ -291,5 +267,39 @@ func TestConnections(t *testing.T) {
 	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/tokens/" + aliceID}), 200, nil)
 	if all := h.do(t, req{Method: "GET", Path: "/api/connections"}); strings.Contains(string(all.Raw), aliceID) {
 		t.Fatalf("a revoked token's connection is kept: %s", all.Raw)
+	}
+}
+
+// unreadable checks that no token the upstream was sent shows in answers
+// (with the receipts added), the host's log or any file of its data
+// directory, and that neither do the strings also.
+func unreadable(t *testing.T, h *host, answers, tokens []string, also ...string) {
+	t.Helper()
+	answers = append(answers, string(h.do(t, req{Method: "GET", Path: "/api/receipts"}).Raw))
+	var stored []byte
+	filepath.WalkDir(h.Data, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(path)
+			stored = append(stored, b...)
+		}
+		return nil
+	})
+	for _, tok := range tokens {
+		for i, a := range answers {
+			if strings.Contains(a, tok) {
+				t.Fatalf("an access token in answer %d: %s", i, a)
+			}
+		}
+		if strings.Contains(h.out.String(), tok) {
+			t.Fatal("an access token in the host's log")
+		}
+		if strings.Contains(string(stored), tok) {
+			t.Fatal("an access token readable in the database file")
+		}
+	}
+	for _, s := range also {
+		if strings.Contains(string(stored), s) {
+			t.Fatalf("%q readable in the database file", s)
+		}
 	}
 }

@@ -51,14 +51,19 @@ func callConnected(up, token, pre, suf string, e int, seed uint64, shape bool) r
 // connection token in any leak.Encodings spelling gets no fragment of it
 // back through the runner; the token is among the output's Secrets (so
 // receipts and logs redact it too); and a plan names the connection, never
-// its value.
+// its value. The token comes from the calling credential's connector
+// whichever way the host got it — a stored connection or a token exchange
+// (internal/connect/exchange.go) — so the seeds include what providers issue
+// in exchanges: opaque 43-character tokens (oidc-provider) and JWTs.
 func FuzzConnectionEcho(f *testing.F) {
 	f.Add("ya29.a0AfH6SMBx-connection/token+=", "answer: ", " end", uint64(1))
 	f.Add("gho_16C7e42F292c6912E7710c838347Ae178B4a", `{"echo":"`, `"}`, uint64(2))
 	f.Add("ключ-секрет-😀-значение", "t=", "&x=1", uint64(3))
+	f.Add("Xq3vN8yKz0bR2mC5tW7pL9dF1hJ4sA6gE8uI0oY2kTc", `{"access_token":"`, `"}`, uint64(4))
+	f.Add("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln", "Bearer ", "", uint64(5))
 	up := connectionEcho(f)
 	f.Fuzz(func(t *testing.T, token, pre, suf string, seed uint64) {
-		if len(token) < redact.MinSecretLen || len(token) > 40 || len(pre)+len(suf) > 40 || !utf8.ValidString(token+pre+suf) ||
+		if len(token) < redact.MinSecretLen || len(token) > 64 || len(pre)+len(suf) > 40 || !utf8.ValidString(token+pre+suf) ||
 			strings.ContainsAny(token, "\r\n\x00") || strings.TrimSpace(token) != token {
 			return
 		}
