@@ -2,6 +2,7 @@ package connect
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ed25519"
@@ -55,7 +56,7 @@ type Config struct {
 // ROWCALL_CONNECTIONS_KEY describe, reading files with readFile (nil: only
 // JSON is accepted) and client secrets with secret; nil when
 // ROWCALL_CONNECTIONS is unset.
-func Load(providers, keys string, readFile func(string) ([]byte, error), secret func(string) (string, bool)) (*Service, error) {
+func Load(providers, keys string, readFile func(string) ([]byte, error), secret func(context.Context, string) (string, bool)) (*Service, error) {
 	if strings.TrimSpace(providers) == "" {
 		return nil, nil
 	}

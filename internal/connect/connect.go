@@ -32,10 +32,10 @@ type Service struct {
 	Providers map[string]*Provider
 	Keys      *Keyring
 	Store     rowcall.Connections
-	Client    *http.Client                     // reaches the providers (discovery, token requests): the outbound policy applies
-	Secret    func(name string) (string, bool) // reads a provider's client secret by its variable's name
-	Base      func(ctx context.Context) string // the host's public base URL: links and the redirect URI (Base + CallbackPath)
-	Now       func() time.Time                 // nil: time.Now
+	Client    *http.Client                                          // reaches the providers (discovery, token requests): the outbound policy applies
+	Secret    func(ctx context.Context, name string) (string, bool) // reads a provider's client secret by its variable's name (the worker: from ctx's request)
+	Base      func(ctx context.Context) string                      // the host's public base URL: links and the redirect URI (Base + CallbackPath)
+	Now       func() time.Time                                      // nil: time.Now
 
 	refresh   sync.Map // holder\x00provider → *sync.Mutex: one refresh at a time per connection in this process
 	endpoints sync.Map // provider → oauth2.Endpoint, from its discovery document
@@ -262,7 +262,7 @@ func (s *Service) config(ctx context.Context, provider string) (*oauth2.Config, 
 	}
 	cfg := &oauth2.Config{ClientID: p.ClientID, Endpoint: ep, Scopes: p.Scopes, RedirectURL: s.Base(ctx) + CallbackPath}
 	if p.ClientSecretEnv != "" {
-		cfg.ClientSecret, _ = s.Secret(p.ClientSecretEnv)
+		cfg.ClientSecret, _ = s.Secret(ctx, p.ClientSecretEnv)
 	}
 	return cfg, nil
 }

@@ -68,5 +68,5 @@ func stdioServers(lookup func(string) (string, bool)) (*mcpcall.Stdio, error) {
 func connections(lookup func(string) (string, bool)) (*connect.Service, error) {
 	value, _ := lookup("ROWCALL_CONNECTIONS")
 	key, _ := lookup("ROWCALL_CONNECTIONS_KEY")
-	return connect.Load(value, key, os.ReadFile, lookup)
+	return connect.Load(value, key, os.ReadFile, func(_ context.Context, name string) (string, bool) { return lookup(name) })
 }

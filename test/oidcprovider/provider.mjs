@@ -1,7 +1,7 @@
 // A real OpenID provider (oidc-provider, pinned in package.json) on a
 // loopback port, for the connection tests (test/connections_test.go).
 // Environment: REDIRECT_URI (the rowcall host's /connect/callback),
-// CLIENT_SECRET, ACCESS_TTL (seconds). Two accounts sign in, alice and bob,
+// CLIENT_SECRET, ACCESS_TTL (seconds), PORT (default: any free one). Two accounts sign in, alice and bob,
 // with any password; its development login and consent pages are the ones a
 // person would see. It prints "issuer URL" once it listens.
 //
@@ -23,7 +23,7 @@ const exchange = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 const accounts = new Set(['alice', 'bob']);
 const server = http.createServer();
-server.listen(0, '127.0.0.1', () => {
+server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, {
     clients: [{
