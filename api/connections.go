@@ -23,6 +23,16 @@ func (h *Handler) connectionRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /connect", h.connectPage)
 	m.HandleFunc("POST /connect", h.connectGo)
 	m.HandleFunc("GET "+connect.CallbackPath, h.connectCallback)
+	m.HandleFunc("GET "+connect.JWKSPath, h.subjectKeys)
+}
+
+// subjectKeys handles GET /.well-known/jwks.json: the public keys of the
+// subject tokens this host presents in token exchanges, which a provider
+// reads to trust them (docs/tokens.md#token-exchange).
+func (h *Handler) subjectKeys(w http.ResponseWriter, r *http.Request) {
+	cors(w)
+	w.Header().Set("Cache-Control", "max-age=300")
+	writeJSON(w, http.StatusOK, h.cfg.Connect.JWKS())
 }
 
 // holder wraps a request about the caller's own connections: the owner, or a
@@ -70,6 +80,11 @@ func (h *Handler) listConnections(w http.ResponseWriter, r *http.Request, c Call
 func (h *Handler) startConnection(w http.ResponseWriter, r *http.Request, c Caller) {
 	provider, ok := h.provider(w, r)
 	if !ok {
+		return
+	}
+	if h.cfg.Connect.Providers[provider].TokenExchange != nil {
+		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: provider + " exchanges each caller's subject token for its access token: there is nothing to connect",
+			HowToFix: "call the row: the host exchanges the token itself (docs/tokens.md#token-exchange)"})
 		return
 	}
 	holder := rowcall.OwnerHolder

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/connect"
 )
 
 // OAuth 2.1 sign-in, the MCP authorization spec's way: rowcall is the
@@ -96,7 +97,7 @@ func (h *Handler) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) serverMetadata(w http.ResponseWriter, r *http.Request) {
 	base := h.baseURL(r)
 	cors(w)
-	writeJSON(w, http.StatusOK, ordered{
+	meta := ordered{
 		{"issuer", base},
 		{"authorization_endpoint", base + authorizePath},
 		{"token_endpoint", base + tokenPath},
@@ -110,7 +111,13 @@ func (h *Handler) serverMetadata(w http.ResponseWriter, r *http.Request) {
 		{"revocation_endpoint_auth_methods_supported", []string{"none"}},
 		{"client_id_metadata_document_supported", true},
 		{"authorization_response_iss_parameter_supported", true},
-	})
+	}
+	if h.cfg.Connect != nil {
+		// The keys of the subject tokens this host signs as their issuer
+		// (internal/connect/exchange.go), for a provider's token exchange.
+		meta = append(meta, kv{"jwks_uri", base + connect.JWKSPath})
+	}
+	writeJSON(w, http.StatusOK, meta)
 }
 
 // oauthError is an OAuth error answer (RFC 6749 §5.2): error and

@@ -99,6 +99,9 @@ func (w *whoami) seen() []string {
 
 var formAction = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)
 
+// linkIn finds the link to connect in a connection_required answer.
+var linkIn = regexp.MustCompile(`https?://\S+/connect\?c=[A-Za-z0-9._%-]+`)
+
 // connectAs is a person opening link in a browser and signing in to the
 // provider as account: rowcall's connect page, the provider's login and
 // consent pages, back to rowcall's callback.
@@ -179,7 +182,6 @@ func TestConnections(t *testing.T) {
 		answers = append(answers, string(got.Raw))
 		return got
 	}
-	linkIn := regexp.MustCompile(`https?://\S+/connect\?c=[A-Za-z0-9._%-]+`)
 	required := func(got resp) string {
 		t.Helper()
 		res, _ := got.JSON["result"].(string)
@@ -253,33 +255,7 @@ func TestConnections(t *testing.T) {
 
 	// No token value anywhere a person or a log could read it, while both
 	// connections are stored.
-	answers = append(answers, string(h.do(t, req{Method: "GET", Path: "/api/receipts"}).Raw))
-	var stored []byte
-	filepath.WalkDir(h.Data, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			b, _ := os.ReadFile(path)
-			stored = append(stored, b...)
-		}
-		return nil
-	})
-	for _, tok := range up.seen() {
-		for i, a := range answers {
-			if strings.Contains(a, tok) {
-				t.Fatalf("an access token in answer %d: %s", i, a)
-			}
-		}
-		if strings.Contains(h.out.String(), tok) {
-			t.Fatal("an access token in the host's log")
-		}
-		if strings.Contains(string(stored), tok) {
-			t.Fatal("an access token readable in the database file")
-		}
-	}
-	for _, s := range []string{"refresh_token", "access_token", secret} {
-		if strings.Contains(string(stored), s) {
-			t.Fatalf("%q readable in the database file", s)
-		}
-	}
+	unreadable(t, h, h.out.String(), answers, up.seen(), "refresh_token", "access_token", secret)
 	// Revocation by the holder, then by the owner: the next call needs a new connection.
 	expect(t, asToken(t, h, alice, req{Method: "DELETE", Path: "/api/connections/idp"}), 200, map[string]any{"revoked": true})
 	required(call(alice, false))
@@ -294,4 +270,180 @@ func TestConnections(t *testing.T) {
 	if all := h.do(t, req{Method: "GET", Path: "/api/connections"}); strings.Contains(string(all.Raw), aliceID) {
 		t.Fatalf("a revoked token's connection is kept: %s", all.Raw)
 	}
+}
+
+// unreadable checks that no token the upstream was sent shows in answers
+// (with the receipts added), the host's log or any file of its data
+// directory (h.Data), and that neither do the strings also.
+func unreadable(t *testing.T, h *host, log string, answers, tokens []string, also ...string) {
+	t.Helper()
+	answers = append(answers, string(h.do(t, req{Method: "GET", Path: "/api/receipts"}).Raw))
+	var stored []byte
+	filepath.WalkDir(h.Data, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(path)
+			stored = append(stored, b...)
+		}
+		return nil
+	})
+	for _, tok := range tokens {
+		for i, a := range answers {
+			if strings.Contains(a, tok) {
+				t.Fatalf("an access token in answer %d: %s", i, a)
+			}
+		}
+		if strings.Contains(log, tok) {
+			t.Fatal("an access token in the host's log")
+		}
+		if strings.Contains(string(stored), tok) {
+			t.Fatal("an access token readable in the database file")
+		}
+	}
+	for _, s := range also {
+		if strings.Contains(string(stored), s) {
+			t.Fatalf("%q readable in the database file", s)
+		}
+	}
+}
+
+// Token exchange (RFC 8693) instead of a stored connection: the host signs a
+// subject token naming the calling credential and exchanges it at a real
+// OpenID provider on loopback (test/oidcprovider registers the grant), which
+// maps the holder to its own account. Two callers, two upstream accounts,
+// each its own token, checked by an upstream that asks the provider's
+// userinfo endpoint; the exchanged token is reused until it nears its expiry,
+// then exchanged again; a subject the provider does not accept, or one it
+// finds expired, gets a stable code and changes nothing; no token value is
+// readable in any answer, receipt, log line or the database file.
+//
+// The same test then connects a third provider in the console (the
+// authorization code flow that TestConnections covers in depth), so on the
+// worker (TestWorkerConnections) it covers both ways.
+func TestTokenExchange(t *testing.T) {
+	exchangeOn(t, func(t *testing.T, env ...string) (*host, func() string) {
+		h := startHost(t, allowLoopback, env...)
+		return h, h.out.String
+	})
+}
+
+// exchangeOn runs the token exchange test on the host start starts with env;
+// it returns the host and its log so far.
+func exchangeOn(t *testing.T, start func(t *testing.T, env ...string) (*host, func() string)) {
+	const secret = "client-secret-8a41f0"
+	const ttl = 8 // seconds an exchanged access token lives
+	trust := filepath.Join(t.TempDir(), "subjects.json")
+	// The provider starts after the host, which must name it first: the
+	// host reads its discovery document on first use.
+	port := strconv.Itoa(freePort(t))
+	issuer := "http://127.0.0.1:" + port
+	up := newWhoami(t, issuer)
+	provider := func(client string) map[string]any {
+		return map[string]any{"discovery_url": issuer + "/.well-known/openid-configuration", "client_id": client,
+			"client_secret_env": "STS_CLIENT_SECRET", "scopes": []string{"openid"}, "token_exchange": map[string]any{"audience": up.URL}}
+	}
+	idp := provider("rowcall")
+	delete(idp, "token_exchange")
+	cfg, _ := json.Marshal(map[string]any{"providers": map[string]any{"sts": provider("rowcall-sts"), "late": provider("rowcall-late"), "idp": idp}})
+	h, log := start(t, "ROWCALL_CONNECTIONS="+string(cfg), "ROWCALL_CONNECTIONS_KEY=k1:"+randomKey(32), "STS_CLIENT_SECRET="+secret)
+	if got := oidcProvider(t, h.URL+"/connect/callback", secret, ttl, "PORT="+port, "SUBJECTS_FILE="+trust, "LATE_SKEW=300"); got != issuer {
+		t.Fatalf("the provider is at %s, want %s", got, issuer)
+	}
+	createRow(t, h, map[string]any{"key": "WHOAMI", "type": "http", "target": "GET " + up.URL + "/whoami", "auth": "bearer:connection:sts"})
+	createRow(t, h, map[string]any{"key": "LATE", "type": "http", "target": "GET " + up.URL + "/whoami", "auth": "bearer:connection:late"})
+	createRow(t, h, map[string]any{"key": "IDP", "type": "http", "target": "GET " + up.URL + "/whoami", "auth": "bearer:connection:idp"})
+	alice, aliceID, _ := mint(t, h, map[string]any{"keys": []string{"WHOAMI", "LATE"}})
+	bob, bobID, _ := mint(t, h, map[string]any{"keys": []string{"WHOAMI", "IDP"}})
+	carol, carolID, _ := mint(t, h, map[string]any{"keys": []string{"WHOAMI"}})
+	linked, _ := json.Marshal(map[string]any{"issuer": h.URL, "subjects": map[string]string{aliceID: "alice", bobID: "bob"}})
+	os.WriteFile(trust, linked, 0o600)
+
+	var answers []string
+	call := func(token, key string, shape bool) resp {
+		t.Helper()
+		got := asToken(t, h, token, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": key, "shape": shape}})
+		answers = append(answers, string(got.Raw))
+		return got
+	}
+	refused := func(got resp, key, provider, why string) {
+		t.Helper()
+		res, _ := got.JSON["result"].(string)
+		if !strings.HasPrefix(res, "ERR:http:"+key+":ERR:auth:exchange_refused:"+provider) || !strings.Contains(res, why) {
+			t.Fatalf("want exchange_refused:%s (%s): %s", provider, why, got.Raw)
+		}
+	}
+
+	// The subject tokens' keys are published where the provider reads them.
+	jwks := h.do(t, req{Method: "GET", Path: "/.well-known/jwks.json", NoAuth: true})
+	if keys, _ := jwks.JSON["keys"].([]any); jwks.Status != http.StatusOK || len(keys) != 1 || keys[0].(map[string]any)["kid"] != "k1" {
+		t.Fatalf("jwks: %s", jwks.Raw)
+	}
+	meta := h.do(t, req{Method: "GET", Path: "/.well-known/openid-configuration", NoAuth: true})
+	expect(t, meta, http.StatusOK, map[string]any{"jwks_uri": h.URL + "/.well-known/jwks.json"})
+
+	for _, c := range []struct{ token, who string }{{alice, "alice"}, {bob, "bob"}, {alice, "alice"}} {
+		expect(t, call(c.token, "WHOAMI", false), http.StatusOK, map[string]any{"ok": true, "result": "HTTP 200:you are " + c.who})
+	}
+	seen := up.seen()
+	if len(seen) != 3 || seen[0] == seen[1] || seen[2] != seen[0] {
+		t.Fatalf("tokens at the upstream: want alice's, bob's, alice's again (cached), got %d, %v %v", len(seen), seen[0] != seen[1], seen[2] == seen[0])
+	}
+
+	// A subject the provider links to no account, and a subject token the
+	// provider finds expired: a stable code, nothing sent upstream, and
+	// alice's exchanged token is the one she had.
+	refused(call(carol, "WHOAMI", false), "WHOAMI", "sts", carolID)
+	refused(call(alice, "LATE", false), "LATE", "late", "invalid_grant")
+	if n := len(up.seen()); n != 3 {
+		t.Fatalf("a refused exchange reached the upstream (%d calls)", n)
+	}
+	expect(t, call(alice, "WHOAMI", false), http.StatusOK, map[string]any{"result": "HTTP 200:you are alice"})
+	if s := up.seen(); s[len(s)-1] != seen[0] {
+		t.Fatal("a refused exchange changed alice's token")
+	}
+
+	// Shape mode names the provider, never a token, and exchanges nothing.
+	plan, _ := call(bob, "WHOAMI", true).JSON["shape"].(map[string]any)
+	if plan["connection"] != "sts" || plan["headers"].(map[string]any)["Authorization"] != nil {
+		t.Fatalf("shape: %v", plan)
+	}
+	// Nothing to connect: the host exchanges, and stores nothing.
+	expect(t, asToken(t, h, alice, req{Method: "POST", Path: "/api/connections/sts"}), http.StatusBadRequest, map[string]any{"error": "invalid_request"})
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/connections"}), http.StatusOK, map[string]any{"connections": []any{}})
+
+	// Near its expiry, alice's token is exchanged again, for the same account.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		expect(t, call(alice, "WHOAMI", false), http.StatusOK, map[string]any{"result": "HTTP 200:you are alice"})
+		if s := up.seen(); s[len(s)-1] != seen[0] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exchanged token was used past its expiry")
+		}
+	}
+
+	// The console flow: bob connects his account at idp, and his calls carry it.
+	res, _ := call(bob, "IDP", false).JSON["result"].(string)
+	link := linkIn.FindString(res)
+	if !strings.HasPrefix(res, "ERR:http:IDP:ERR:auth:connection_required:idp") || !strings.HasPrefix(link, h.URL+"/connect?c=") {
+		t.Fatalf("without a connection: %s", answers[len(answers)-1])
+	}
+	connectAs(t, link, "bob")
+	expect(t, call(bob, "IDP", false), http.StatusOK, map[string]any{"result": "HTTP 200:you are bob"})
+	list := asToken(t, h, bob, req{Method: "GET", Path: "/api/connections"})
+	if conns, _ := list.JSON["connections"].([]any); len(conns) != 1 || conns[0].(map[string]any)["provider"] != "idp" {
+		t.Fatalf("bob's connections: %s", list.Raw)
+	}
+	answers = append(answers, string(list.Raw))
+	unreadable(t, h, log(), answers, up.seen(), "refresh_token", "access_token", secret)
+}
+
+// TestWorkerConnections is TestTokenExchange on the Cloudflare worker
+// (wrangler dev, workerd, local D1): token exchange, and a connection made
+// in the console, sealed in D1 with the key from the worker's secret.
+func TestWorkerConnections(t *testing.T) {
+	exchangeOn(t, func(t *testing.T, env ...string) (*host, func() string) {
+		w := startWorker(t, env)
+		w.host.Data = w.Persist
+		return w.host, w.Output
+	})
 }

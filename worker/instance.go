@@ -122,6 +122,10 @@ type settings struct {
 	// ROWCALL_EMBED_MODEL and ROWCALL_EMBED_DIM.
 	hasAI, hasVectorize  bool
 	embedModel, embedDim string
+
+	// Callers' own upstream credentials (internal/connect): the providers'
+	// JSON and the sealing keys (ROWCALL_CONNECTIONS, ROWCALL_CONNECTIONS_KEY).
+	connections, connectionsKey string
 }
 
 func readSettings(h *reqHandle) settings {
@@ -139,6 +143,9 @@ func readSettings(h *reqHandle) settings {
 		hasVectorize: h.hasBinding(vectorizeBinding),
 		embedModel:   h.setting("ROWCALL_EMBED_MODEL"),
 		embedDim:     h.setting("ROWCALL_EMBED_DIM"),
+
+		connections:    h.setting("ROWCALL_CONNECTIONS"),
+		connectionsKey: h.setting("ROWCALL_CONNECTIONS_KEY"),
 	}
 	for _, name := range []string{"ROWCALL_OWNER_KEY", "ROWCALL_OWNER_KEY_PREVIOUS"} {
 		if k := strings.TrimSpace(h.setting(name)); k != "" {
@@ -152,7 +159,8 @@ func (s settings) equal(o settings) bool {
 	return strings.Join(s.ownerKeys, "\n") == strings.Join(o.ownerKeys, "\n") && s.receiptKey == o.receiptKey &&
 		s.Settings == o.Settings && s.debug == o.debug && s.hasDB == o.hasDB &&
 		s.hasReceipts == o.hasReceipts && s.receiptSegment == o.receiptSegment && s.retain == o.retain &&
-		s.hasAI == o.hasAI && s.hasVectorize == o.hasVectorize && s.embedModel == o.embedModel && s.embedDim == o.embedDim
+		s.hasAI == o.hasAI && s.hasVectorize == o.hasVectorize && s.embedModel == o.embedModel && s.embedDim == o.embedDim &&
+		s.connections == o.connections && s.connectionsKey == o.connectionsKey
 }
 
 // served is the handler built from one set of settings.

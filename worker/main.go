@@ -46,6 +46,10 @@
 //	ROWCALL_ASK_RERANK_ANONYMOUS  var: the rate all anonymous callers' reranks share
 //	                         (e.g. 10/minute; unset: anonymous asks are not reranked).
 //	ROWCALL_APPROVAL_NOTIFY  var: the row called for each new approval (optional).
+//	ROWCALL_CONNECTIONS      var: the connection providers' JSON, {"providers": {…}}
+//	                         (docs/tokens.md#connections; optional: without it
+//	                         bearer:connection: rows answer connections_off).
+//	ROWCALL_CONNECTIONS_KEY  secret: the keys that seal connections' tokens (ID:BASE64KEY,…).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
 //	AI                       Workers AI binding ([ai]): rows and questions embedded for ask
@@ -76,6 +80,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/connect"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/sqlstore"
 )
@@ -124,7 +129,21 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 			return nil, err
 		}
 	}
+	// Connections: D1's connections table, sealed as on the host; a
+	// provider's client secret is read from the env of the request that
+	// needs it.
+	conns, err := connect.Load(s.connections, s.connectionsKey, nil, func(ctx context.Context, name string) (string, bool) {
+		if h, err := handleFrom(ctx); err == nil {
+			return h.Lookup(name)
+		}
+		return "", false
+	})
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker's connection settings: " + err.Error(),
+			HowToFix: "set ROWCALL_CONNECTIONS to the providers' JSON and ROWCALL_CONNECTIONS_KEY with `npx wrangler secret put` (docs/tokens.md#connections)"}
+	}
 	built, err := app.New(s.Settings, app.Platform{
+		Connect: conns,
 		// With Vectorize, the sync after each write (vectorsync.go) is what
 		// embeds rows: the core builds no Indexer of its own.
 		Embedder: a.embedder, Vectors: a.vectors, KeepsVectors: a.sync != nil,

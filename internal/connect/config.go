@@ -2,9 +2,13 @@ package connect
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ed25519"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -28,11 +32,53 @@ type Provider struct {
 	ClientSecretEnv string   `json:"client_secret_env"` // the NAME of the variable holding the client secret ("": a public client)
 	Scopes          []string `json:"scopes"`
 	AuthStyle       string   `json:"auth_style"` // "basic" (default) or "body": how the client authenticates at the token endpoint
+	// TokenExchange, when set, gets each caller's token by token exchange
+	// (RFC 8693) at the token endpoint instead of a stored connection: no
+	// person connects, no authorization endpoint is needed.
+	TokenExchange *Exchange `json:"token_exchange,omitempty"`
+}
+
+// Exchange is what a token exchange asks the provider for: the access token
+// of the calling credential's subject token (SubjectToken), for Audience
+// and/or Resource (RFC 8693 §2.1), with the provider's Scopes.
+type Exchange struct {
+	Audience string `json:"audience"`
+	Resource string `json:"resource"`
 }
 
 // Config is the file ROWCALL_CONNECTIONS names: {"providers": {NAME: Provider}}.
 type Config struct {
 	Providers map[string]*Provider `json:"providers"`
+}
+
+// Load is the Service that the settings ROWCALL_CONNECTIONS (the providers
+// file's path, or its JSON itself: the worker's var) and
+// ROWCALL_CONNECTIONS_KEY describe, reading files with readFile (nil: only
+// JSON is accepted) and client secrets with secret; nil when
+// ROWCALL_CONNECTIONS is unset.
+func Load(providers, keys string, readFile func(string) ([]byte, error), secret func(context.Context, string) (string, bool)) (*Service, error) {
+	if strings.TrimSpace(providers) == "" {
+		return nil, nil
+	}
+	data := []byte(providers)
+	if !strings.HasPrefix(strings.TrimSpace(providers), "{") {
+		if readFile == nil {
+			return nil, errors.New(`ROWCALL_CONNECTIONS: want the providers' JSON itself, {"providers": {…}}`)
+		}
+		var err error
+		if data, err = readFile(providers); err != nil {
+			return nil, fmt.Errorf("ROWCALL_CONNECTIONS: %w", err)
+		}
+	}
+	cfg, err := ReadConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("ROWCALL_CONNECTIONS: %w (the file is {\"providers\": {\"NAME\": {\"discovery_url\": …, \"client_id\": …, \"client_secret_env\": \"VAR\", \"scopes\": […]}}})", err)
+	}
+	ring, err := ParseKeys(keys)
+	if err != nil {
+		return nil, fmt.Errorf("ROWCALL_CONNECTIONS_KEY (the key that seals connections' tokens): %w", err)
+	}
+	return &Service{Providers: cfg.Providers, Keys: ring, Secret: secret}, nil
 }
 
 // ReadConfig parses and checks a providers file.
@@ -50,12 +96,21 @@ func ReadConfig(data []byte) (Config, error) {
 			return c, bad("a provider's name is 1 to 64 of a-z, 0-9, _ and -")
 		case p == nil || p.ClientID == "":
 			return c, bad("client_id is required")
-		case p.Discovery == "" && (p.AuthURL == "" || p.TokenURL == ""):
+		case p.TokenExchange != nil && p.Discovery == "" && p.TokenURL == "":
+			return c, bad("token_exchange: give discovery_url or token_endpoint")
+		case p.TokenExchange == nil && p.Discovery == "" && (p.AuthURL == "" || p.TokenURL == ""):
 			return c, bad("give discovery_url, or authorization_endpoint and token_endpoint")
 		case p.AuthStyle != "" && p.AuthStyle != "basic" && p.AuthStyle != "body":
 			return c, bad(`auth_style: want "basic" or "body"`)
 		}
-		for _, u := range []string{p.Discovery, p.AuthURL, p.TokenURL} {
+		var aims []string
+		if x := p.TokenExchange; x != nil {
+			if x.Resource == "" && x.Audience == "" {
+				return c, bad("token_exchange: give audience, resource or both (what the exchanged token is for)")
+			}
+			aims = append(aims, x.Resource)
+		}
+		for _, u := range append([]string{p.Discovery, p.AuthURL, p.TokenURL}, aims...) {
 			if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "") {
 				return c, bad(fmt.Sprintf("%q is not an absolute http or https URL", u))
 			}
@@ -70,12 +125,13 @@ func ReadConfig(data []byte) (Config, error) {
 type Keyring struct {
 	ids   []string
 	aeads map[string]cipher.AEAD
+	signs map[string]ed25519.PrivateKey // subject tokens' keys (subject.go), derived from the sealing keys
 }
 
 // ParseKeys reads ROWCALL_CONNECTIONS_KEY: "ID:BASE64KEY[,ID:BASE64KEY…]",
 // each key 32 bytes (openssl rand -base64 32), the first sealing.
 func ParseKeys(s string) (*Keyring, error) {
-	k := &Keyring{aeads: map[string]cipher.AEAD{}}
+	k := &Keyring{aeads: map[string]cipher.AEAD{}, signs: map[string]ed25519.PrivateKey{}}
 	for _, part := range strings.Split(s, ",") {
 		id, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
 		key, err := base64.StdEncoding.DecodeString(b64)
@@ -88,6 +144,8 @@ func ParseKeys(s string) (*Keyring, error) {
 			return nil, fmt.Errorf("key id %q is listed twice", id)
 		}
 		k.ids, k.aeads[id] = append(k.ids, id), aead
+		seed, _ := hkdf.Key(sha256.New, key, nil, subjectKeyInfo, ed25519.SeedSize)
+		k.signs[id] = ed25519.NewKeyFromSeed(seed)
 	}
 	return k, nil
 }

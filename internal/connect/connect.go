@@ -32,13 +32,14 @@ type Service struct {
 	Providers map[string]*Provider
 	Keys      *Keyring
 	Store     rowcall.Connections
-	Client    *http.Client                     // reaches the providers (discovery, token requests): the outbound policy applies
-	Secret    func(name string) (string, bool) // reads a provider's client secret by its variable's name
-	Base      func(ctx context.Context) string // the host's public base URL: links and the redirect URI (Base + CallbackPath)
-	Now       func() time.Time                 // nil: time.Now
+	Client    *http.Client                                          // reaches the providers (discovery, token requests): the outbound policy applies
+	Secret    func(ctx context.Context, name string) (string, bool) // reads a provider's client secret by its variable's name (the worker: from ctx's request)
+	Base      func(ctx context.Context) string                      // the host's public base URL: links and the redirect URI (Base + CallbackPath)
+	Now       func() time.Time                                      // nil: time.Now
 
 	refresh   sync.Map // holder\x00provider → *sync.Mutex: one refresh at a time per connection in this process
 	endpoints sync.Map // provider → oauth2.Endpoint, from its discovery document
+	exchanges sync.Map // holder\x00provider → *oauth2.Token from a token exchange (exchange.go)
 }
 
 // CallbackPath is where providers send the caller back: register
@@ -62,7 +63,8 @@ func (s *Service) now() time.Time {
 }
 
 // Token is the access token of holder's connection to provider, refreshed
-// when it is about to expire; fail is ERR:auth:connection_required:<provider>
+// when it is about to expire (for a token_exchange provider: the token the
+// provider exchanged holder's subject token for, exchange.go); fail is ERR:auth:connection_required:<provider>
 // (or connection_expired when the provider refused to refresh it) with the
 // link that connects.
 func (s *Service) Token(ctx context.Context, holder, provider string) (string, *rowcall.Failure) {
@@ -74,6 +76,9 @@ func (s *Service) Token(ctx context.Context, holder, provider string) (string, *
 	lock, _ := s.refresh.LoadOrStore(holder+"\x00"+provider, &sync.Mutex{})
 	lock.(*sync.Mutex).Lock()
 	defer lock.(*sync.Mutex).Unlock()
+	if p.TokenExchange != nil {
+		return s.exchanged(ctx, holder, provider)
+	}
 	sc, err := s.Store.GetConnection(ctx, holder, provider)
 	if err != nil {
 		if rowcall.ErrorCode(err) == rowcall.ENotFound {
@@ -252,9 +257,12 @@ func (s *Service) config(ctx context.Context, provider string) (*oauth2.Config, 
 			ep.TokenURL = d.TokenURL
 		}
 	}
+	if ep.AuthURL == "" && p.TokenExchange == nil {
+		return nil, fmt.Errorf("provider %s: no authorization_endpoint in its discovery document %s", provider, p.Discovery)
+	}
 	cfg := &oauth2.Config{ClientID: p.ClientID, Endpoint: ep, Scopes: p.Scopes, RedirectURL: s.Base(ctx) + CallbackPath}
 	if p.ClientSecretEnv != "" {
-		cfg.ClientSecret, _ = s.Secret(p.ClientSecretEnv)
+		cfg.ClientSecret, _ = s.Secret(ctx, p.ClientSecretEnv)
 	}
 	return cfg, nil
 }
@@ -283,8 +291,8 @@ func (s *Service) discover(ctx context.Context, u string) (oauth2.Endpoint, erro
 	if res.StatusCode != http.StatusOK {
 		return oauth2.Endpoint{}, fmt.Errorf("answered %d", res.StatusCode)
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxDiscovery)).Decode(&doc); err != nil || doc.Auth == "" || doc.Token == "" {
-		return oauth2.Endpoint{}, errors.New("no authorization_endpoint and token_endpoint in the document")
+	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxDiscovery)).Decode(&doc); err != nil || doc.Token == "" {
+		return oauth2.Endpoint{}, errors.New("no token_endpoint in the document")
 	}
 	return oauth2.Endpoint{AuthURL: doc.Auth, TokenURL: doc.Token}, nil
 }

@@ -61,27 +61,12 @@ func stdioServers(lookup func(string) (string, bool)) (*mcpcall.Stdio, error) {
 	return &mcpcall.Stdio{Servers: servers, Getenv: lookup}, nil
 }
 
-// connections reads the operator's connection providers from the file
-// ROWCALL_CONNECTIONS names (connect.ReadConfig) and their sealing keys from
-// ROWCALL_CONNECTIONS_KEY; nil when unset: bearer:connection: rows are then
-// refused (connections_off).
+// connections reads the operator's connection providers from
+// ROWCALL_CONNECTIONS (a file, or the JSON itself) and their sealing keys
+// from ROWCALL_CONNECTIONS_KEY (connect.Load); nil when unset:
+// bearer:connection: rows are then refused (connections_off).
 func connections(lookup func(string) (string, bool)) (*connect.Service, error) {
-	path, _ := lookup("ROWCALL_CONNECTIONS")
-	if path == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("ROWCALL_CONNECTIONS: %w", err)
-	}
-	cfg, err := connect.ReadConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("ROWCALL_CONNECTIONS %s: %w (the file is {\"providers\": {\"NAME\": {\"discovery_url\": …, \"client_id\": …, \"client_secret_env\": \"VAR\", \"scopes\": […]}}})", path, err)
-	}
+	value, _ := lookup("ROWCALL_CONNECTIONS")
 	key, _ := lookup("ROWCALL_CONNECTIONS_KEY")
-	keys, err := connect.ParseKeys(key)
-	if err != nil {
-		return nil, fmt.Errorf("ROWCALL_CONNECTIONS_KEY (the key that seals connections' tokens): %w", err)
-	}
-	return &connect.Service{Providers: cfg.Providers, Keys: keys, Secret: lookup}, nil
+	return connect.Load(value, key, os.ReadFile, func(_ context.Context, name string) (string, bool) { return lookup(name) })
 }

@@ -1,16 +1,30 @@
 // A real OpenID provider (oidc-provider, pinned in package.json) on a
 // loopback port, for the connection tests (test/connections_test.go).
 // Environment: REDIRECT_URI (the rowcall host's /connect/callback),
-// CLIENT_SECRET, ACCESS_TTL (seconds). Two accounts sign in, alice and bob,
+// CLIENT_SECRET, ACCESS_TTL (seconds), PORT (default: any free one). Two accounts sign in, alice and bob,
 // with any password; its development login and consent pages are the ones a
 // person would see. With KEY_CLIENT_PUBLIC_KEY (an SPKI PEM public key, for
 // test/oauth_private_key_test.go) a second client, "rowcall-pk", gets tokens
 // by the client credentials grant, authenticating with a JWT signed by the
 // matching private key (private_key_jwt, kid "k1"), and the introspection
 // endpoint is on for client "rowcall". It prints "issuer URL" once it listens.
+//
+// Token exchange (RFC 8693), which oidc-provider does not build in, is a grant
+// registered here for the clients rowcall-sts and rowcall-late when
+// SUBJECTS_FILE is set. That file, read on each exchange, holds
+// {"issuer": a rowcall host's URL, "subjects": {holder: account}}: the grant
+// takes the subject token the host signs (a JWT whose keys are at
+// ISSUER/.well-known/jwks.json, for this provider's token endpoint), looks its
+// subject up, and issues that account an access token the userinfo endpoint
+// answers for. rowcall-late's clock runs LATE_SKEW seconds ahead, so
+// the subject tokens it is sent have expired.
 import { createPublicKey } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+
+const exchange = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 const keyClient = process.env.KEY_CLIENT_PUBLIC_KEY;
 const keyClients = keyClient ? [{
@@ -24,7 +38,7 @@ const keyClients = keyClient ? [{
 
 const accounts = new Set(['alice', 'bob']);
 const server = http.createServer();
-server.listen(0, '127.0.0.1', () => {
+server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, {
     clients: [{
@@ -33,7 +47,13 @@ server.listen(0, '127.0.0.1', () => {
       redirect_uris: [process.env.REDIRECT_URI],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-    }, ...keyClients],
+    }, ...keyClients, ...['rowcall-sts', 'rowcall-late'].map((client_id) => ({
+      client_id,
+      client_secret: process.env.CLIENT_SECRET,
+      grant_types: [exchange],
+      response_types: [],
+      redirect_uris: [],
+    }))],
     pkce: { required: () => true },
     ttl: { AccessToken: Number(process.env.ACCESS_TTL || 3600) },
     issueRefreshToken: async () => true,
@@ -47,6 +67,48 @@ server.listen(0, '127.0.0.1', () => {
       return { accountId: id, claims: async () => ({ sub: id }) };
     },
   });
+  if (process.env.SUBJECTS_FILE) {
+    const keySets = new Map();
+    provider.registerGrantType(exchange, async (ctx) => {
+      const { client, params } = ctx.oidc;
+      if (params.subject_token_type !== 'urn:ietf:params:oauth:token-type:jwt') {
+        throw new errors.InvalidRequest('unsupported subject_token_type');
+      }
+      if (!params.audience) {
+        throw new errors.InvalidTarget('audience is required');
+      }
+      const skew = client.clientId === 'rowcall-late' ? Number(process.env.LATE_SKEW || 0) : 0;
+      const trust = JSON.parse(fs.readFileSync(process.env.SUBJECTS_FILE, 'utf8'));
+      if (!keySets.has(trust.issuer)) {
+        keySets.set(trust.issuer, createRemoteJWKSet(new URL(`${trust.issuer}/.well-known/jwks.json`)));
+      }
+      let sub;
+      try {
+        ({ payload: { sub } } = await jwtVerify(params.subject_token, keySets.get(trust.issuer), {
+          issuer: trust.issuer, audience: `${issuer}/token`, algorithms: ['EdDSA'],
+          currentDate: new Date(Date.now() + skew * 1000),
+        }));
+      } catch (e) {
+        throw new errors.InvalidGrant(`subject_token: ${e.code || e.message}`);
+      }
+      const accountId = trust.subjects[sub];
+      if (!accounts.has(accountId)) {
+        throw new errors.InvalidGrant('the subject is linked to no account');
+      }
+      const grant = new provider.Grant({ accountId, clientId: client.clientId });
+      grant.addOIDCScope('openid');
+      const grantId = await grant.save();
+      const token = new provider.AccessToken({ accountId, client, grantId, scope: 'openid', gty: 'token_exchange' });
+      ctx.body = {
+        access_token: await token.save(),
+        issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        token_type: 'Bearer',
+        expires_in: token.expiration,
+        scope: 'openid',
+      };
+    }, ['subject_token', 'subject_token_type', 'audience', 'resource', 'requested_token_type', 'scope']);
+  }
+  provider.on('server_error', (ctx, err) => console.error(err));
   server.on('request', provider.callback());
   console.log(`issuer ${issuer}`);
 });
