@@ -4,9 +4,11 @@
 #
 #   bench/idle-rss.sh [ROUNDS] [BIN...]      default: 3 rounds of ./host, built
 #
-# Each run starts `rowcall serve` on a fresh data directory without rows
-# (--no-examples), waits until it serves and, with the encoder, until the
-# encoder has loaded (the log's "embeddings on"), then reads VmRSS (and its anonymous and file-mapped parts) from /proc/PID/status
+# Each run starts `rowcall serve` on a fresh data directory (with the example
+# rows a new host installs, or none with NO_EXAMPLES=1), waits until it
+# serves and, with the encoder, until the encoder has loaded (the log's
+# "embeddings on"), then until the host is idle (no CPU time spent over a
+# second: the examples are embedded), then reads VmRSS (and its anonymous and file-mapped parts) from /proc/PID/status
 # and the Go heap from the host's Prometheus metrics (runtime/metrics: the
 # heap in use, and what the runtime holds but has not returned to the OS).
 # Several binaries (e.g. two revisions' builds) and the two modes are
@@ -22,6 +24,10 @@ pid=
 trap '[ -z "$pid" ] || kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ $# -gt 0 ]; then bins=("$@"); else go build -o "$tmp/rowcall" ./host; bins=("$tmp/rowcall"); fi
 
+examples=()
+[ "${NO_EXAMPLES:-0}" = 1 ] && examples=(--no-examples)
+
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, in 1/100 s
 kb() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"; }
 metric() { awk -v m="$2" '$1 == m {printf "%.1f", $2 / 1048576}' <<<"$1"; }
 
@@ -32,7 +38,7 @@ run() {
   port=$((20000 + RANDOM % 20000))
   log=$data/log
   "$bin" serve --addr 127.0.0.1:$port --metrics-addr 127.0.0.1:$((port + 1)) --data "$data" \
-    --embed-provider "$mode" --no-examples >"$log" 2>&1 &
+    --embed-provider "$mode" "${examples[@]}" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do grep -q "rowcall serving" "$log" && break; sleep 0.1; done
   grep -q "rowcall serving" "$log" || { cat "$log"; exit 1; }
@@ -40,6 +46,13 @@ run() {
     for _ in $(seq 600); do grep -qE "embeddings on|embeddings off" "$log" && break; sleep 0.1; done
     grep -q "embeddings on" "$log" || { cat "$log"; exit 1; }
   fi
+  local t0 t1
+  for _ in $(seq 120); do
+    t0=$(cputicks $pid)
+    sleep 1
+    t1=$(cputicks $pid)
+    [ "$t0" = "$t1" ] && break
+  done
   m=$(curl -fsS "http://127.0.0.1:$((port + 1))/metrics")
   rss=$(kb $pid VmRSS)
   printf '%-28s %-9s RSS %6.1f MB (anon %6.1f, file %5.1f)  Go heap in use %6.1f MB, idle %6.1f, released %6.1f, next GC %6.1f\n' \
