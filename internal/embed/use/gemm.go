@@ -32,13 +32,6 @@ type matrix struct {
 	packed []uint16 // panel p is packed[p*16*k : (p+1)*16*k], row-major [k][16], binary16
 }
 
-func newMatrix(w []float32, k, n int) (matrix, error) {
-	if len(w) != k*n {
-		return matrix{}, fmt.Errorf("use: a %dx%d weight matrix has %d values", k, n, len(w))
-	}
-	return packMatrix(func(i int) float32 { return w[i] }, k, n)
-}
-
 // packMatrix packs the k x n matrix whose element (r, c) is at(r*n + c),
 // rounded to half precision.
 func packMatrix(at func(int) float32, k, n int) (matrix, error) {
