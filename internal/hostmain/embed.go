@@ -3,6 +3,7 @@ package hostmain
 import (
 	"context"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
@@ -24,6 +25,11 @@ func embedder(ctx context.Context, s app.Settings, dataDir string) rowcall.Embed
 		if err != nil {
 			return nil, err
 		}
+		// Loading read the 28 MB of shards and the vocabulary, garbage now;
+		// at serve's GOGC=400 no collection would come for it on an idle
+		// host, which would keep it resident (docs/RATIONALE.md, "Why does
+		// the host return the encoder's load to the OS?").
+		debug.FreeOSMemory()
 		return use.Embedder{Enc: enc}, nil
 	})
 }

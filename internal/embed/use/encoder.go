@@ -106,14 +106,14 @@ func Load(dir string) (*Encoder, error) {
 	e := &Encoder{tok: tok}
 	embT := l.get("module/Embeddings_en", -1, -1)
 	if l.err == nil {
-		e.vocab, e.embDim, e.emb = embT.shape[0], embT.shape[1], embT.f32
+		e.vocab, e.embDim, e.emb = embT.shape[0], embT.shape[1], embT.f32()
 	}
-	e.inv = l.get(pkTS+"Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 1, e.embDim/2).f32
+	e.inv = l.get(pkTS+"Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 1, e.embDim/2).f32()
 	e.lnEps = l.scalarF(pkTS + "Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x")
 	e.l2Eps = l.scalarF("module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y")
 	e.maxLen = int(l.scalarI(pk + "ClipToMaxLength/Less/y"))
-	e.tanhW = l.matrix(l.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", Dim, Dim).f32, Dim, Dim)
-	e.tanhB = l.get("module/Encoder_en/hidden_layers/tanh_layer_0/bias", Dim).f32
+	e.tanhW = l.matrix(l.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", Dim, Dim), Dim, Dim)
+	e.tanhB = l.get("module/Encoder_en/hidden_layers/tanh_layer_0/bias", Dim).f32()
 	for i := range e.layers {
 		e.layers[i] = l.layer(i, e.embDim)
 	}
@@ -151,11 +151,16 @@ func (l *loader) get(name string, shape ...int) tensor {
 	return t
 }
 
-func (l *loader) matrix(w []float32, k, n int) matrix {
+// matrix packs a float32 tensor of k x n values for gemm.
+func (l *loader) matrix(t tensor, k, n int) matrix {
 	if l.err != nil {
 		return matrix{}
 	}
-	m, err := newMatrix(w, k, n)
+	if t.dtype != "float32" || t.size() != k*n {
+		l.err = fmt.Errorf("use: weight of shape %v (%s) is not a %dx%d float32 matrix", t.shape, t.dtype, k, n)
+		return matrix{}
+	}
+	m, err := packMatrix(t.at, k, n)
 	if err != nil {
 		l.err = err
 	}
@@ -164,24 +169,24 @@ func (l *loader) matrix(w []float32, k, n int) matrix {
 
 func (l *loader) scalarF(name string) float32 {
 	t := l.get(name)
-	if l.err == nil && len(t.f32) != 1 {
+	if l.err == nil && (t.dtype != "float32" || t.size() != 1) {
 		l.err = fmt.Errorf("use: weight %s is not a float32 scalar", name)
 	}
 	if l.err != nil {
 		return 0
 	}
-	return t.f32[0]
+	return t.at(0)
 }
 
 func (l *loader) scalarI(name string) int32 {
 	t := l.get(name)
-	if l.err == nil && len(t.i32) != 1 {
+	if l.err == nil && (t.dtype != "int32" || t.size() != 1) {
 		l.err = fmt.Errorf("use: weight %s is not an int32 scalar", name)
 	}
 	if l.err != nil {
 		return 0
 	}
-	return t.i32[0]
+	return t.i32()[0]
 }
 
 func (l *loader) layer(i, embDim int) layer {
@@ -192,18 +197,18 @@ func (l *loader) layer(i, embDim int) layer {
 	if i == 0 {
 		ly.in = embDim
 	}
-	ly.lnS = l.get(p+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", ly.in).f32
-	ly.lnB = l.get(p+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", ly.in).f32
+	ly.lnS = l.get(p+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", ly.in).f32()
+	ly.lnB = l.get(p+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", ly.in).f32()
 	qkv := l.get(kp+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, ly.in, -1)
 	if l.err != nil {
 		return ly
 	}
 	ly.dq = qkv.shape[3] / 3
-	ly.qkvW = l.matrix(qkv.f32, ly.in, 3*ly.dq)
-	ly.qkvB = l.get(p+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*ly.dq).f32
-	split := l.get(q+"MultiheadAttention/Const", 3)
-	if l.err == nil && (split.i32 == nil || split.i32[0] != int32(ly.dq) || split.i32[1] != int32(ly.dq) || split.i32[2] != int32(ly.dq)) {
-		l.err = fmt.Errorf("use: layer %d splits q, k, v as %v; this port expects three equal parts of %d", i, split.i32, ly.dq)
+	ly.qkvW = l.matrix(qkv, ly.in, 3*ly.dq)
+	ly.qkvB = l.get(p+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*ly.dq).f32()
+	split := l.get(q+"MultiheadAttention/Const", 3).i32()
+	if l.err == nil && (split == nil || split[0] != int32(ly.dq) || split[1] != int32(ly.dq) || split[2] != int32(ly.dq)) {
+		l.err = fmt.Errorf("use: layer %d splits q, k, v as %v; this port expects three equal parts of %d", i, split, ly.dq)
 	}
 	// Both layers reshape to (Layer_1's shape/2) heads of (their own shape/3) depth.
 	ly.heads = int(l.scalarI(pkTS + "Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2"))
@@ -212,24 +217,24 @@ func (l *loader) layer(i, embDim int) layer {
 		l.err = fmt.Errorf("use: layer %d has %d heads of %d, not %d", i, ly.heads, ly.depth, ly.dq)
 	}
 	ly.scale = l.scalarF(q + "MultiheadAttention/mul/y")
-	ly.outW = l.matrix(l.get(kp+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, ly.dq, Dim).f32, ly.dq, Dim)
-	ly.outB = l.get(p+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", Dim).f32
+	ly.outW = l.matrix(l.get(kp+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, ly.dq, Dim), ly.dq, Dim)
+	ly.outB = l.get(p+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", Dim).f32()
 	if ly.in != Dim {
-		m := l.matrix(l.get(p+"dense/kernel/ConcatPartitions/concat", ly.in, Dim).f32, ly.in, Dim)
+		m := l.matrix(l.get(p+"dense/kernel/ConcatPartitions/concat", ly.in, Dim), ly.in, Dim)
 		ly.resW = &m
-		ly.resB = l.get(p+"dense/bias/ConcatPartitions/concat", Dim).f32
+		ly.resB = l.get(p+"dense/bias/ConcatPartitions/concat", Dim).f32()
 	}
-	ly.ffnS = l.get(p+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", Dim).f32
-	ly.ffnB = l.get(p+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", Dim).f32
+	ly.ffnS = l.get(p+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", Dim).f32()
+	ly.ffnB = l.get(p+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", Dim).f32()
 	w1 := l.get(q+"FFN/conv1/Tensordot/Reshape_1", Dim, -1)
 	if l.err != nil {
 		return ly
 	}
 	ly.ffn = w1.shape[1]
-	ly.w1 = l.matrix(w1.f32, Dim, ly.ffn)
-	ly.b1 = l.get(p+"FFN/conv1/bias/ConcatPartitions/concat", ly.ffn).f32
-	ly.w2 = l.matrix(l.get(q+"FFN/conv2/Tensordot/Reshape_1", ly.ffn, Dim).f32, ly.ffn, Dim)
-	ly.b2 = l.get(p+"FFN/conv2/bias/ConcatPartitions/concat", Dim).f32
+	ly.w1 = l.matrix(w1, Dim, ly.ffn)
+	ly.b1 = l.get(p+"FFN/conv1/bias/ConcatPartitions/concat", ly.ffn).f32()
+	ly.w2 = l.matrix(l.get(q+"FFN/conv2/Tensordot/Reshape_1", ly.ffn, Dim), ly.ffn, Dim)
+	ly.b2 = l.get(p+"FFN/conv2/bias/ConcatPartitions/concat", Dim).f32()
 	return ly
 }
 

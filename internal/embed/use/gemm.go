@@ -32,16 +32,18 @@ type matrix struct {
 	packed []uint16 // panel p is packed[p*16*k : (p+1)*16*k], row-major [k][16], binary16
 }
 
-func newMatrix(w []float32, k, n int) (matrix, error) {
-	if n%panelWidth != 0 || len(w) != k*n {
-		return matrix{}, fmt.Errorf("use: a %dx%d weight matrix (%d values) does not pack into %d-column panels", k, n, len(w), panelWidth)
+// packMatrix packs the k x n matrix whose element (r, c) is at(r*n + c),
+// rounded to half precision.
+func packMatrix(at func(int) float32, k, n int) (matrix, error) {
+	if n%panelWidth != 0 {
+		return matrix{}, fmt.Errorf("use: a %dx%d weight matrix does not pack into %d-column panels", k, n, panelWidth)
 	}
 	m := matrix{k: k, n: n, packed: make([]uint16, k*n)}
 	for p := 0; p < n/panelWidth; p++ {
 		dst := m.packed[p*panelWidth*k:]
 		for r := 0; r < k; r++ {
 			for j := range panelWidth {
-				dst[r*panelWidth+j] = toHalf(w[r*n+p*panelWidth+j])
+				dst[r*panelWidth+j] = toHalf(at(r*n + p*panelWidth + j))
 			}
 		}
 	}

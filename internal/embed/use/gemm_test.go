@@ -1,6 +1,7 @@
 package use
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -139,4 +140,13 @@ func BenchmarkGemm(b *testing.B) {
 	for b.Loop() {
 		mat.mul(c, a, m, nil, false, 0)
 	}
+}
+
+// newMatrix packs w, a k x n matrix in row-major order, as Load packs a
+// weight.
+func newMatrix(w []float32, k, n int) (matrix, error) {
+	if len(w) != k*n {
+		return matrix{}, fmt.Errorf("use: a %dx%d weight matrix has %d values", k, n, len(w))
+	}
+	return packMatrix(func(i int) float32 { return w[i] }, k, n)
 }

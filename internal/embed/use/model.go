@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,10 +25,16 @@ type modelJSON struct {
 	} `json:"weightsManifest"`
 }
 
+// tensor is one weight as the shards store it: little-endian float32 or
+// int32 values, a view into the shards' bytes. Load decodes each weight
+// once, into what the encoder keeps (float32 vectors and the embedding
+// table, half-precision panels for the dense layers), so no float32 copy of
+// the dense layers is ever made (docs/RATIONALE.md, "Why does the encoder
+// load its weights from one read of the shards?").
 type tensor struct {
 	shape []int
-	f32   []float32
-	i32   []int32
+	dtype string
+	raw   []byte
 }
 
 func (t tensor) size() int {
@@ -36,6 +43,35 @@ func (t tensor) size() int {
 		n *= d
 	}
 	return n
+}
+
+// at returns value i of a float32 tensor.
+func (t tensor) at(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.raw[4*i:]))
+}
+
+// f32 returns the values of a float32 tensor (nil for another dtype).
+func (t tensor) f32() []float32 {
+	if t.dtype != "float32" {
+		return nil
+	}
+	v := make([]float32, t.size())
+	for i := range v {
+		v[i] = t.at(i)
+	}
+	return v
+}
+
+// i32 returns the values of an int32 tensor (nil for another dtype).
+func (t tensor) i32() []int32 {
+	if t.dtype != "int32" {
+		return nil
+	}
+	v := make([]int32, t.size())
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(t.raw[4*i:]))
+	}
+	return v
 }
 
 // modelDir returns the directory holding model.json: dir itself, or its
@@ -49,7 +85,8 @@ func modelDir(dir string) (string, error) {
 	return "", fmt.Errorf("use: no model.json in %s or %s", dir, filepath.Join(dir, "dist"))
 }
 
-// readWeights reads every tensor the manifest names from its binary shards.
+// readWeights returns every tensor the manifest names, as views into its
+// binary shards, read once into one buffer of their total size.
 func readWeights(dir string) (map[string]tensor, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "model.json"))
 	if err != nil {
@@ -61,43 +98,25 @@ func readWeights(dir string) (map[string]tensor, error) {
 	}
 	out := map[string]tensor{}
 	for _, g := range m.WeightsManifest {
-		var buf []byte
-		for _, p := range g.Paths {
-			if filepath.Base(p) != p {
-				return nil, fmt.Errorf("use: model.json: shard path %q is not a plain file name", p)
-			}
-			b, err := os.ReadFile(filepath.Join(dir, p))
-			if err != nil {
-				return nil, fmt.Errorf("use: %w", err)
-			}
-			buf = append(buf, b...)
+		buf, err := readShards(dir, g.Paths)
+		if err != nil {
+			return nil, err
 		}
 		off := 0
 		for _, w := range g.Weights {
 			if len(w.Quantization) > 0 && string(w.Quantization) != "null" {
 				return nil, fmt.Errorf("use: model.json: weight %s is quantized; only plain float32/int32 weights are read", w.Name)
 			}
-			t := tensor{shape: w.Shape}
+			if w.Dtype != "float32" && w.Dtype != "int32" {
+				return nil, fmt.Errorf("use: model.json: weight %s has dtype %q; only float32 and int32 are read", w.Name, w.Dtype)
+			}
+			t := tensor{shape: w.Shape, dtype: w.Dtype}
 			n := t.size()
 			if off+4*n > len(buf) {
 				return nil, fmt.Errorf("use: weight shards end before weight %s (%d bytes, %d needed)", w.Name, len(buf), off+4*n)
 			}
-			b := buf[off : off+4*n]
+			t.raw = buf[off : off+4*n : off+4*n]
 			off += 4 * n
-			switch w.Dtype {
-			case "float32":
-				t.f32 = make([]float32, n)
-				for i := range t.f32 {
-					t.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-				}
-			case "int32":
-				t.i32 = make([]int32, n)
-				for i := range t.i32 {
-					t.i32[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-				}
-			default:
-				return nil, fmt.Errorf("use: model.json: weight %s has dtype %q; only float32 and int32 are read", w.Name, w.Dtype)
-			}
 			out[w.Name] = t
 		}
 		if off != len(buf) {
@@ -105,4 +124,42 @@ func readWeights(dir string) (map[string]tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// readShards returns the concatenation of the shard files paths in dir, read
+// into one buffer allocated at their total size.
+func readShards(dir string, paths []string) ([]byte, error) {
+	files := make([]*os.File, 0, len(paths))
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	sizes := make([]int64, len(paths))
+	total := int64(0)
+	for _, p := range paths {
+		if filepath.Base(p) != p {
+			return nil, fmt.Errorf("use: model.json: shard path %q is not a plain file name", p)
+		}
+		f, err := os.Open(filepath.Join(dir, p))
+		if err != nil {
+			return nil, fmt.Errorf("use: %w", err)
+		}
+		files = append(files, f)
+		st, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("use: %w", err)
+		}
+		sizes[len(files)-1] = st.Size()
+		total += st.Size()
+	}
+	buf := make([]byte, total)
+	off := int64(0)
+	for i, f := range files {
+		if _, err := io.ReadFull(f, buf[off:off+sizes[i]]); err != nil {
+			return nil, fmt.Errorf("use: %s: %w", f.Name(), err)
+		}
+		off += sizes[i]
+	}
+	return buf, nil
 }

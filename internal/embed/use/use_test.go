@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"testing"
@@ -302,5 +303,39 @@ func TestEmbedEmptyText(t *testing.T) {
 	}
 	if len(e.Tokens("")) != 0 || !slices.Equal(v, e.Embed("")) {
 		t.Fatal("Embed(\"\") is not the zero-token vector")
+	}
+}
+
+// Load keeps the weights as compactly as the encoder uses them (the dense
+// layers in half precision, the embedding table as stored) and reads the
+// shards once: what it keeps and what it allocates on the way stay within a
+// few MB of the 21.4 MB and 54.6 MB it measured (docs/RATIONALE.md, "Why
+// does the encoder load its weights from one read of the shards?").
+func TestLoadMemory(t *testing.T) {
+	encoder(t) // skips or fails as the other tests do without weights
+	dir, err := DefaultDir()
+	if err != nil || !Fetched(dir, Registry) {
+		t.Skip("SKIPPING: TestLoadMemory reads DefaultDir, which holds no fetch")
+	}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	runtime.GC()
+	metrics.Read(live)
+	live0, alloc0 := live[0].Value.Uint64(), live[1].Value.Uint64()
+	e, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics.Read(live)
+	alloc := live[1].Value.Uint64() - alloc0
+	runtime.GC()
+	metrics.Read(live)
+	kept := int64(live[0].Value.Uint64()) - int64(live0)
+	runtime.KeepAlive(e)
+	t.Logf("Load kept %.1f MB and allocated %.1f MB", float64(kept)/1e6, float64(alloc)/1e6)
+	if kept > 24e6 {
+		t.Errorf("the encoder holds %.1f MB after Load, want at most 24 MB (weights expanded, or a read kept alive?)", float64(kept)/1e6)
+	}
+	if alloc > 64e6 {
+		t.Errorf("Load allocated %.1f MB, want at most 64 MB (the shards read more than once, or decoded to float32 before packing?)", float64(alloc)/1e6)
 	}
 }
