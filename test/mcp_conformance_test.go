@@ -104,6 +104,11 @@ func TestMCPConformance(t *testing.T) {
 			target, _ := url.Parse(tg.URL)
 			proxy := httputil.NewSingleHostReverseProxy(target)
 			proxy.FlushInterval = -1 // streams pass at once
+			// A new connection for each request: the suite's POSTs are not
+			// retried by a transport, so one written on a kept-alive
+			// connection the host had just closed would fail the scenario
+			// ("use of closed network connection") on a busy machine.
+			proxy.Transport = &http.Transport{DisableKeepAlives: true}
 			key := tg.Key
 			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				r.Header.Set("Authorization", "Bearer "+key)
