@@ -4,8 +4,7 @@
 // hosts' at w 0.15; rrf: reciprocal-rank fusion; z: each side standardised
 // over the candidates; peak: a words' share per question, from lo to hi as
 // the best word hit stands clear of the next and the best cosine does not),
-// what of the question is embedded (q=all, or q=content: without stop
-// words), what of a row is (rows=joined: rowcall.EmbedText, the hosts';
+// what of the question is embedded (q=all: all of it), what of a row is (rows=joined: rowcall.EmbedText, the hosts';
 // rows=kw: the key's words in front of it; rows=sum3: the normalised sum of
 // the joined text's, the WHAT line's and the WHEN_TO_USE line's embeddings)
 // and the word side (words=fts: Store.Search, the hosts'; words=plain:
@@ -34,7 +33,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/embed/use"
@@ -82,33 +80,12 @@ func dot(a, b []float32) float32 {
 	return s
 }
 
-// queryVariants are what of a question is embedded.
+// queryVariants are what of a question is embedded: all of it. Commit
+// 6dc45db also tried it without stop words (q=content), which lost on every
+// set (docs/benchmarks.md, "Ask").
 var queryVariants = map[string]func(string) string{
 	"all": func(q string) string { return q },
-	// content: the question without stop words.
-	"content": func(q string) string {
-		var out []string
-		for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' }) {
-			if !stop[strings.ToLower(w)] {
-				out = append(out, w)
-			}
-		}
-		if len(out) == 0 {
-			return q
-		}
-		return strings.Join(out, " ")
-	},
 }
-
-var stop = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be by can do does for from get give how i in is it its me my
-		of on or please show tell that the this to under us we what when where which who why will with you your
-		want need some any find`) {
-		m[w] = true
-	}
-	return m
-}()
 
 func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, split string) (set, error) {
 	s, err := askeval.LoadSet(name)
