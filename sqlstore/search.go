@@ -74,6 +74,11 @@ func prefixed(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
+// MatchExpr is the FTS5 MATCH expression Search builds for query before it
+// applies its budget (every term, OR-ed); test/askeval/cmd/sweep scores other
+// column weights over the index with it.
+func MatchExpr(query string) string { return strings.Join(matchTerms(query), " OR ") }
+
 // matchBudget is how many matches (summed over the query's terms) FTS5
 // scores with bm25 for one search. FTS5 computes bm25 for every row that
 // matches before it can sort them, microseconds a row, so in a large

@@ -57,16 +57,28 @@ func stems(text string) []string {
 
 // Rank implements Ranker.
 func (b *BM25) Rank(_ context.Context, query string) ([]string, error) {
+	var keys []string
+	for _, h := range b.Scores(query, Depth) {
+		keys = append(keys, b.keys[h.Row])
+	}
+	return keys, nil
+}
+
+// Scored is a row's index in the rows NewBM25 was given and its BM25 score.
+type Scored struct {
+	Row   int
+	Score float64
+}
+
+// Scores returns the best n rows for query with their scores, best first
+// (ties by key).
+func (b *BM25) Scores(query string, n int) []Scored {
 	const k1, bb = 1.2, 0.75
 	q := stems(query)
 	slices.Sort(q)
 	q = slices.Compact(q)
-	n := float64(len(b.keys))
-	type scored struct {
-		i int
-		s float64
-	}
-	var hits []scored
+	rows := float64(len(b.keys))
+	var hits []Scored
 	for i, tf := range b.terms {
 		s := 0.0
 		for _, t := range q {
@@ -75,25 +87,21 @@ func (b *BM25) Rank(_ context.Context, query string) ([]string, error) {
 				continue
 			}
 			df := float64(b.df[t])
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			idf := math.Log(1 + (rows-df+0.5)/(df+0.5))
 			s += idf * f * (k1 + 1) / (f + k1*(1-bb+bb*b.lens[i]/b.avg))
 		}
 		if s > 0 {
-			hits = append(hits, scored{i, s})
+			hits = append(hits, Scored{i, s})
 		}
 	}
-	slices.SortFunc(hits, func(x, y scored) int {
-		if x.s != y.s {
-			if x.s > y.s {
+	slices.SortFunc(hits, func(x, y Scored) int {
+		if x.Score != y.Score {
+			if x.Score > y.Score {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(b.keys[x.i], b.keys[y.i])
+		return strings.Compare(b.keys[x.Row], b.keys[y.Row])
 	})
-	var keys []string
-	for _, h := range hits[:min(len(hits), Depth)] {
-		keys = append(keys, b.keys[h.i])
-	}
-	return keys, nil
+	return hits[:min(len(hits), n)]
 }

@@ -1,16 +1,26 @@
-// Command sweep scores variants of the hybrid ranking on the askeval dev
-// set's tune split (never the test split): how a row is embedded (its joined
-// WHAT and WHEN_TO_USE text as the hosts do, each line alone, or mixes), how
-// the word score is normalised, how the cosine is, and the words' weight. It
-// recomputes the fusion offline from each tune intent's word hits
-// (Store.Search, limit vectors.K) and its cosine with every row (float32,
-// where the hosts scan int8 codes), over the same candidates as
-// vectors.Ranker (the top vectors.K by cosine and every word hit), and prints
-// one line per variant, best top-1 (then MRR@10) first.
+// Command sweep scores variants of the hybrid ranking offline on every dev
+// set (test/askeval: dev, mcp, openapi), one half at a time. A variant is
+// four choices: the fusion (lin: w × bm25/best + (1 − w) × cosine, the
+// hosts' at w 0.15; rrf: reciprocal-rank fusion; z: each side standardised
+// over the candidates; peak: a words' share per question, from lo to hi as
+// the best word hit stands clear of the next and the best cosine does not),
+// what of the question is embedded (q=all: all of it), what of a row is (rows=joined: rowcall.EmbedText, the hosts';
+// rows=kw: the key's words in front of it; rows=sum3: the normalised sum of
+// the joined text's, the WHAT line's and the WHEN_TO_USE line's embeddings)
+// and the word side (words=fts: Store.Search, the hosts'; words=plain:
+// askeval.BM25; the others: the same FTS5 MATCH under other bm25 column
+// weights, columnWeights). It recomputes each intent's fusion from its word
+// hits (limit vectors.K) and its cosine with every row (float32, where the
+// hosts scan int8 codes) over the same candidates as vectors.Ranker (the top
+// vectors.K by cosine and every word hit), and prints each set's top-1 for
+// every variant, best mean first.
 //
-//	go run ./test/askeval/cmd/sweep [-rows 10000] [-top 40]
+//	go run ./test/askeval/cmd/sweep [-rows 10000] [-top 40] [-split tune] [-only REGEXP]
 //
-// docs/benchmarks.md, "Ask", quotes the chosen variant. The variant the hosts run is "joined ratio raw w=0.15".
+// Tune on the tune halves (the default); -split test scores the test halves,
+// for the variants chosen on tune only (-only names them). The hosts'
+// ranking is "lin w=0.15 q=all rows=joined words=fts". Row texts are embedded
+// once and cached with the score command's vectors (askeval.EmbedTexts).
 package main
 
 import (
@@ -19,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -26,25 +37,172 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/embed/use"
 	"github.com/rowcall/rowcall/internal/vectors"
+	"github.com/rowcall/rowcall/sqlstore"
 	"github.com/rowcall/rowcall/test/askeval"
 )
 
-// intent is one tune intent's word hits and cosines.
+// intent is one intent's word hits and cosines.
 type intent struct {
 	in    askeval.Intent
-	bm25  map[int]float64 // row → bm25 (lower is better)
-	order []float64       // the word hits' bm25, best first
-	cos   map[string][]float32
+	words map[string][]wordHit // word side variant → its hits, best first
+	cos   map[string][]float32 // question and row variant → cosine with every row
+}
+
+type wordHit struct {
+	row  int
+	bm25 float64 // lower is better
+}
+
+// set is one dev set's rows and intents.
+type set struct {
+	name string
+	rows []rowcall.Row
+	qs   []intent
 }
 
 func main() {
-	rows := flag.Int("rows", 10_000, "distractor rows")
+	rows := flag.Int("rows", 10_000, "distractor rows (dev)")
 	top := flag.Int("top", 40, "how many of the best variants to print (0: all)")
+	split := flag.String("split", askeval.Tune, "tune, or test for the variants -only names")
+	only := flag.String("only", "", "score only the variants whose name matches this regular expression")
 	flag.Parse()
-	if err := run(*rows, *top); err != nil {
+	if err := run(*rows, *top, *split, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
 		os.Exit(1)
 	}
+}
+
+func dot(a, b []float32) float32 {
+	s := float32(0)
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// queryVariants are what of a question is embedded: all of it. Commit
+// 6dc45db also tried it without stop words (q=content), which lost on every
+// set (docs/benchmarks.md, "Ask").
+var queryVariants = map[string]func(string) string{
+	"all": func(q string) string { return q },
+}
+
+func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, split string) (set, error) {
+	s, err := askeval.LoadSet(name)
+	if err != nil {
+		return set{}, err
+	}
+	dir, err := os.MkdirTemp("", "askeval-sweep-")
+	if err != nil {
+		return set{}, err
+	}
+	defer os.RemoveAll(dir)
+	rows := s.Rows(nrows)
+	store, db, err := askeval.NewStore(ctx, dir, rows)
+	if err != nil {
+		return set{}, err
+	}
+	defer db.Close()
+	vecs := map[string][][]float32{}
+	for vn, tf := range rowTexts {
+		t := make([]string, len(rows))
+		for i, r := range rows {
+			if t[i] = tf(r); t[i] == "" {
+				t[i] = rowcall.EmbedText(&r)
+			}
+		}
+		if vecs[vn], err = askeval.EmbedTexts(enc, t, cache, nil); err != nil {
+			return set{}, err
+		}
+	}
+	vecs["sum3"] = make([][]float32, len(rows))
+	for i := range rows {
+		v := make([]float32, use.Dim)
+		for _, vn := range []string{"joined", "what", "when"} {
+			for j, x := range vecs[vn][i] {
+				v[j] += x
+			}
+		}
+		n := float32(math.Sqrt(float64(dot(v, v))))
+		for j := range v {
+			v[j] /= n
+		}
+		vecs["sum3"][i] = v
+	}
+	pos := map[string]int{}
+	for i, r := range rows {
+		pos[r.Key] = i
+	}
+	out := set{name: name, rows: rows}
+	plain := askeval.NewBM25(rows)
+	for _, in := range s.Intents {
+		if in.Split != split {
+			continue
+		}
+		q := intent{in: in, cos: map[string][]float32{}, words: map[string][]wordHit{}}
+		hits, err := store.Search(ctx, in.Text, rowcall.SearchFilter{Limit: vectors.K})
+		if err != nil {
+			return set{}, err
+		}
+		for _, h := range hits {
+			q.words["fts"] = append(q.words["fts"], wordHit{pos[h.Row.Key], h.Score})
+		}
+		for _, h := range plain.Scores(in.Text, vectors.K) {
+			q.words["plain"] = append(q.words["plain"], wordHit{h.Row, -h.Score})
+		}
+		for wn, wt := range columnWeights {
+			r, err := db.QueryContext(ctx, `SELECT k.key, bm25(directory_fts, `+wt+`) AS s FROM directory_fts JOIN search_keys k ON k.id = directory_fts.rowid WHERE directory_fts MATCH ? ORDER BY s LIMIT 100`, sqlstore.MatchExpr(in.Text))
+			if err != nil {
+				return set{}, err
+			}
+			for r.Next() {
+				var key string
+				var sc float64
+				if err := r.Scan(&key, &sc); err != nil {
+					return set{}, err
+				}
+				q.words[wn] = append(q.words[wn], wordHit{pos[key], sc})
+			}
+			r.Close()
+		}
+		for vn, vf := range queryVariants {
+			qv := enc.Embed(vf(in.Text))
+			for rn, vs := range vecs {
+				if rn == "what" || rn == "when" {
+					continue
+				}
+				c := make([]float32, len(rows))
+				for i, v := range vs {
+					c[i] = dot(qv, v)
+				}
+				q.cos[vn+" rows="+rn] = c
+			}
+		}
+		out.qs = append(out.qs, q)
+	}
+	return out, nil
+}
+
+// columnWeights are FTS5 bm25 weights to try, in the index's column order:
+// key, category, what, when_to_use, args, schema_text, doc.
+var columnWeights = map[string]string{
+	"cur":     "3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0.4",
+	"nocat":   "3.0, 0, 6.0, 4.0, 1.5, 1.5, 0.4",
+	"keyup":   "6.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0.4",
+	"flat":    "1, 1, 1, 1, 1, 1, 1",
+	"nodoc":   "3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 0",
+	"docup":   "3.0, 2.0, 6.0, 4.0, 1.5, 1.5, 2",
+	"whatkey": "8.0, 1.0, 8.0, 3.0, 1.0, 1.0, 0.2",
+}
+
+// rowTexts are the texts of a row embedded: the hosts' (joined), the
+// key's words in front of it (kw), and its WHAT and WHEN_TO_USE lines alone
+// (an empty one is the joined text).
+var rowTexts = map[string]func(r rowcall.Row) string{
+	"joined": func(r rowcall.Row) string { return askeval.EmbedText(r, false) },
+	"kw":     func(r rowcall.Row) string { return askeval.EmbedText(r, true) },
+	"what":   func(r rowcall.Row) string { return line(r, "# WHAT:") },
+	"when":   func(r rowcall.Row) string { return line(r, "# WHEN_TO_USE:") },
 }
 
 func line(r rowcall.Row, label string) string {
@@ -56,27 +214,22 @@ func line(r rowcall.Row, label string) string {
 	return ""
 }
 
-func dot(a, b []float32) float32 {
-	s := float32(0)
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
+// A fusion scores the candidates of one intent.
+type fusion func(c []cand) []float64
+
+// cand is a candidate: its cosine, its word score (bm25/best, 0 for a row
+// words did not find), its rank among the word hits (0 when not found) and
+// its rank by cosine.
+type cand struct {
+	i      int
+	cos    float64
+	ws     float64
+	bm25   float64 // 0 when words did not find it
+	wr, vr int
 }
 
-func run(nrows, show int) error {
+func run(nrows, show int, split, only string) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "askeval-sweep-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	rows := askeval.Directory(nrows)
-	store, db, err := askeval.NewStore(ctx, dir, rows)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	wdir, err := use.DefaultDir()
 	if err != nil {
 		return err
@@ -89,203 +242,223 @@ func run(nrows, show int) error {
 	if err != nil {
 		return err
 	}
-	texts := map[string][]string{}
-	for _, r := range rows {
-		texts["joined"] = append(texts["joined"], rowcall.EmbedText(&r))
-		texts["what"] = append(texts["what"], line(r, "# WHAT:"))
-		texts["when"] = append(texts["when"], line(r, "# WHEN_TO_USE:"))
-	}
-	vecs := map[string][][]float32{}
-	for _, k := range []string{"joined", "what", "when"} {
-		if vecs[k], err = askeval.EmbedTexts(enc, texts[k], cache, nil); err != nil {
-			return err
-		}
-	}
-	// One vector per row: the normalised sum of the three embeddings.
-	for i := range rows {
-		s := make([]float32, use.Dim)
-		for _, k := range []string{"joined", "what", "when"} {
-			for j, x := range vecs[k][i] {
-				s[j] += x
-			}
-		}
-		n := float32(math.Sqrt(float64(dot(s, s))))
-		for j := range s {
-			s[j] /= n
-		}
-		vecs["sum3"] = append(vecs["sum3"], s)
-	}
-	pos := map[string]int{}
-	for i, r := range rows {
-		pos[r.Key] = i
-	}
-	var qs []intent
-	for _, in := range askeval.Intents() {
-		if in.Split != askeval.Tune {
-			continue
-		}
-		q := intent{in: in, bm25: map[int]float64{}, cos: map[string][]float32{}}
-		hits, err := store.Search(ctx, in.Text, rowcall.SearchFilter{Limit: vectors.K})
+	var sets []set
+	for _, name := range askeval.SetNames {
+		s, err := load(ctx, name, nrows, enc, cache, split)
 		if err != nil {
 			return err
 		}
-		for _, h := range hits {
-			q.bm25[pos[h.Row.Key]] = h.Score
-			q.order = append(q.order, h.Score)
-		}
-		qv := enc.Embed(in.Text)
-		for k, vs := range vecs {
-			c := make([]float32, len(rows))
-			for i, v := range vs {
-				c[i] = dot(qv, v)
+		sets = append(sets, s)
+	}
+	fusions := map[string]fusion{}
+	for _, w := range []float64{0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4} {
+		fusions[fmt.Sprintf("lin w=%.2f", w)] = func(c []cand) []float64 {
+			out := make([]float64, len(c))
+			for j, x := range c {
+				out[j] = w*x.ws + (1-w)*x.cos
 			}
-			q.cos[k] = c
+			return out
 		}
-		qs = append(qs, q)
 	}
-	// How a row's cosine is taken from its vectors.
-	measures := map[string]func(q intent, i int) float32{
-		"joined":         func(q intent, i int) float32 { return q.cos["joined"][i] },
-		"max(what,when)": func(q intent, i int) float32 { return max(q.cos["what"][i], q.cos["when"][i]) },
-		"mix(joined,max)": func(q intent, i int) float32 {
-			return 0.5*q.cos["joined"][i] + 0.5*max(q.cos["what"][i], q.cos["when"][i])
-		},
-		"sum3": func(q intent, i int) float32 { return q.cos["sum3"][i] },
-	}
-	// How a word hit's bm25 becomes its word score, 0 to 1.
-	best := func(q intent) float64 { return q.order[0] }
-	words := map[string]func(q intent, bm float64) float64{
-		"ratio": func(q intent, bm float64) float64 { return bm / best(q) },
-		"spread10": func(q intent, bm float64) float64 {
-			if len(q.order) < 10 {
-				return bm / best(q)
+	for _, k := range []float64{5, 20, 60} {
+		for _, w := range []float64{0.2, 0.35, 0.5} {
+			fusions[fmt.Sprintf("rrf k=%g w=%.2f", k, w)] = func(c []cand) []float64 {
+				out := make([]float64, len(c))
+				for j, x := range c {
+					if x.wr > 0 {
+						out[j] += w / (k + float64(x.wr))
+					}
+					out[j] += (1 - w) / (k + float64(x.vr))
+				}
+				return out
 			}
-			return bm / best(q) * (1 - q.order[9]/best(q))
-		},
+		}
 	}
-	for _, s := range []float64{4, 8, 12} {
-		words[fmt.Sprintf("sat%g", s)] = func(q intent, bm float64) float64 { return -bm / (-bm + s) }
-		words[fmt.Sprintf("conf%g", s)] = func(q intent, bm float64) float64 { return bm / best(q) * min(1, -best(q)/s) }
+	// z-scores: each side standardised over the candidates.
+	for _, w := range []float64{0.1, 0.2, 0.3, 0.4} {
+		fusions[fmt.Sprintf("z w=%.2f", w)] = func(c []cand) []float64 {
+			zc := zs(c, func(x cand) float64 { return x.cos })
+			zw := zs(c, func(x cand) float64 { return x.ws })
+			out := make([]float64, len(c))
+			for j := range c {
+				out[j] = w*zw[j] + (1-w)*zc[j]
+			}
+			return out
+		}
+	}
+	// A weight per question: the words' share grows with how far the best
+	// word hit stands above the next ones (bm25 gap), and shrinks when the
+	// best cosine stands clear of the rest.
+	for _, lo := range []float64{0.1, 0.15} {
+		for _, hi := range []float64{0.3, 0.5} {
+			fusions[fmt.Sprintf("peak lo=%.2f hi=%.2f", lo, hi)] = func(c []cand) []float64 {
+				// the word hits' bm25/best, best first
+				var wsc, cs []float64
+				for _, x := range c {
+					if x.wr > 0 {
+						wsc = append(wsc, x.ws)
+					}
+					cs = append(cs, x.cos)
+				}
+				slices.Sort(wsc)
+				slices.Reverse(wsc)
+				slices.Sort(cs)
+				slices.Reverse(cs)
+				wgap := 0.0
+				if len(wsc) > 1 {
+					wgap = 1 - wsc[1]
+				} else if len(wsc) == 1 {
+					wgap = 1
+				}
+				cgap := 0.0
+				if len(cs) > 1 && cs[0] > 0 {
+					cgap = (cs[0] - cs[1]) / cs[0]
+				}
+				w := lo + (hi-lo)*min(1, max(0, wgap-cgap*2))
+				out := make([]float64, len(c))
+				for j, x := range c {
+					out[j] = w*x.ws + (1-w)*x.cos
+				}
+				return out
+			}
+		}
+	}
+	var re *regexp.Regexp
+	if only != "" {
+		if re, err = regexp.Compile(only); err != nil {
+			return err
+		}
 	}
 	type figures struct {
-		name                          string
-		top1, top3, mrr, shared, none float64
+		name string
+		top1 []float64
+		mean float64
 	}
 	var out []figures
-	for mname, m := range measures {
-		// Each intent's cosines and candidates under this measure.
-		type cand struct {
-			cos   []float32
-			cands []int
-		}
-		cs := make([]cand, len(qs))
-		for qi, q := range qs {
-			c := make([]float32, len(rows))
-			for i := range c {
-				c[i] = m(q, i)
-			}
-			cands := vectors.Top(c, vectors.K, nil, nil)
-			for i := range q.bm25 {
-				if !slices.Contains(cands, i) {
-					cands = append(cands, i)
+	for fname, f := range fusions {
+		for qv := range sets[0].qs[0].cos {
+			for wv := range wordVariants(sets) {
+				name := fname + " q=" + qv + " words=" + wv
+				if re != nil && !re.MatchString(name) {
+					continue
 				}
-			}
-			cs[qi] = cand{c, cands}
-		}
-		for wname, wf := range words {
-			for _, norm := range []string{"raw", "minmax", "z"} {
-				weights := []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5}
-				if norm == "z" {
-					weights = []float64{0.5, 0.6, 0.7, 0.8, 0.9}
-				}
-				for _, w := range weights {
-					f := figures{name: fmt.Sprintf("%-16s %-8s %-6s w=%.2f", mname, wname, norm, w)}
-					for qi, q := range qs {
-						r := rank(q, cs[qi].cos, cs[qi].cands, wf, norm, w, rows)
-						if r == 1 {
-							f.top1++
-							if q.in.Kind == askeval.Shared {
-								f.shared++
-							} else {
-								f.none++
-							}
-						}
-						if r >= 1 && r <= 3 {
-							f.top3++
-						}
-						if r > 0 {
-							f.mrr += 1 / float64(r)
+				fg := figures{name: name}
+				for _, s := range sets {
+					hit := 0
+					for _, q := range s.qs {
+						if rank(s, q, q.cos[qv], q.words[wv], f) == 1 {
+							hit++
 						}
 					}
-					n := float64(len(qs))
-					f.top1, f.top3, f.mrr, f.shared, f.none = f.top1/n, f.top3/n, f.mrr/n, 2*f.shared/n, 2*f.none/n
-					out = append(out, f)
+					t := float64(hit) / float64(len(s.qs))
+					fg.top1 = append(fg.top1, t)
+					fg.mean += t / float64(len(sets))
 				}
+				out = append(out, fg)
 			}
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool {
-		if out[a].top1 != out[b].top1 {
-			return out[a].top1 > out[b].top1
-		}
-		if out[a].mrr != out[b].mrr {
-			return out[a].mrr > out[b].mrr
+		if out[a].mean != out[b].mean {
+			return out[a].mean > out[b].mean
 		}
 		return out[a].name < out[b].name
 	})
-	fmt.Printf("%d tune intents, %d rows; top-1 (shared, none), top-3, MRR@10\n", len(qs), len(rows))
+	fmt.Printf("%s halves, top-1: %s, mean\n", split, strings.Join(askeval.SetNames, ", "))
 	for i, f := range out {
-		if show > 0 && i >= show && !strings.HasPrefix(f.name, "joined           ratio    raw    w=0.15") {
+		if show > 0 && i >= show && f.name != "lin w=0.15 q=all rows=joined words=fts" {
 			continue
 		}
-		fmt.Printf("%s  %.3f (%.3f, %.3f)  %.3f  %.3f\n", f.name, f.top1, f.shared, f.none, f.top3, f.mrr)
+		fmt.Printf("%-32s", f.name)
+		for _, t := range f.top1 {
+			fmt.Printf("  %.3f", t)
+		}
+		fmt.Printf("  %.3f\n", f.mean)
 	}
 	return nil
 }
 
-// rank is the target's 1-based rank within the first askeval.Depth of the
-// candidates scored w × words + (1 − w) × cosine (the cosine normalised over
-// the candidates by norm: raw, minmax or z), 0 when absent.
-func rank(q intent, cos []float32, cands []int, word func(intent, float64) float64, norm string, w float64, rows []rowcall.Row) int {
-	lo, hi, mean, sd := math.Inf(1), math.Inf(-1), 0.0, 0.0
-	for _, i := range cands {
-		c := float64(cos[i])
-		lo, hi, mean = min(lo, c), max(hi, c), mean+c
+func zs(c []cand, v func(cand) float64) []float64 {
+	mean, sd := 0.0, 0.0
+	for _, x := range c {
+		mean += v(x)
 	}
-	mean /= float64(len(cands))
-	for _, i := range cands {
-		sd += (float64(cos[i]) - mean) * (float64(cos[i]) - mean)
+	mean /= float64(len(c))
+	for _, x := range c {
+		sd += (v(x) - mean) * (v(x) - mean)
 	}
-	sd = math.Sqrt(sd / float64(len(cands)))
-	type scored struct {
-		i int
-		s float64
-	}
-	all := make([]scored, 0, len(cands))
-	for _, i := range cands {
-		c := float64(cos[i])
-		switch norm {
-		case "minmax":
-			c = (c - lo) / (hi - lo)
-		case "z":
-			c = (c - mean) / sd
+	sd = math.Sqrt(sd / float64(len(c)))
+	out := make([]float64, len(c))
+	for j, x := range c {
+		if sd > 0 {
+			out[j] = (v(x) - mean) / sd
 		}
-		ws := 0.0
-		if bm, ok := q.bm25[i]; ok {
-			ws = word(q, bm)
-		}
-		all = append(all, scored{i, w*ws + (1-w)*c})
 	}
-	sort.Slice(all, func(a, b int) bool {
-		if all[a].s != all[b].s {
-			return all[a].s > all[b].s
+	return out
+}
+
+// rank is the target's 1-based rank among the candidates (the top
+// vectors.K by cosine and every word hit) as f scores them, 0 past
+// askeval.Depth.
+func rank(s set, q intent, cos []float32, words []wordHit, f fusion) int {
+	top := vectors.Top(cos, vectors.K, nil, nil)
+	vr := map[int]int{}
+	for j, i := range top {
+		vr[i] = j + 1
+	}
+	byRow := map[int]int{}
+	var c []cand
+	add := func(i int) int {
+		if j, ok := byRow[i]; ok {
+			return j
 		}
-		return rows[all[a].i].Key < rows[all[b].i].Key
+		byRow[i] = len(c)
+		r := vr[i]
+		if r == 0 {
+			r = len(top) + 1
+		}
+		c = append(c, cand{i: i, cos: float64(cos[i]), vr: r})
+		return len(c) - 1
+	}
+	for _, i := range top {
+		add(i)
+	}
+	if len(words) > 0 {
+		best := words[0].bm25
+		for r, h := range words {
+			j := add(h.row)
+			if c[j].wr == 0 {
+				c[j].wr, c[j].bm25 = r+1, h.bm25
+				if best < 0 {
+					c[j].ws = h.bm25 / best
+				}
+			}
+		}
+	}
+	scores := f(c)
+	order := make([]int, len(c))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if scores[order[a]] != scores[order[b]] {
+			return scores[order[a]] > scores[order[b]]
+		}
+		return s.rows[c[order[a]].i].Key < s.rows[c[order[b]].i].Key
 	})
-	for r := 0; r < askeval.Depth && r < len(all); r++ {
-		if rows[all[r].i].Key == q.in.Key {
+	for r := 0; r < askeval.Depth && r < len(order); r++ {
+		if s.rows[c[order[r]].i].Key == q.in.Key {
 			return r + 1
 		}
 	}
 	return 0
+}
+
+// wordVariants are the word sides the sets were loaded with.
+func wordVariants(sets []set) map[string]bool {
+	out := map[string]bool{}
+	for k := range sets[0].qs[0].words {
+		out[k] = true
+	}
+	return out
 }
