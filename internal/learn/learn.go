@@ -39,10 +39,13 @@ const (
 	Keep = 8
 	// TTL is how long a phrase not taught again is kept, unless approved.
 	TTL = 90 * 24 * time.Hour
-	// Lift is the share of a phrase's cosine with a question that counts as
-	// the row's own cosine (the row takes the higher of the two): chosen on
-	// test/askeval's tune splits.
-	Lift = 0.9
+	// Lift is what a phrase's cosine with a question is multiplied by to
+	// count as the row's own cosine (the row takes the higher of the two):
+	// above 1, a question near a phrase someone asked before ranks that row
+	// above rows whose text is merely as near. Chosen on test/askeval's tune
+	// halves among 0.5, 0.7, 0.8, 0.9, 1.0, 1.1 and 1.25 (docs/benchmarks.md,
+	// "Learning from use").
+	Lift = 1.25
 	// asksKept is how many recent asks one credential's lessons are looked
 	// for in; holdersKept how many credentials' asks are kept.
 	asksKept    = 8

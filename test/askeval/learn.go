@@ -38,3 +38,34 @@ func Replay(ctx context.Context, h Hybrid, l *learn.Learner, intents []Intent) (
 	}
 	return taught, nil
 }
+
+// LearnHalves splits a set's questions for the learning protocol: for each
+// row with two questions or more, in the set's order, the first half of
+// them is traffic (replayed) and the rest is held out (scored); held out are
+// only those in split (all: every split), and traffic only the questions
+// of the rows held out.
+func LearnHalves(intents []Intent, split string) (traffic, heldOut []Intent) {
+	byKey := map[string][]Intent{}
+	var keys []string
+	for _, in := range intents {
+		if _, ok := byKey[in.Key]; !ok {
+			keys = append(keys, in.Key)
+		}
+		byKey[in.Key] = append(byKey[in.Key], in)
+	}
+	for _, k := range keys {
+		qs := byKey[k]
+		half := len(qs) / 2
+		var held []Intent
+		for _, in := range qs[half:] {
+			if split == "all" || in.Split == split {
+				held = append(held, in)
+			}
+		}
+		if half == 0 || len(held) == 0 {
+			continue
+		}
+		traffic, heldOut = append(traffic, qs[:half]...), append(heldOut, held...)
+	}
+	return traffic, heldOut
+}
