@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"strconv"
 
 	"github.com/rowcall/rowcall"
@@ -69,15 +68,6 @@ func (s *Store) Phrases(ctx context.Context, key string, vectors bool) ([]rowcal
 		q, args = q+` WHERE key = ?`, append(args, key)
 	}
 	return queryAll(ctx, s, scanPhrase, q+` ORDER BY used_at DESC, id`, args...)
-}
-
-// Phrase returns the learned phrase id.
-func (s *Store) Phrase(ctx context.Context, id string) (rowcall.Phrase, error) {
-	p, err := scanPhrase(s.DB.QueryRowContext(ctx, `SELECT `+phraseColumns+` FROM learned WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, &rowcall.Error{Code: rowcall.ENotFound, Message: "no learned phrase " + id, HowToFix: "GET /api/learned lists the learned phrases"}
-	}
-	return p, err
 }
 
 // EditPhrase sets phrase id's text (and drops its vector, so it is embedded
