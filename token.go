@@ -24,6 +24,7 @@ type Token struct {
 	Client      string            `json:"client,omitempty"`   // the OAuth client holding it (its client_id), when a consent minted it
 	Approval    string            `json:"approval,omitempty"` // ApproveSensitive or ApproveAll: its calls wait for a person's approval
 	Approve     bool              `json:"approve,omitempty"`  // may approve or deny the waiting calls of rows in its scope
+	Teach       bool              `json:"teach,omitempty"`    // its questions, followed by a successful call of a match, teach ask (internal/learn)
 	Limits                        // rate and budgets, set when minted (limits.go)
 }
 

@@ -80,6 +80,18 @@ type Config struct {
 	// Connect runs callers' connections to the operator's providers
 	// (connections.go); nil serves no connection endpoints.
 	Connect *connect.Service
+	// Learned keeps ask's learned phrases (internal/learn.Learner); nil
+	// serves no /api/learned endpoints.
+	Learned Learned
+}
+
+// Learned is what the owner reads and edits of ask's learned phrases
+// (learned.go).
+type Learned interface {
+	Phrases(ctx context.Context, key string) ([]rowcall.Phrase, error)
+	Teach(ctx context.Context, p rowcall.Phrase) error
+	Edit(ctx context.Context, id string, text *string, approved *bool) error
+	Forget(ctx context.Context, id string) error
 }
 
 // Handler serves the API.
@@ -160,6 +172,12 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
 	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
+	if h.cfg.Learned != nil {
+		m.HandleFunc("GET /api/learned", h.owner(h.listLearned))
+		m.HandleFunc("POST /api/learned", h.owner(h.addLearned))
+		m.HandleFunc("PATCH /api/learned/{id}", h.owner(h.editLearned))
+		m.HandleFunc("DELETE /api/learned/{id}", h.owner(h.deleteLearned))
+	}
 	m.Handle("/mcp", h.mcp)
 	h.oauthRoutes(m)
 	h.connectionRoutes(m)

@@ -30,6 +30,7 @@ type mintRequest struct {
 	ExpiresAt   string            `json:"expires_at"`
 	Approval    string            `json:"approval"` // "sensitive" or "all": the token's calls wait for a person's approval
 	Approve     bool              `json:"approve"`  // may approve or deny waiting calls of rows in its scope
+	Teach       bool              `json:"teach"`    // its asks followed by a successful call teach ask (internal/learn)
 
 	rowcall.Limits // rate, burst, budget_usd_day, budget_usd_month, calls_day
 }
@@ -68,7 +69,7 @@ func readMint(r *http.Request) (mintRequest, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return m, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, approval (sensitive|all), approve (true|false), rate, burst, budget_usd_day, budget_usd_month, calls_day")
+		return m, invalid(err.Error(), "token fields: name, keys, categories, audience, risk_ceiling (low|high), pin, pins, fixed_body, max_payload, expires_in, expires_at, approval (sensitive|all), approve (true|false), teach (true|false), rate, burst, budget_usd_day, budget_usd_month, calls_day")
 	}
 	return m, nil
 }
@@ -97,7 +98,7 @@ func hashHex(s string) string {
 func (h *Handler) tokenFrom(r *http.Request, m mintRequest) (rowcall.Token, error) {
 	t := rowcall.Token{ID: "tok_" + randomID(12), Name: m.Name, Keys: m.Keys, Categories: m.Categories, Audience: m.Audience,
 		RiskCeiling: m.RiskCeiling, FixedBody: m.FixedBody, MaxPayload: m.MaxPayload, Pins: map[string]string{},
-		Approval: m.Approval, Approve: m.Approve}
+		Approval: m.Approval, Approve: m.Approve, Teach: m.Teach}
 	switch t.Approval {
 	case "", rowcall.ApproveSensitive, rowcall.ApproveAll:
 	default:

@@ -19,12 +19,11 @@ func haveWeights() bool {
 	return err == nil && use.Fetched(dir, use.Registry)
 }
 
-// suiteMeaning: finding rows by meaning (docs/vectors.md) on a host that embeds
-// them. ask finds a row from words it does not contain; a paraphrased copy
-// of a row written is flagged in the answer's similar_rows, an unrelated row
-// is not; a token scoped to one category sees no vector hit outside it, in
-// ask or in a row's neighbour list.
-func suiteMeaning(t *testing.T, tg *target) {
+// skipWithoutMeaning skips a test of ranking by meaning where the hosts rank
+// by words alone (no weights, or ROWCALL_EMBED_PROVIDER=off); on CI a
+// missing encoder fails it.
+func skipWithoutMeaning(t *testing.T) {
+	t.Helper()
 	if e := strings.ToLower(os.Getenv("ROWCALL_EMBED_PROVIDER")); e == "off" {
 		t.Skip("ROWCALL_EMBED_PROVIDER=off: the hosts rank by words alone")
 	}
@@ -34,6 +33,15 @@ func suiteMeaning(t *testing.T, tg *target) {
 		}
 		t.Skip("SKIPPED, NOT PASSED: no USE-lite weights (go run ./internal/embed/use/fetch)")
 	}
+}
+
+// suiteMeaning: finding rows by meaning (docs/vectors.md) on a host that embeds
+// them. ask finds a row from words it does not contain; a paraphrased copy
+// of a row written is flagged in the answer's similar_rows, an unrelated row
+// is not; a token scoped to one category sees no vector hit outside it, in
+// ask or in a row's neighbour list.
+func suiteMeaning(t *testing.T, tg *target) {
+	skipWithoutMeaning(t)
 	if tg.Name == "worker" {
 		// The worker's suite runs without Workers AI and Vectorize: this
 		// suite runs against a worker of its own bound to their stand-ins.

@@ -77,6 +77,7 @@ func TestHosts(t *testing.T) {
 			t.Run("mcp_output", func(t *testing.T) { suiteMCPOutput(t, tg, up) })
 			t.Run("limits", func(t *testing.T) { suiteLimits(t, tg, up, ms) })
 			t.Run("meaning", func(t *testing.T) { suiteMeaning(t, tg) })
+			t.Run("learn", func(t *testing.T) { suiteLearn(t, tg, up) })
 			t.Run("bounds", func(t *testing.T) { suiteBounds(t, tg, up) })
 			t.Run("mcp_origin", func(t *testing.T) { suiteMCPOrigin(t, tg) })
 			t.Run("oauth", func(t *testing.T) { suiteOAuth(t, tg) })

@@ -29,6 +29,7 @@ import (
 	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/embed/openai"
+	"github.com/rowcall/rowcall/internal/learn"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/internal/outbound"
@@ -217,6 +218,7 @@ type App struct {
 	Receipts   *sqlstore.ReceiptLog
 	Dispatcher *dispatch.Dispatcher
 	Ranker     *vectors.Ranker  // ask's ranking: words, and vectors with an Embedder
+	Learner    *learn.Learner   // ask's learning from use (Ranker.Learned, Dispatcher.Called)
 	Indexer    *vectors.Indexer // keeps rows' vectors current (nil without an Embedder, or when the platform keeps them); Run runs it
 	API        *api.Handler
 	Handler    http.Handler // API, wrapped by Platform.Handler
@@ -258,6 +260,8 @@ func New(s Settings, p Platform) (*App, error) {
 	// search_capabilities) is the Ranker's: the directory's and the
 	// dispatcher's Search is it.
 	a.Ranker = &vectors.Ranker{Words: a.Store, Weight: vectors.Weight, Hub: vectors.Hub}
+	a.Learner = &learn.Learner{Store: a.Store, Embedder: p.Embedder, Now: p.Now}
+	a.Ranker.Learned = a.Learner
 	ranked := rankedStore{a.Store, a.Ranker}
 	a.Directory = directory.New(ranked, s.SecretsPrefix)
 	if p.Embedder != nil {
@@ -314,6 +318,7 @@ func New(s Settings, p Platform) (*App, error) {
 	if p.Connect != nil {
 		a.Dispatcher.Connect = p.Connect.Token
 	}
+	a.Dispatcher.Called = a.Learner.Called
 	a.Directory.Subscribe(a.Dispatcher.Touch)
 	a.Receipts.OnIdle(a.Dispatcher.LookAhead) // a lone client's next call finds the event log looked at
 	if s.AskRerank != "" {
@@ -332,7 +337,7 @@ func New(s Settings, p Platform) (*App, error) {
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
-		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect}, a.Directory, a.Store, a.Dispatcher)
+		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

@@ -84,6 +84,11 @@ type Dispatcher struct {
 	// or rowcall.OwnerHolder), so a connection serves only the credential
 	// that made it. nil: the host has no providers.
 	Connect func(ctx context.Context, holder, provider string) (string, *rowcall.Failure)
+	// Called, when set, is told of each top-level call that ran and
+	// succeeded, before Dispatch returns: whether the owner made it (not a
+	// call made for someone else, such as ask's rerank), the token that made
+	// it, and its receipt (internal/learn: a call after an ask teaches).
+	Called func(ctx context.Context, owner bool, tok *rowcall.Token, rc rowcall.Receipt)
 
 	cache    cache     // rows and contracts, valid while the event log does not move
 	fresh    freshness // the last look at the event log
@@ -142,6 +147,14 @@ func (r Result) Wait() error {
 // gate refuses, is an error (nothing ran; a gate refusal is still recorded).
 // Anything that reached a runner is a Result with a receipt.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (Result, error) {
+	res, err := d.dispatch(ctx, req)
+	if d.Called != nil && err == nil && res.OK && res.Ran {
+		d.Called(ctx, req.Token == nil && req.Payer == nil && strings.HasPrefix(req.Actor, "owner:"), req.Token, res.Receipt)
+	}
+	return res, err
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context, req Request) (Result, error) {
 	if res, err, ok := d.speculate(ctx, req); ok {
 		return res, err
 	}

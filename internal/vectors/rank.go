@@ -93,6 +93,19 @@ type Ranker struct {
 	Weight   float64             // the words' share, 0 to 1 (the hosts': Weight)
 	K        int                 // candidates from each side; K when 0
 	Hub      float64             // the share of a row's likeness to the directory's centroid taken off its cosine, when Index is a Centroider (the hosts': Hub); 0 none
+	Learned  Learned             // what ask learned from use (internal/learn); nil: nothing
+}
+
+// Learned is what ask learned from use (internal/learn.Learner): the rows
+// whose learned phrases, under the search's scope, are near a question, and
+// the asks it learns from.
+type Learned interface {
+	// Cosines is, for each row with a phrase learned under f.Scope, how
+	// near the question's vector q its phrases are: the hybrid takes it for
+	// the row's cosine when it is higher than the row's own.
+	Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32, f rowcall.SearchFilter) (map[string]float64, error)
+	// Asked is told of each search made for someone (f.For) and its hits.
+	Asked(ctx context.Context, query string, f rowcall.SearchFilter, hits []rowcall.Hit)
 }
 
 func (r *Ranker) k() int {
@@ -173,16 +186,20 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 	if f.Near {
 		hits = near(hits, floor)
 	}
+	if r.Learned != nil && f.For != nil {
+		r.Learned.Asked(ctx, query, f, hits)
+	}
 	return hits, nil
 }
 
 // nearest is the vector side of a hybrid search: the query's vector and
 // the index's nearest rows to it, then (fuse) the fusion with the word hits.
 type nearest struct {
-	qv    []float32
-	hits  []rowcall.VectorHit
-	fused []rowcall.Hit
-	err   error
+	qv      []float32
+	hits    []rowcall.VectorHit
+	learned map[string]float64 // Learned's cosines
+	fused   []rowcall.Hit
+	err     error
 }
 
 // nearest embeds query and finds the index's nearest K rows to it.
@@ -195,6 +212,11 @@ func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilt
 		return nearest{err: errors.New("vectors: the embedder returned no vector for the query")}
 	}
 	n.qv = qvs[0]
+	if r.Learned != nil {
+		if n.learned, err = r.Learned.Cosines(ctx, r.Embedder.Model(), n.qv, f); err != nil {
+			slog.Warn("vectors: ranking without learned phrases", "err", err)
+		}
+	}
 	if c, ok := r.Index.(Centroider); ok && r.Hub > 0 {
 		if g := c.Centroid(r.Embedder.Model()); g != nil {
 			n.qv = unhub(n.qv, g, r.Hub)
@@ -228,6 +250,20 @@ func (r *Ranker) fuse(ctx context.Context, n *nearest, words []rowcall.Hit) erro
 				if c, ok := cos[k]; ok {
 					near = append(near, rowcall.VectorHit{Key: k, Cosine: c})
 				}
+			}
+		}
+	}
+	// A row's learned phrases stand for it when nearer than its own text.
+	if len(n.learned) > 0 {
+		at := make(map[string]int, len(near))
+		for i, h := range near {
+			at[h.Key] = i
+		}
+		for k, c := range n.learned {
+			if i, ok := at[k]; !ok {
+				near = append(near, rowcall.VectorHit{Key: k, Cosine: c})
+			} else if c > near[i].Cosine {
+				near[i].Cosine = c
 			}
 		}
 	}

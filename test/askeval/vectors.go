@@ -66,12 +66,15 @@ type Hybrid struct {
 	K      int     // candidates from each side (word search gives at most 100)
 	Near   bool    // score the matches ask answers (SearchFilter.Near)
 	Hub    float64 // vectors.Ranker's Hub
+	// Learned is what the ranking learned from use (NewLearner, Replay);
+	// nil: nothing.
+	Learned vectors.Learned
 }
 
 // Ranker is h as the hosts' ranking; set its Reranker to score a rerank
 // of the best vectors.RerankDepth as the hosts run it.
 func (h Hybrid) Ranker() *vectors.Ranker {
-	return &vectors.Ranker{Words: h.Store, Embedder: asModel{h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K, Hub: h.Hub}
+	return &vectors.Ranker{Words: h.Store, Embedder: asModel{h.Enc}, Index: h.Index, Weight: h.Weight, K: h.K, Hub: h.Hub, Learned: h.Learned}
 }
 
 // asModel is an Embedder as the rowcall.Embedder of the dev set's vectors

@@ -177,6 +177,19 @@ func BenchmarkHybridAsk(b *testing.B) {
 	for _, copies := range []int{1, 10} {
 		b.Run(strconv.Itoa(10*copies)+"k", func(sb *testing.B) { benchAsk(sb, built(b, copies)) })
 	}
+	// The hosts' ranking with what it learned from the learning protocol's
+	// traffic (Replay of LearnHalves' first halves): each ask also scores
+	// the learned phrases of its scope.
+	b.Run("10k_learned", func(sb *testing.B) {
+		h := built(b, 1)
+		l := NewLearner(h)
+		traffic, _ := LearnHalves(Intents(), "all")
+		if _, err := Replay(context.Background(), h, l, traffic); err != nil {
+			sb.Fatal(err)
+		}
+		h.Learned = l
+		benchAsk(sb, h)
+	})
 }
 
 // built is hybridAt(b, copies), built once for b's sub-benchmarks (which the

@@ -10,6 +10,7 @@ import { tokensView } from './tokens.js';
 import { modulesView } from './modules.js';
 import { consentView } from './consent.js';
 import { approvalsView } from './approvals.js';
+import { learnedView } from './learned.js';
 
 const main = document.getElementById('view');
 
@@ -28,6 +29,7 @@ const routes = [
   [/^#\/consent\/([^/?]+)$/, m => consentView(decodeURIComponent(m[1]))],
   [/^#\/approvals$/, () => approvalsView(null)],
   [/^#\/approvals\/([^/?]+)$/, m => approvalsView(decodeURIComponent(m[1]))],
+  [/^#\/learned(?:\/([^/?]+))?$/, m => learnedView(m[1] ? decodeURIComponent(m[1]) : '')],
 ];
 
 let generation = 0;

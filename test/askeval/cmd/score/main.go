@@ -5,7 +5,7 @@
 //
 //	go run ./test/askeval/cmd/score [-set dev|mcp|openapi|all] [-split all|tune|test] [-rows 10000]
 //	    [-ranker words|bm25|vectors|hybrid|rerank] [-show] [-near]
-//	    [-weight 0.3] [-k 50] [-hub 0.3] [-keywords] [-standin line|fields] [-prior 0]
+//	    [-weight 0.3] [-k 50] [-hub 0.3] [-keywords] [-standin line|fields] [-prior 0] [-learn [-lift 0.9]]
 //
 // vectors and hybrid embed every row with the embedded encoder (USE-lite,
 // whose weights `go run ./internal/embed/use/fetch` installs) once, and keep
@@ -14,6 +14,10 @@
 // -keywords puts the key's words in front of the embedded row text. rerank is
 // hybrid with its top 20 reordered through a rerank agent row and the
 // stand-in model (askeval.Reranked; -standin and -prior say how it orders).
+//
+// -learn is the learning protocol (internal/learn): the other split's intents
+// are replayed as the owner's traffic (ask, then a successful call of the
+// target when it is among ask's matches) before -split is scored.
 //
 // -show lists each tune intent's rank (never the test split's: tune on tune only).
 //
@@ -52,6 +56,8 @@ type config struct {
 	near     bool
 	hub      float64
 	dir      string
+	learn    bool
+	lift     float64
 }
 
 // rankers are the rankings this command can score, by -ranker name.
@@ -112,6 +118,8 @@ func main() {
 	split := flag.String("split", "all", "which intents to score: all, tune or test")
 	setName := flag.String("set", "dev", "which dev set to score: "+strings.Join(askeval.SetNames, ", ")+" or all")
 	hub := flag.Float64("hub", vectors.Hub, "hybrid, rerank: the share of a row's likeness to generic questions taken off its cosine (vectors.Hub)")
+	learnFlag := flag.Bool("learn", false, "hybrid: the learning protocol: replay the other split's intents as the owner's traffic (ask, then call the target), then score -split (tune or test)")
+	lift := flag.Float64("lift", 0, "hybrid -learn: learn.Lift (0: the hosts')")
 	nearOnly := flag.Bool("near", false, "hybrid, words: score the matches ask answers (SearchFilter.Near: the cut-off applied)")
 	rows := flag.Int("rows", 10_000, fmt.Sprintf("how many distractor rows to mix the targets into (0 to %d)", askeval.MaxDistractors))
 	name := flag.String("ranker", "words", "the ranking to score (words: today's ask; vectors: cosine only; hybrid: the linear mix)")
@@ -136,7 +144,7 @@ func main() {
 		sets = []string{*setName}
 	}
 	for _, s := range sets {
-		if err := run(s, *split, *rows, *name, *show, *floors, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior, near: *nearOnly, hub: *hub}); err != nil {
+		if err := run(s, *split, *rows, *name, *show, *floors, config{weight: *weight, k: *k, keyWords: *keyWords, standIn: *standIn, prior: *prior, near: *nearOnly, hub: *hub, learn: *learnFlag, lift: *lift}); err != nil {
 			fmt.Fprintln(os.Stderr, "score:", err)
 			os.Exit(1)
 		}
@@ -183,6 +191,34 @@ func run(setName, split string, rows int, name string, show, floors bool, cfg co
 			intents = append(intents, in)
 		}
 	}
+	learned := ""
+	if cfg.learn {
+		h, ok := ranker.(askeval.Hybrid)
+		if !ok {
+			return fmt.Errorf("-learn takes -ranker hybrid")
+		}
+		traffic, heldOut := askeval.LearnHalves(set.Intents, split)
+		if len(heldOut) == 0 {
+			fmt.Printf("set %s: no row has a second question in split %s: the learning protocol does not apply\n\n", setName, split)
+			return nil
+		}
+		before, err := askeval.Run(ctx, h, heldOut)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("set %s: ranker hybrid, before learning, on the %d held-out questions\n\n", setName, len(heldOut))
+		askeval.Report(os.Stdout, before, split)
+		fmt.Println()
+		l := askeval.NewLearner(h)
+		l.Lift = cfg.lift
+		taught, err := askeval.Replay(ctx, h, l, traffic)
+		if err != nil {
+			return err
+		}
+		h.Learned = l
+		ranker, intents = h, heldOut
+		learned = fmt.Sprintf(" + learning from %d replayed questions (%d taught: the row among ask's matches), on the %d held-out questions", len(traffic), taught, len(heldOut))
+	}
 	start = time.Now()
 	results, err := askeval.Run(ctx, ranker, intents)
 	if err != nil {
@@ -196,6 +232,7 @@ func run(setName, split string, rows int, name string, show, floors bool, cfg co
 	} else if name == "vectors" {
 		name = fmt.Sprintf("vectors (keywords %v)", cfg.keyWords)
 	}
+	name += learned
 	if cfg.near {
 		name += ", ask's answers (the cut-off applied)"
 	}

@@ -1,0 +1,324 @@
+// Package learn is ask's learning from use: a question a teaching
+// credential asked, followed within Window by a successful call of one of
+// its matches, becomes a learned phrase of that row (rowcall.Phrase; the
+// learned table), embedded as the row's text is, so the next ask put that
+// way finds the row.
+//
+//	l := &learn.Learner{Store: store, Embedder: emb}
+//	ranker.Learned = l                    // Asked after each ask; Cosines lift rows in the ranking
+//	dispatcher.Called = l.Called          // a successful call after an ask is a lesson
+//
+// Who teaches: the owner, and tokens minted with teach (rowcall.Token.Teach);
+// never a failed call, never an anonymous ask. A phrase is kept under the
+// asker's scope (ScopeID) and lifts the row only for asks under the same
+// scope, so one token's teaching cannot move another scope's ranking. Each
+// row keeps at most Keep phrases a scope (the last taught), and a phrase not
+// taught again for TTL ages out, unless the owner approved it. Phrases are
+// not part of a row: its version and contract hash do not change
+// (docs/RATIONALE.md, "Why does ask learn from calls, and from whom?").
+package learn
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/embed/dot"
+)
+
+// The learning settings (docs/benchmarks.md, "Learning from use").
+const (
+	// Window is how long after an ask a call of one of its matches teaches.
+	Window = 2 * time.Minute
+	// Keep is how many phrases a row keeps for one scope, besides those the
+	// owner approved: the last taught.
+	Keep = 8
+	// TTL is how long a phrase not taught again is kept, unless approved.
+	TTL = 90 * 24 * time.Hour
+	// Lift is what a phrase's cosine with a question is multiplied by to
+	// count as the row's own cosine (the row takes the higher of the two):
+	// above 1, a question near a phrase someone asked before ranks that row
+	// above rows whose text is merely as near. Chosen on test/askeval's tune
+	// halves among 0.5, 0.7, 0.8, 0.9, 1.0, 1.1 and 1.25 (docs/benchmarks.md,
+	// "Learning from use").
+	Lift = 1.25
+	// asksKept is how many recent asks one credential's lessons are looked
+	// for in; holdersKept how many credentials' asks are kept.
+	asksKept    = 8
+	holdersKept = 4096
+	// fresh is how long one look at the table's stamp serves this process:
+	// another host's lessons are seen within it, this one's at once.
+	fresh = time.Second
+)
+
+// Store is what a Learner reads and writes (sqlstore.Store).
+type Store interface {
+	Learn(ctx context.Context, p rowcall.Phrase, keep int, stale string) error
+	Phrases(ctx context.Context, key string, vectors bool) ([]rowcall.Phrase, error)
+	EmbedPhrases(ctx context.Context, ps []rowcall.Phrase) error
+	PhrasesStamp(ctx context.Context) (string, error)
+	EditPhrase(ctx context.Context, id string, text *string, approved *bool) error
+	DeletePhrase(ctx context.Context, id string) error
+}
+
+// Learner keeps the recent asks of teaching credentials, turns a call that
+// follows one into a phrase, and is the index of learned phrases ask ranks
+// with (vectors.Ranker.Learned).
+type Learner struct {
+	Store    Store
+	Embedder rowcall.Embedder // nil: phrases are kept but do not rank (words-only hosts)
+	Now      func() time.Time // time.Now when nil
+	Lift     float64          // Lift when 0
+
+	mu   sync.Mutex
+	asks map[string][]asked // holder → its recent asks, oldest first
+
+	imu     sync.Mutex
+	stamp   string
+	checked time.Time
+	touched bool
+	model   string
+	scopes  map[string]*phrases
+}
+
+// asked is one ask of a teaching credential.
+type asked struct {
+	query, scope string
+	keys         []string
+	at           time.Time
+}
+
+// phrases are one scope's learned phrases: vector i (of dim) is keys[i]'s.
+type phrases struct {
+	keys []string
+	vecs []float32
+}
+
+func (l *Learner) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+// ScopeID names a token scope for learned phrases: "*" for the whole
+// directory (the owner, anonymous asks, and a token of every category),
+// else the scope's keys and categories, sorted.
+func ScopeID(s *rowcall.Scope) string {
+	if s == nil || slices.Contains(s.Categories, "*") {
+		return "*"
+	}
+	keys, cats := slices.Sorted(slices.Values(s.Keys)), slices.Sorted(slices.Values(s.Categories))
+	return "keys=" + strings.Join(keys, ",") + ";categories=" + strings.Join(cats, ",")
+}
+
+// teacher is the holder whose asks and calls teach (the owner's, or a live
+// token's minted with teach), and whether they may.
+func (l *Learner) teacher(owner bool, tok *rowcall.Token) (string, bool) {
+	switch {
+	case tok != nil:
+		return tok.ID, tok.Teach && tok.State(l.now()) == rowcall.TokenLive
+	case owner:
+		return rowcall.OwnerHolder, true
+	}
+	return "", false
+}
+
+// Asked remembers an ask made for a teaching credential (f.For) and its
+// matches; any other ask is forgotten at once.
+func (l *Learner) Asked(_ context.Context, query string, f rowcall.SearchFilter, hits []rowcall.Hit) {
+	if f.For == nil || len(hits) == 0 {
+		return
+	}
+	holder, ok := l.teacher(f.For.Owner, f.For.Token)
+	if !ok {
+		return
+	}
+	query = strings.Join(strings.Fields(query), " ")
+	if query == "" {
+		return
+	}
+	a := asked{query: query, scope: ScopeID(f.Scope), at: l.now()}
+	for _, h := range hits {
+		a.keys = append(a.keys, h.Row.Key)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.asks == nil {
+		l.asks = map[string][]asked{}
+	}
+	if _, ok := l.asks[holder]; !ok && len(l.asks) >= holdersKept {
+		for h, as := range l.asks { // forget those whose asks are past the window, else any one
+			if a.at.Sub(as[len(as)-1].at) > Window || len(l.asks) >= holdersKept {
+				delete(l.asks, h)
+			}
+			if len(l.asks) < holdersKept/2 {
+				break
+			}
+		}
+	}
+	as := append(l.asks[holder], a)
+	l.asks[holder] = as[max(0, len(as)-asksKept):]
+}
+
+// Called is told of a successful top-level call (its receipt rc) made by the
+// owner or by tok: when that credential may teach and asked, within Window,
+// a question that had rc.Key among its matches, the question becomes a
+// phrase of that row, under the ask's scope, with rc as its receipt. The
+// ask teaches once.
+func (l *Learner) Called(ctx context.Context, owner bool, tok *rowcall.Token, rc rowcall.Receipt) {
+	holder, ok := l.teacher(owner, tok)
+	if !ok || !rc.OK || rc.Shape {
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	as := l.asks[holder]
+	var lesson *asked
+	for i := len(as) - 1; i >= 0; i-- {
+		if now.Sub(as[i].at) <= Window && slices.Contains(as[i].keys, rc.Key) {
+			a := as[i]
+			lesson = &a
+			l.asks[holder] = slices.Delete(as, i, i+1)
+			break
+		}
+	}
+	l.mu.Unlock()
+	if lesson == nil {
+		return
+	}
+	p := rowcall.Phrase{Key: rc.Key, Scope: lesson.scope, Text: lesson.query, Source: rowcall.SourceUse, Actor: rc.Actor, Receipt: rc.ID}
+	if err := l.Teach(ctx, p); err != nil {
+		slog.Warn("learn: the lesson was not stored", "key", rc.Key, "err", err)
+	}
+}
+
+// Teach stores p as a learned phrase (embedded when the Learner has an
+// Embedder; else at the next ask that ranks with it).
+func (l *Learner) Teach(ctx context.Context, p rowcall.Phrase) error {
+	if l.Embedder != nil {
+		if vs, err := l.Embedder.Embed(ctx, []string{p.Text}); err == nil && len(vs) == 1 {
+			p.Model, p.Vector = l.Embedder.Model().ID(), vs[0]
+		}
+	}
+	err := l.Store.Learn(ctx, p, Keep, l.now().Add(-TTL).UTC().Format(rowcall.Timestamp))
+	l.Touch()
+	return err
+}
+
+// Touch says the learned table changed: the next ask reads it again.
+func (l *Learner) Touch() {
+	l.imu.Lock()
+	l.touched = true
+	l.imu.Unlock()
+}
+
+// Cosines returns, for each row with phrases learned under f's scope, the
+// best cosine of q with one of them times Lift: what ask takes for the row's
+// cosine when it is higher than the row's own (vectors.Ranker).
+func (l *Learner) Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32, f rowcall.SearchFilter) (map[string]float64, error) {
+	l.imu.Lock()
+	defer l.imu.Unlock()
+	if err := l.sync(ctx, m); err != nil {
+		return nil, err
+	}
+	ps := l.scopes[ScopeID(f.Scope)]
+	if ps == nil || len(q) != m.Dim {
+		return nil, nil
+	}
+	lift := l.Lift
+	if lift == 0 {
+		lift = Lift
+	}
+	scores := make([]float32, len(ps.keys))
+	dot.Scores(q, ps.vecs, m.Dim, scores)
+	out := make(map[string]float64, len(ps.keys))
+	for i, k := range ps.keys {
+		out[k] = max(out[k], lift*float64(scores[i]))
+	}
+	return out, nil
+}
+
+// sync reads the learned phrases again when the table changed (looked at
+// most once a second, at once after Touch), embedding those without a vector
+// of m. Called with imu held.
+func (l *Learner) sync(ctx context.Context, m rowcall.EmbedModel) error {
+	now := l.now()
+	if l.model == m.ID() && !l.touched && now.Sub(l.checked) < fresh {
+		return nil
+	}
+	stamp, err := l.Store.PhrasesStamp(ctx)
+	if err != nil {
+		return err
+	}
+	l.checked, l.touched = now, false
+	if l.model == m.ID() && stamp == l.stamp {
+		return nil
+	}
+	all, err := l.Store.Phrases(ctx, "", true)
+	if err != nil {
+		return err
+	}
+	stale := now.Add(-TTL).UTC().Format(rowcall.Timestamp)
+	var todo []int
+	for i, p := range all {
+		if p.Model != m.ID() || len(p.Vector) != m.Dim {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) > 0 && l.Embedder != nil && l.Embedder.Model().ID() == m.ID() {
+		texts := make([]string, len(todo))
+		for j, i := range todo {
+			texts[j] = all[i].Text
+		}
+		vs, err := l.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return err
+		}
+		done := make([]rowcall.Phrase, 0, len(todo))
+		for j, i := range todo {
+			all[i].Model, all[i].Vector = m.ID(), vs[j]
+			done = append(done, all[i])
+		}
+		if err := l.Store.EmbedPhrases(ctx, done); err != nil {
+			slog.Warn("learn: phrase vectors not stored", "err", err)
+		}
+	}
+	scopes := map[string]*phrases{}
+	for _, p := range all {
+		if p.Model != m.ID() || len(p.Vector) != m.Dim || (!p.Approved && p.UsedAt < stale) {
+			continue
+		}
+		ps := scopes[p.Scope]
+		if ps == nil {
+			ps = &phrases{}
+			scopes[p.Scope] = ps
+		}
+		ps.keys = append(ps.keys, p.Key)
+		ps.vecs = append(ps.vecs, p.Vector...)
+	}
+	l.scopes, l.stamp, l.model = scopes, stamp, m.ID()
+	return nil
+}
+
+// Phrases lists the learned phrases (of key, when not ""), newest first.
+func (l *Learner) Phrases(ctx context.Context, key string) ([]rowcall.Phrase, error) {
+	return l.Store.Phrases(ctx, key, false)
+}
+
+// Edit rewrites phrase id (text, embedded again at the next ask) or sets
+// whether the owner approved it.
+func (l *Learner) Edit(ctx context.Context, id string, text *string, approved *bool) error {
+	defer l.Touch()
+	return l.Store.EditPhrase(ctx, id, text, approved)
+}
+
+// Forget deletes phrase id.
+func (l *Learner) Forget(ctx context.Context, id string) error {
+	defer l.Touch()
+	return l.Store.DeletePhrase(ctx, id)
+}
