@@ -23,8 +23,9 @@ func scanPhrase(sc scanner) (rowcall.Phrase, error) {
 }
 
 // Learn stores p (taught again: its uses count up and its age starts over),
-// then keeps the newest keep phrases of its row and scope that the owner did
-// not approve, and deletes those last taught before stale (the TTL; "" none).
+// then keeps the newest keep phrases of its row, scope and source that the
+// owner did not approve, and deletes the phrases learned from use last taught
+// before stale (the TTL; "" none).
 func (s *Store) Learn(ctx context.Context, p rowcall.Phrase, keep int, stale string) error {
 	now := s.now()
 	var model, vector any
@@ -38,15 +39,15 @@ func (s *Store) Learn(ctx context.Context, p rowcall.Phrase, keep int, stale str
 		phraseID(), p.Key, p.Scope, p.Text, p.Source, p.Approved, p.Actor, nullable(p.Receipt), model, vector, now, now, now); err != nil {
 		return err
 	}
-	if _, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND scope = ? AND approved = 0 AND id NOT IN
-		(SELECT id FROM learned WHERE key = ? AND scope = ? AND approved = 0 ORDER BY used_at DESC, id LIMIT ?)`,
-		p.Key, p.Scope, p.Key, p.Scope, keep); err != nil {
+	if _, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND scope = ? AND source = ? AND approved = 0 AND id NOT IN
+		(SELECT id FROM learned WHERE key = ? AND scope = ? AND source = ? AND approved = 0 ORDER BY used_at DESC, id LIMIT ?)`,
+		p.Key, p.Scope, p.Source, p.Key, p.Scope, p.Source, keep); err != nil {
 		return err
 	}
 	if stale == "" {
 		return nil
 	}
-	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE approved = 0 AND used_at < ?`, stale)
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE approved = 0 AND source = 'use' AND used_at < ?`, stale)
 	return err
 }
 
@@ -84,6 +85,13 @@ func (s *Store) EditPhrase(ctx context.Context, id string, text *string, approve
 		phrase = COALESCE(?, phrase), model = CASE WHEN ? IS NULL THEN model END, vector = CASE WHEN ? IS NULL THEN vector END,
 		approved = COALESCE(?, approved), updated_at = ? WHERE id = ?`, t, t, t, a, s.now(), id)
 	return oneRow(res, err, id)
+}
+
+// ForgetPhrases deletes key's phrases of source that the owner did not
+// approve (a row's questions from the model, before they are written again).
+func (s *Store) ForgetPhrases(ctx context.Context, key, source string) error {
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND source = ? AND approved = 0`, key, source)
+	return err
 }
 
 // DeletePhrase deletes the learned phrase id.

@@ -81,11 +81,12 @@ func (s *Store) Vectors(ctx context.Context, model rowcall.EmbedModel, keys []st
 }
 
 // ChangedKeys returns the keys of rows and vectors with events after the
-// event id after, up to and including upto: what an in-memory index or the
-// embedding queue must look at again.
+// event id after, up to and including upto, in the order of their last such
+// event: what an in-memory index, the embedding queue or the expansion of
+// rows (package expand) must look at again.
 func (s *Store) ChangedKeys(ctx context.Context, after, upto int64) ([]string, error) {
 	return queryAll(ctx, s, func(sc scanner) (k string, err error) { return k, sc.Scan(&k) },
-		`SELECT DISTINCT key FROM events WHERE id > ? AND id <= ? AND kind IN ('DIRECTORY_MUTATE', 'VECTOR')`, after, upto)
+		`SELECT key FROM events WHERE id > ? AND id <= ? AND kind IN ('DIRECTORY_MUTATE', 'VECTOR') GROUP BY key ORDER BY max(id)`, after, upto)
 }
 
 // VectorBlob is v as the vectors table stores it: little-endian float32s

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/rowcall/rowcall/internal/directory"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/embed/openai"
+	"github.com/rowcall/rowcall/internal/expand"
 	"github.com/rowcall/rowcall/internal/learn"
 	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/mcpimport"
@@ -59,6 +61,10 @@ type Settings struct {
 	// ROWCALL_ASK_RERANK_ANONYMOUS: the rate ("N/minute") all anonymous
 	// callers' reranks share ("": anonymous asks are not reranked).
 	AskRerankAnonymous string
+	// ROWCALL_ASK_EXPAND: the agent row that writes the questions a user
+	// would ask of each new or changed row, kept as its learned phrases
+	// (package expand; "": off).
+	AskExpand string
 	// ROWCALL_APPROVAL_NOTIFY: the row called, as the owner, for each new
 	// approval (body id|key|actor|why; "": none).
 	ApprovalNotify string
@@ -132,6 +138,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		Embed: EmbedSettings{Provider: lookup("ROWCALL_EMBED_PROVIDER"), Model: lookup("ROWCALL_EMBED_MODEL"),
 			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
 		AskRerank: lookup("ROWCALL_ASK_RERANK"), AskRerankAnonymous: lookup("ROWCALL_ASK_RERANK_ANONYMOUS"),
+		AskExpand:      lookup("ROWCALL_ASK_EXPAND"),
 		ApprovalNotify: lookup("ROWCALL_APPROVAL_NOTIFY"),
 		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
 			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL")},
@@ -220,6 +227,7 @@ type App struct {
 	Ranker     *vectors.Ranker  // ask's ranking: words, and vectors with an Embedder
 	Learner    *learn.Learner   // ask's learning from use (Ranker.Learned, Dispatcher.Called)
 	Indexer    *vectors.Indexer // keeps rows' vectors current (nil without an Embedder, or when the platform keeps them); Run runs it
+	Expander   *expand.Expander // writes rows' questions through a model (nil: ROWCALL_ASK_EXPAND unset); Run runs it
 	API        *api.Handler
 	Handler    http.Handler // API, wrapped by Platform.Handler
 
@@ -329,6 +337,10 @@ func New(s Settings, p Platform) (*App, error) {
 		}
 		a.Reranker = rerank.Agent{Dispatcher: a.Dispatcher, Key: s.AskRerank, Anonymous: anon}
 		a.Ranker.Reranker = a.Reranker
+	}
+	if s.AskExpand != "" {
+		a.Expander = &expand.Expander{Dispatcher: a.Dispatcher, Store: a.Store, Learner: a.Learner, Key: s.AskExpand}
+		a.Directory.Subscribe(a.Expander.Notify)
 	}
 	envOf := func(context.Context) rowcall.Env { return env }
 	if env == nil && p.RequestEnv != nil {
@@ -447,11 +459,17 @@ func (a *App) mcpSync(envOf func(context.Context) rowcall.Env) func(context.Cont
 }
 
 // Run does the core's background work until ctx ends: embedding rows after
-// their writes (when there is an Embedder). A host runs it in a goroutine.
+// their writes (when there is an Embedder), and having a model write their
+// questions (ROWCALL_ASK_EXPAND). A host runs it in a goroutine.
 func (a *App) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if a.Expander != nil {
+		wg.Go(func() { a.Expander.Run(ctx) })
+	}
 	if a.Indexer != nil {
 		a.Indexer.Run(ctx)
 	}
+	wg.Wait()
 }
 
 // Close stops the receipt writer once what it holds is stored, and closes

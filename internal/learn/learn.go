@@ -12,8 +12,11 @@
 // never a failed call, never an anonymous ask. A phrase is kept under the
 // asker's scope (ScopeID) and lifts the row only for asks under the same
 // scope, so one token's teaching cannot move another scope's ranking. Each
-// row keeps at most Keep phrases a scope (the last taught), and a phrase not
-// taught again for TTL ages out, unless the owner approved it. Phrases are
+// row keeps at most Keep phrases a scope and source (the last taught), and a
+// phrase learned from use not taught again for TTL ages out, unless the
+// owner approved it. Phrases a model wrote for a row (package expand) rank
+// it under every scope: they come from the row's own text, not from anyone's
+// asks. Phrases are
 // not part of a row: its version and contract hash do not change
 // (docs/RATIONALE.md, "Why does ask learn from calls, and from whom?").
 package learn
@@ -82,7 +85,8 @@ type Learner struct {
 	checked time.Time
 	touched bool
 	model   string
-	scopes  map[string]*phrases
+	scopes  map[string]*phrases // learned from use and the owner's, by scope
+	shared  *phrases            // written by a model (package expand): for every scope
 }
 
 // asked is one ask of a teaching credential.
@@ -226,19 +230,26 @@ func (l *Learner) Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32
 	if err := l.sync(ctx, m); err != nil {
 		return nil, err
 	}
-	ps := l.scopes[ScopeID(f.Scope)]
-	if ps == nil || len(q) != m.Dim {
+	if len(q) != m.Dim {
 		return nil, nil
 	}
 	lift := l.Lift
 	if lift == 0 {
 		lift = Lift
 	}
-	scores := make([]float32, len(ps.keys))
-	dot.Scores(q, ps.vecs, m.Dim, scores)
-	out := make(map[string]float64, len(ps.keys))
-	for i, k := range ps.keys {
-		out[k] = max(out[k], lift*float64(scores[i]))
+	var out map[string]float64
+	for _, ps := range []*phrases{l.scopes[ScopeID(f.Scope)], l.shared} {
+		if ps == nil || len(ps.keys) == 0 {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]float64, len(ps.keys))
+		}
+		scores := make([]float32, len(ps.keys))
+		dot.Scores(q, ps.vecs, m.Dim, scores)
+		for i, k := range ps.keys {
+			out[k] = max(out[k], lift*float64(scores[i]))
+		}
 	}
 	return out, nil
 }
@@ -288,20 +299,22 @@ func (l *Learner) sync(ctx context.Context, m rowcall.EmbedModel) error {
 			slog.Warn("learn: phrase vectors not stored", "err", err)
 		}
 	}
-	scopes := map[string]*phrases{}
+	scopes, shared := map[string]*phrases{}, &phrases{}
 	for _, p := range all {
-		if p.Model != m.ID() || len(p.Vector) != m.Dim || (!p.Approved && p.UsedAt < stale) {
+		if p.Model != m.ID() || len(p.Vector) != m.Dim || (!p.Approved && p.Source == rowcall.SourceUse && p.UsedAt < stale) {
 			continue
 		}
-		ps := scopes[p.Scope]
-		if ps == nil {
-			ps = &phrases{}
-			scopes[p.Scope] = ps
+		ps := shared // a model wrote it from the row alone: it ranks the row for every scope
+		if p.Source != rowcall.SourceModel {
+			if ps = scopes[p.Scope]; ps == nil {
+				ps = &phrases{}
+				scopes[p.Scope] = ps
+			}
 		}
 		ps.keys = append(ps.keys, p.Key)
 		ps.vecs = append(ps.vecs, p.Vector...)
 	}
-	l.scopes, l.stamp, l.model = scopes, stamp, m.ID()
+	l.scopes, l.shared, l.stamp, l.model = scopes, shared, stamp, m.ID()
 	return nil
 }
 

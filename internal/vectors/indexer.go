@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/wake"
 )
 
 // Indexer keeps rows' vectors current: after a write commits it embeds the
@@ -33,29 +34,20 @@ type Indexer struct {
 	Force bool
 
 	mu       sync.Mutex
-	wake     chan struct{}
+	wake     wake.Signal
 	cursor   int64
 	started  bool
 	inflight map[string]chan struct{}
 }
 
 func (x *Indexer) init() {
-	if x.wake == nil {
-		x.wake = make(chan struct{}, 1)
+	if x.inflight == nil {
 		x.inflight = map[string]chan struct{}{}
 	}
 }
 
 // Notify asks for a pass soon (it never blocks).
-func (x *Indexer) Notify() {
-	x.mu.Lock()
-	x.init()
-	x.mu.Unlock()
-	select {
-	case x.wake <- struct{}{}:
-	default:
-	}
-}
+func (x *Indexer) Notify() { x.wake.Notify() }
 
 // Run makes passes until ctx ends: at once, on each Notify, and every Every.
 // Its embeddings are background work (rowcall.InBackground: the embedded
@@ -90,7 +82,7 @@ func (x *Indexer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-x.wake:
+		case <-x.wake.C():
 			// Writes come in runs: one pass for the run's rows, not a
 			// pass (its reads of the event log and the rows) per write
 			// beside the writes still coming.

@@ -1,0 +1,277 @@
+// Package expand has a model write, for each new or changed row, the
+// questions a user would ask of it, and keeps them beside the row as learned
+// phrases of source "model" (rowcall.SourceModel), so ask finds the row by
+// words its docstring never used. It is off unless the operator names the
+// agent row that writes them (ROWCALL_ASK_EXPAND=KEY).
+//
+//	x := &expand.Expander{Dispatcher: d, Store: store, Learner: learner, Key: "ASK_EXPAND"}
+//	directory.Subscribe(x.Notify) // a write wakes it
+//	go x.Run(ctx)                 // follows the event log from where it stands
+//
+// The call is a dispatch of the row Key with the owner's authority and actor
+// Actor: the model's spend is the operator's, and its receipt is the one every
+// phrase it wrote names. The call body (Body) is the row's key and what its
+// docstring says; the answer is read a line a question (Questions): list
+// markers and quotes are dropped, control characters removed, and a heading
+// or a line that is not a question ask would take (rowcall.CheckAsk) is
+// skipped, up to Max. The questions of a row's earlier text are replaced; a row whose
+// text is what its phrases were written from (the receipt's input
+// fingerprint) is not sent again, so a write that changes no text costs
+// nothing. Phrases of source model rank the row under every token scope
+// (internal/learn), since the model wrote them from the row alone; they are
+// listed, edited, approved and deleted with the others (/api/learned), and
+// they are not part of the row or its contract.
+//
+// A failed call is logged and tried again at the next write of that row; a
+// host that was down while rows were written expands only rows written after
+// it started.
+package expand
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/wake"
+)
+
+// Defaults for Expander's zero values.
+const (
+	DefaultMax     = 8                // questions kept a row (learn.Keep: the cap of a source)
+	DefaultTimeout = 30 * time.Second // one row's call, receipt included
+	DefaultEvery   = 5 * time.Second  // a look at the event log at least this often
+	// maxQuestion bounds one question in bytes: a question longer is no
+	// question a user types.
+	maxQuestion = 200
+)
+
+// Actor is the receipts' actor of expansion calls.
+const Actor = "ask_expand"
+
+// Prompt is the system prompt of an expansion row: it asks for the answer
+// format Questions reads.
+const Prompt = `You write the questions people would type to find a capability. The user message names a capability and says what it does.
+Write 5 short questions or requests, one a line, in the words a user would use who has never seen the capability's name or description: plain everyday words, different from the description's. Write only the questions: no numbers, no explanations.`
+
+// Dispatcher runs a row (*dispatch.Dispatcher is one).
+type Dispatcher interface {
+	Dispatch(ctx context.Context, req dispatch.Request) (dispatch.Result, error)
+}
+
+// Store is what an Expander reads and writes (sqlstore.Store).
+type Store interface {
+	LastEvent(ctx context.Context) (int64, error)
+	ChangedKeys(ctx context.Context, after, upto int64) ([]string, error)
+	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
+	Receipt(ctx context.Context, id string) (rowcall.Receipt, error)
+	Phrases(ctx context.Context, key string, vectors bool) ([]rowcall.Phrase, error)
+	ForgetPhrases(ctx context.Context, key, source string) error
+}
+
+// Teacher stores a phrase (*learn.Learner: embedded and ranked at once).
+type Teacher interface {
+	Teach(ctx context.Context, p rowcall.Phrase) error
+}
+
+// Expander writes the questions of rows written after it started.
+type Expander struct {
+	Dispatcher Dispatcher
+	Store      Store
+	Learner    Teacher
+	Key        string        // the agent row that writes the questions
+	Max        int           // 0: DefaultMax
+	Timeout    time.Duration // 0: DefaultTimeout
+	Every      time.Duration // 0: DefaultEvery
+
+	wake    wake.Signal
+	mu      sync.Mutex
+	cursor  int64
+	started bool
+}
+
+// Notify asks for a pass soon (it never blocks).
+func (x *Expander) Notify() { x.wake.Notify() }
+
+// Run makes passes until ctx ends: on each Notify, and every Every.
+func (x *Expander) Run(ctx context.Context) {
+	every := x.Every
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if err := x.Pass(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("expand: reading the rows written failed; retrying at the next pass", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.wake.C():
+		case <-tick.C:
+		}
+	}
+}
+
+// Pass expands every row written since the last pass; the first pass only
+// notes where the event log stands.
+func (x *Expander) Pass(ctx context.Context) error {
+	last, err := x.Store.LastEvent(ctx)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	first, cursor := !x.started, x.cursor
+	x.mu.Unlock()
+	if first || last <= cursor {
+		x.mu.Lock()
+		x.started, x.cursor = true, max(cursor, last)
+		x.mu.Unlock()
+		return nil
+	}
+	keys, err := x.Store.ChangedKeys(ctx, cursor, last)
+	if err != nil {
+		return err
+	}
+	rows, err := x.Store.RowsByKey(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		r, ok := rows[k]
+		if !ok || r.Key == x.Key || r.Enabled == 0 || ctx.Err() != nil {
+			continue // deleted (its phrases went with it), the expansion row itself, or off
+		}
+		if err := x.Expand(ctx, r); err != nil {
+			slog.Warn("expand: no questions written for the row; tried again at its next write", "key", r.Key, "err", err)
+		}
+	}
+	x.mu.Lock()
+	x.cursor = last
+	x.mu.Unlock()
+	return nil
+}
+
+// Expand has the model write r's questions and keeps them, unless the
+// phrases r has from the model were written from the same text.
+func (x *Expander) Expand(ctx context.Context, r rowcall.Row) error {
+	body := Body(&r)
+	current, err := x.current(ctx, r.Key, body)
+	if err != nil || current {
+		return err
+	}
+	timeout := x.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := x.Dispatcher.Dispatch(cctx, dispatch.Request{Key: x.Key, Body: body, Actor: Actor})
+	if err != nil {
+		return fmt.Errorf("the call of %s: %w", x.Key, err)
+	}
+	if err := res.Wait(); err != nil {
+		return fmt.Errorf("the call of %s: its receipt: %w", x.Key, err)
+	}
+	if !res.OK {
+		return fmt.Errorf("the call of %s failed: %.200s", x.Key, res.Result)
+	}
+	n := x.Max
+	if n <= 0 {
+		n = DefaultMax
+	}
+	qs := Questions(res.Result, n)
+	if len(qs) == 0 {
+		return fmt.Errorf("the answer of %s holds no question: %.200q", x.Key, res.Result)
+	}
+	if err := x.Store.ForgetPhrases(ctx, r.Key, rowcall.SourceModel); err != nil {
+		return err
+	}
+	for _, q := range qs {
+		p := rowcall.Phrase{Key: r.Key, Scope: "*", Text: q, Source: rowcall.SourceModel, Actor: "model:" + x.Key, Receipt: res.Receipt.ID}
+		if err := x.Learner.Teach(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// current reports whether key's phrases from the model were written from
+// body: the receipt they name took body as its input.
+func (x *Expander) current(ctx context.Context, key, body string) (bool, error) {
+	ps, err := x.Store.Phrases(ctx, key, false)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range ps {
+		if p.Source != rowcall.SourceModel || p.Receipt == "" {
+			continue
+		}
+		rc, err := x.Store.Receipt(ctx, p.Receipt)
+		if rowcall.ErrorCode(err) == rowcall.ENotFound {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		return rc.Input == rowcall.Fingerprint([]byte(body)), nil
+	}
+	return false, nil
+}
+
+// Body is the expansion row's call body for r: its key and what its
+// docstring says, a line each.
+func Body(r *rowcall.Row) string {
+	var b strings.Builder
+	b.WriteString("Capability: " + r.Key + "\n")
+	for _, f := range []struct{ label, text string }{
+		{"What it does", r.Description()},
+		{"When to use it", r.DocLine("WHEN_TO_USE")},
+		{"Arguments", r.DocLine("ARGS")},
+		{"Category", r.Category},
+	} {
+		if t := strings.Join(strings.Fields(f.text), " "); t != "" {
+			b.WriteString(f.label + ": " + t + "\n")
+		}
+	}
+	return b.String()
+}
+
+// Questions reads an answer a line a question: list markers, numbering and
+// surrounding quotes dropped, control characters removed, lines that are
+// empty, a heading (ending in ':'), longer than a question or past what ask
+// takes skipped, repeats
+// (ignoring case) dropped; at most n.
+func Questions(answer string, n int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(answer, "\n") {
+		q := strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+				return ' '
+			}
+			return r
+		}, line)
+		q = strings.Join(strings.Fields(q), " ")
+		q = strings.TrimLeft(q, "-*•·> ")
+		if i := strings.IndexAny(q, ".)"); i > 0 && i <= 3 && strings.Trim(q[:i], "0123456789") == "" {
+			q = strings.TrimSpace(q[i+1:]) // "1. …", "2) …"
+		}
+		q = strings.Trim(q, "\"'`“”‘’ ")
+		if q == "" || strings.HasSuffix(q, ":") || len(q) > maxQuestion || rowcall.CheckAsk(q) != nil || seen[strings.ToLower(q)] {
+			continue
+		}
+		seen[strings.ToLower(q)] = true
+		out = append(out, q)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package test
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rowcall/rowcall/internal/expand"
+	"github.com/rowcall/rowcall/test/modelserver"
+)
+
+// A model writes the questions of each new or changed row
+// (ROWCALL_ASK_EXPAND; package expand), through the stand-in model: they are
+// kept as the row's learned phrases with the call's receipt, and the next
+// ask put that way finds the row, under any token scope that holds it. A
+// write that changes no text is not sent again; a changed text replaces the
+// questions.
+func TestAskExpand(t *testing.T) {
+	skipWithoutMeaning(t)
+	ms := modelserver.Start(t)
+	ms.Key = suiteSecret
+	answers := map[string]string{ // what the model writes, by the row's "What it does" line
+		"Tide times and heights for a harbour this week.": "1. when can I take the boat out of the marina tomorrow\n" +
+			"- \"is the water deep enough at the quay at noon\"\n\nwhen can I take the boat out of the marina tomorrow\n",
+		"High and low water at a port, by the hour.": "what hour is the sea lowest at the jetty",
+	}
+	ms.Fallback(func(r modelserver.Request) modelserver.Reply {
+		user := ""
+		for _, m := range r.Chat.Messages {
+			if m.Role == "user" {
+				user = m.Text()
+			}
+		}
+		for what, a := range answers {
+			if strings.Contains(user, "What it does: "+what+"\n") {
+				return modelserver.Reply{Content: a, Usage: spendUsage}
+			}
+		}
+		return modelserver.Reply{Content: "how do I use this", Usage: spendUsage}
+	})
+	modelCalls := func(what string) int {
+		n := 0
+		for _, r := range ms.Requests() {
+			if strings.Contains(string(r.Body), what) {
+				n++
+			}
+		}
+		return n
+	}
+	h := startHost(t, allowLoopback, spendEnv(ms, "ROWCALL_ASK_EXPAND=ASK_EXPAND")...)
+	up := suiteUpstream(t)
+	const cat = "expand_suite"
+	rows := []map[string]any{
+		{"key": "EX_WEATHER", "content": "# WHAT: Weather forecast for a town: wind, rain and temperature.\n# WHEN_TO_USE: planning a day outdoors."},
+		{"key": "EX_BOAT_HIRE", "content": "# WHAT: Hire a boat or a kayak at the marina, by the hour.\n# WHEN_TO_USE: someone wants to take a boat out tomorrow."},
+		{"key": "EX_FERRY", "content": "# WHAT: Ferry timetable between two ports.\n# WHEN_TO_USE: travelling by sea."},
+		{"key": "EX_TIDES", "content": "# WHAT: Tide times and heights for a harbour this week.\n# WHEN_TO_USE: going sailing or fishing."},
+	}
+	// Written before the expansion row exists: their calls fail (logged), and
+	// they have no questions.
+	for _, r := range rows {
+		r["type"], r["target"], r["category"] = "http", "GET "+up.URL+"/"+r["key"].(string), cat
+		createRow(t, h, r)
+		waitSimilar(t, h, r["key"].(string))
+	}
+	secret, _, _ := mint(t, h, map[string]any{"categories": []string{cat}})
+	const q = "when can I take the boat out of the marina tomorrow"
+	ask := func() []string {
+		t.Helper()
+		got := asToken(t, h, secret, req{Method: "GET", Path: "/api/dispatch?ask=" + url.QueryEscape(q) + "&limit=5"})
+		expect(t, got, http.StatusOK, nil)
+		return matchKeys(got)
+	}
+	if keys := ask(); len(keys) > 0 && keys[0] == "EX_TIDES" {
+		t.Fatalf("the question finds EX_TIDES first without its questions: the test shows nothing (%v)", keys)
+	}
+	phrases := func(key string) []map[string]any {
+		t.Helper()
+		got := h.do(t, req{Method: "GET", Path: "/api/learned?key=" + key})
+		expect(t, got, http.StatusOK, nil)
+		var out []map[string]any
+		for _, p := range got.JSON["phrases"].([]any) {
+			out = append(out, p.(map[string]any))
+		}
+		return out
+	}
+	waitPhrases := func(key string, want ...string) []map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			ps := phrases(key)
+			var texts []string
+			for _, p := range ps {
+				texts = append(texts, p["phrase"].(string))
+			}
+			slices.Sort(texts)
+			if slices.Equal(texts, want) {
+				return ps
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's phrases: %q, want %q", key, texts, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	createRow(t, h, map[string]any{"key": "ASK_EXPAND", "type": "agent", "target": "suite-1", "auth": "bearer:SUITE_API_KEY",
+		"category": "system", "content": "# WHAT: Writes the questions people would ask of a capability\n" + expand.Prompt})
+	// A change of text: the model writes EX_TIDES's questions.
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_TIDES", Body: map[string]any{
+		"content": "# WHAT: Tide times and heights for a harbour this week.\n# WHEN_TO_USE: going sailing, fishing or diving."}}), http.StatusOK, nil)
+	ps := waitPhrases("EX_TIDES", "is the water deep enough at the quay at noon", q)
+	inv := ps[0]["receipt"].(string)
+	for _, p := range ps {
+		if p["source"] != "model" || p["actor"] != "model:ASK_EXPAND" || p["receipt"] != inv || p["scope"] != "*" {
+			t.Fatalf("a question the model wrote: %v", p)
+		}
+	}
+	var actor, key, outcome string
+	if err := h.db(t).QueryRow(`SELECT actor, key, outcome FROM receipts WHERE id = ?`, inv).Scan(&actor, &key, &outcome); err != nil {
+		t.Fatalf("the phrases' receipt %s: %v", inv, err)
+	}
+	if actor != expand.Actor || key != "ASK_EXPAND" || outcome != "ok" {
+		t.Fatalf("the expansion's receipt: actor %q key %q outcome %q", actor, key, outcome)
+	}
+	// A token scoped to the category finds the row first by the model's words.
+	if keys := ask(); len(keys) == 0 || keys[0] != "EX_TIDES" {
+		t.Fatalf("the question the model wrote does not find EX_TIDES first: %v", keys)
+	}
+
+	// A write that changes no text calls no model; a changed text replaces
+	// the questions. Rows are expanded in the order of their writes, so
+	// EX_FERRY's questions come after EX_TIDES's write is looked at.
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_TIDES", Body: map[string]any{"planner_rank": 50}}), http.StatusOK, nil)
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_FERRY", Body: map[string]any{
+		"content": "# WHAT: Ferry timetable between two ports.\n# WHEN_TO_USE: travelling by sea with a car."}}), http.StatusOK, nil)
+	waitPhrases("EX_FERRY", "how do I use this")
+	if n := modelCalls("When to use it: going sailing, fishing or diving."); n != 1 {
+		var bodies []string
+		for _, r := range ms.Requests() {
+			bodies = append(bodies, string(r.Body))
+		}
+		t.Fatalf("EX_TIDES's text was sent to the model %d times, want 1 (a write without a text change sends nothing):\n%s", n, strings.Join(bodies, "\n"))
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_TIDES", Body: map[string]any{
+		"content": "# WHAT: High and low water at a port, by the hour.\n# WHEN_TO_USE: going sailing or fishing."}}), http.StatusOK, nil)
+	waitPhrases("EX_TIDES", "what hour is the sea lowest at the jetty")
+}
