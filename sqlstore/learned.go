@@ -88,9 +88,10 @@ func (s *Store) EditPhrase(ctx context.Context, id string, text *string, approve
 }
 
 // ForgetPhrases deletes key's phrases of source that the owner did not
-// approve (a row's questions from the model, before they are written again).
-func (s *Store) ForgetPhrases(ctx context.Context, key, source string) error {
-	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND source = ? AND approved = 0`, key, source)
+// approve, except those receipt taught last (a row's questions from the
+// model, once the new ones are stored).
+func (s *Store) ForgetPhrases(ctx context.Context, key, source, receipt string) error {
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND source = ? AND approved = 0 AND COALESCE(receipt, '') <> ?`, key, source, receipt)
 	return err
 }
 

@@ -22,10 +22,15 @@ func TestAskExpand(t *testing.T) {
 	skipWithoutMeaning(t)
 	ms := modelserver.Start(t)
 	ms.Key = suiteSecret
-	answers := map[string]string{ // what the model writes, by the row's "What it does" line
-		"Tide times and heights for a harbour this week.": "1. when can I take the boat out of the marina tomorrow\n" +
+	// What the model writes, by the row's "When to use it" line: every text
+	// a row has in this test has its own answer, so the questions seen are
+	// those of the text written last.
+	answers := map[string]string{
+		"going sailing or fishing.": "where can I buy bait",
+		"going sailing, fishing or diving.": "1. when can I take the boat out of the marina tomorrow\n" +
 			"- \"is the water deep enough at the quay at noon\"\n\nwhen can I take the boat out of the marina tomorrow\n",
-		"High and low water at a port, by the hour.": "what hour is the sea lowest at the jetty",
+		"travelling by sea with a car.": "can I bring my van on the boat to the island",
+		"before a dive.":                "what hour is the sea lowest at the jetty",
 	}
 	ms.Fallback(func(r modelserver.Request) modelserver.Reply {
 		user := ""
@@ -34,8 +39,8 @@ func TestAskExpand(t *testing.T) {
 				user = m.Text()
 			}
 		}
-		for what, a := range answers {
-			if strings.Contains(user, "What it does: "+what+"\n") {
+		for when, a := range answers {
+			if strings.Contains(user, "When to use it: "+when+"\n") {
 				return modelserver.Reply{Content: a, Usage: spendUsage}
 			}
 		}
@@ -137,7 +142,7 @@ func TestAskExpand(t *testing.T) {
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_TIDES", Body: map[string]any{"planner_rank": 50}}), http.StatusOK, nil)
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_FERRY", Body: map[string]any{
 		"content": "# WHAT: Ferry timetable between two ports.\n# WHEN_TO_USE: travelling by sea with a car."}}), http.StatusOK, nil)
-	waitPhrases("EX_FERRY", "how do I use this")
+	waitPhrases("EX_FERRY", "can I bring my van on the boat to the island")
 	if n := modelCalls("When to use it: going sailing, fishing or diving."); n != 1 {
 		var bodies []string
 		for _, r := range ms.Requests() {
@@ -146,6 +151,6 @@ func TestAskExpand(t *testing.T) {
 		t.Fatalf("EX_TIDES's text was sent to the model %d times, want 1 (a write without a text change sends nothing):\n%s", n, strings.Join(bodies, "\n"))
 	}
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_TIDES", Body: map[string]any{
-		"content": "# WHAT: High and low water at a port, by the hour.\n# WHEN_TO_USE: going sailing or fishing."}}), http.StatusOK, nil)
+		"content": "# WHAT: High and low water at a port, by the hour.\n# WHEN_TO_USE: before a dive."}}), http.StatusOK, nil)
 	waitPhrases("EX_TIDES", "what hour is the sea lowest at the jetty")
 }

@@ -71,12 +71,14 @@ type Store interface {
 	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
 	Receipt(ctx context.Context, id string) (rowcall.Receipt, error)
 	Phrases(ctx context.Context, key string, vectors bool) ([]rowcall.Phrase, error)
-	ForgetPhrases(ctx context.Context, key, source string) error
+	ForgetPhrases(ctx context.Context, key, source, receipt string) error
 }
 
-// Teacher stores a phrase (*learn.Learner: embedded and ranked at once).
+// Teacher stores a phrase, and is told the phrases changed otherwise
+// (*learn.Learner: embedded and ranked at once).
 type Teacher interface {
 	Teach(ctx context.Context, p rowcall.Phrase) error
+	Touch()
 }
 
 // Expander writes the questions of rows written after it started.
@@ -190,16 +192,16 @@ func (x *Expander) Expand(ctx context.Context, r rowcall.Row) error {
 	if len(qs) == 0 {
 		return fmt.Errorf("the answer of %s holds no question: %.200q", x.Key, res.Result)
 	}
-	if err := x.Store.ForgetPhrases(ctx, r.Key, rowcall.SourceModel); err != nil {
-		return err
-	}
+	// The new questions first, then the earlier text's go: the row is never
+	// without its questions in between.
 	for _, q := range qs {
 		p := rowcall.Phrase{Key: r.Key, Scope: "*", Text: q, Source: rowcall.SourceModel, Actor: "model:" + x.Key, Receipt: res.Receipt.ID}
 		if err := x.Learner.Teach(ctx, p); err != nil {
 			return err
 		}
 	}
-	return nil
+	defer x.Learner.Touch()
+	return x.Store.ForgetPhrases(ctx, r.Key, rowcall.SourceModel, res.Receipt.ID)
 }
 
 // current reports whether key's phrases from the model were written from
