@@ -14,8 +14,9 @@
 // docstring says; the answer is read a line a question (Questions): list
 // markers and quotes are dropped, control characters removed, and a heading
 // or a line that is not a question ask would take (rowcall.CheckAsk) is
-// skipped, up to Max. The questions of a row's earlier text are replaced; a row whose
-// text is what its phrases were written from (the receipt's input
+// skipped, up to learn.Keep (what the store keeps of one source for a row).
+// The questions of a row's earlier text are replaced; a row whose text is
+// what its phrases were written from (the receipt's input
 // fingerprint) is not sent again, so a write that changes no text costs
 // nothing. Phrases of source model rank the row under every token scope
 // (internal/learn), since the model wrote them from the row alone; they are
@@ -38,12 +39,12 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
+	"github.com/rowcall/rowcall/internal/learn"
 	"github.com/rowcall/rowcall/internal/wake"
 )
 
 // Defaults for Expander's zero values.
 const (
-	DefaultMax     = 8                // questions kept a row (learn.Keep: the cap of a source)
 	DefaultTimeout = 30 * time.Second // one row's call, receipt included
 	DefaultEvery   = 5 * time.Second  // a look at the event log at least this often
 	// maxQuestion bounds one question in bytes: a question longer is no
@@ -87,7 +88,6 @@ type Expander struct {
 	Store      Store
 	Learner    Teacher
 	Key        string        // the agent row that writes the questions
-	Max        int           // 0: DefaultMax
 	Timeout    time.Duration // 0: DefaultTimeout
 	Every      time.Duration // 0: DefaultEvery
 
@@ -184,11 +184,7 @@ func (x *Expander) Expand(ctx context.Context, r rowcall.Row) error {
 	if !res.OK {
 		return fmt.Errorf("the call of %s failed: %.200s", x.Key, res.Result)
 	}
-	n := x.Max
-	if n <= 0 {
-		n = DefaultMax
-	}
-	qs := Questions(res.Result, n)
+	qs := Questions(res.Result, learn.Keep) // what the store keeps of one source for a row
 	if len(qs) == 0 {
 		return fmt.Errorf("the answer of %s holds no question: %.200q", x.Key, res.Result)
 	}
