@@ -12,6 +12,8 @@
 # then rowcall and MCPJungle both proxy the direct server's tool, and
 # "p50 over direct" is what the proxy adds. The default, ROW=http, is the
 # http row on the upstream the direct server calls.
+# RTT=2ms puts the direct MCP server at a network's distance: each request to
+# its /mcp waits that long (mcpload serve -rtt), whichever path sends it.
 # MCPLOAD_ARGS=-raw makes each tools/call raw HTTP on the SDK client's
 # sessions (the same request bytes, a lighter load client: bench/mcpload).
 # Defaults: 3 rounds of 5 s a target at 1 and 8 clients ("1,8"). MCPJungle is
@@ -50,7 +52,7 @@ wait_for() { # URL: until it answers at all
 port() { echo $((20000 + RANDOM % 20000)); }
 
 up=127.0.0.1:$(port)
-"$tmp/mcpload" serve "$up" >"$tmp/direct.log" 2>&1 &
+"$tmp/mcpload" serve -rtt "${RTT:-0}" "$up" >"$tmp/direct.log" 2>&1 &
 pids+=($!); direct_pid=$!
 wait_for "http://$up/v1/forecast"
 

@@ -2,13 +2,17 @@
 // server the others are compared with, and the load client that drives every
 // target in interleaved rounds.
 //
-//	mcpload serve ADDR
+//	mcpload serve [-rtt DURATION] ADDR
 //
 // serves, on ADDR, an upstream (GET /v1/forecast answers a small JSON body)
 // and a direct MCP server (the official Go SDK alone, Streamable HTTP, at
 // /mcp) whose one tool, TEMP, makes that upstream request and returns its
 // body as text: what rowcall's http row TEMP calls, and what MCPJungle
-// proxies.
+// proxies. -rtt puts the MCP server at a network's distance: every request to
+// /mcp waits that long before it is read (one round trip, as a server across
+// a network costs each request and its answer; loopback has no delay to
+// add), whoever sends it: the load client calling directly, rowcall's MCP
+// row, MCPJungle.
 //
 //	mcpload load [-rounds 3] [-secs 5] [-clients 1,8] [-key KEY] [-raw] [-protocol VERSION] NAME=URL[#TOOL[#ARGS]] ...
 //
@@ -58,10 +62,13 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
-		if len(os.Args) != 3 {
-			log.Fatal("usage: mcpload serve ADDR")
+		fs := flag.NewFlagSet("serve", flag.ExitOnError)
+		rtt := fs.Duration("rtt", 0, "the round trip every request to /mcp waits before it is read")
+		fs.Parse(os.Args[2:])
+		if fs.NArg() != 1 {
+			log.Fatal("usage: mcpload serve [-rtt DURATION] ADDR")
 		}
-		serve(os.Args[2])
+		serve(fs.Arg(0), *rtt)
 	case "load":
 		load(os.Args[2:])
 	default:
@@ -69,8 +76,9 @@ func main() {
 	}
 }
 
-// serve runs the upstream and the direct MCP server on addr until killed.
-func serve(addr string) {
+// serve runs the upstream and the direct MCP server on addr until killed,
+// each request to the MCP server delayed by rtt.
+func serve(addr string, rtt time.Duration) {
 	upstream := "http://" + addr + "/v1/forecast?latitude=1&longitude=2"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	direct := sdk.NewServer(&sdk.Implementation{Name: "direct", Version: "1"}, nil)
@@ -88,8 +96,14 @@ func serve(addr string) {
 	mux.HandleFunc("GET /v1/forecast", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"temperature_2m":15.7,"q":"`+r.URL.RawQuery+`"}`)
 	})
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return direct }, nil))
-	log.Printf("mcpload serving on %s", addr)
+	mcp := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return direct }, nil)
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if rtt > 0 {
+			time.Sleep(rtt)
+		}
+		mcp.ServeHTTP(w, r)
+	})
+	log.Printf("mcpload serving on %s (round trip to /mcp: %v)", addr, rtt)
 	log.Fatal(http.ListenAndServe(addr, mux))
 }
 
