@@ -82,11 +82,23 @@ func (s *Store) Vectors(ctx context.Context, model rowcall.EmbedModel, keys []st
 
 // ChangedKeys returns the keys of rows and vectors with events after the
 // event id after, up to and including upto, in the order of their last such
-// event: what an in-memory index, the embedding queue or the expansion of
-// rows (package expand) must look at again.
+// event: what an in-memory index or the embedding queue must look at again.
 func (s *Store) ChangedKeys(ctx context.Context, after, upto int64) ([]string, error) {
+	return s.eventKeys(ctx, after, upto, `'DIRECTORY_MUTATE', 'VECTOR'`)
+}
+
+// WrittenKeys is ChangedKeys for rows alone (their writes, not their
+// vectors'): what the expansion of rows (package expand) looks at.
+func (s *Store) WrittenKeys(ctx context.Context, after, upto int64) ([]string, error) {
+	return s.eventKeys(ctx, after, upto, `'DIRECTORY_MUTATE'`)
+}
+
+// eventKeys returns the keys of events of kinds (an SQL list of constants)
+// after the event id after, up to and including upto, in the order of their
+// last such event.
+func (s *Store) eventKeys(ctx context.Context, after, upto int64, kinds string) ([]string, error) {
 	return queryAll(ctx, s, func(sc scanner) (k string, err error) { return k, sc.Scan(&k) },
-		`SELECT key FROM events WHERE id > ? AND id <= ? AND kind IN ('DIRECTORY_MUTATE', 'VECTOR') GROUP BY key ORDER BY max(id)`, after, upto)
+		`SELECT key FROM events WHERE id > ? AND id <= ? AND kind IN (`+kinds+`) GROUP BY key ORDER BY max(id)`, after, upto)
 }
 
 // VectorBlob is v as the vectors table stores it: little-endian float32s

@@ -29,8 +29,9 @@ func TestAskExpand(t *testing.T) {
 		"going sailing or fishing.": "where can I buy bait",
 		"going sailing, fishing or diving.": "1. when can I take the boat out of the marina tomorrow\n" +
 			"- \"is the water deep enough at the quay at noon\"\n\nwhen can I take the boat out of the marina tomorrow\n",
-		"travelling by sea with a car.": "can I bring my van on the boat to the island",
-		"before a dive.":                "what hour is the sea lowest at the jetty",
+		"travelling by sea with a car.":      "can I bring my van on the boat to the island",
+		"before a dive.":                     "what hour is the sea lowest at the jetty",
+		"someone wants to take a kayak out.": "can I paddle around the bay this afternoon",
 	}
 	ms.Fallback(func(r modelserver.Request) modelserver.Reply {
 		user := ""
@@ -38,6 +39,9 @@ func TestAskExpand(t *testing.T) {
 			if m.Role == "user" {
 				user = m.Text()
 			}
+		}
+		if strings.Contains(user, "When to use it: planning a picnic.\n") {
+			return modelserver.Reply{Status: http.StatusBadRequest} // a call that fails
 		}
 		for when, a := range answers {
 			if strings.Contains(user, "When to use it: "+when+"\n") {
@@ -153,4 +157,34 @@ func TestAskExpand(t *testing.T) {
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_TIDES", Body: map[string]any{
 		"content": "# WHAT: High and low water at a port, by the hour.\n# WHEN_TO_USE: before a dive."}}), http.StatusOK, nil)
 	waitPhrases("EX_TIDES", "what hour is the sea lowest at the jetty")
+
+	// A failed call is not made again when the row's vector is written
+	// after it: the expansion looks at a row once a write. EX_BOAT_HIRE's
+	// write comes after EX_WEATHER's new vector, so once its questions are
+	// in, every event of EX_WEATHER's has been looked at.
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_WEATHER", Body: map[string]any{
+		"content": "# WHAT: Weather forecast for a town: wind, rain and temperature.\n# WHEN_TO_USE: planning a picnic."}}), http.StatusOK, nil)
+	db := h.db(t)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM events WHERE kind = 'VECTOR' AND key = 'EX_WEATHER' AND id >
+			(SELECT max(id) FROM events WHERE kind = 'DIRECTORY_MUTATE' AND key = 'EX_WEATHER')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("EX_WEATHER's new text has no vector")
+		}
+	}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/EX_BOAT_HIRE", Body: map[string]any{
+		"content": "# WHAT: Hire a boat or a kayak at the marina, by the hour.\n# WHEN_TO_USE: someone wants to take a kayak out."}}), http.StatusOK, nil)
+	waitPhrases("EX_BOAT_HIRE", "can I paddle around the bay this afternoon")
+	if n := modelCalls("When to use it: planning a picnic."); n != 1 {
+		t.Fatalf("EX_WEATHER's text, whose call failed, was sent to the model %d times, want 1", n)
+	}
+	if ps := phrases("EX_WEATHER"); len(ps) != 0 {
+		t.Fatalf("EX_WEATHER has questions from a failed call: %v", ps)
+	}
 }

@@ -68,7 +68,7 @@ type Dispatcher interface {
 // Store is what an Expander reads and writes (sqlstore.Store).
 type Store interface {
 	LastEvent(ctx context.Context) (int64, error)
-	ChangedKeys(ctx context.Context, after, upto int64) ([]string, error)
+	WrittenKeys(ctx context.Context, after, upto int64) ([]string, error)
 	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
 	Receipt(ctx context.Context, id string) (rowcall.Receipt, error)
 	Phrases(ctx context.Context, key string, vectors bool) ([]rowcall.Phrase, error)
@@ -137,7 +137,7 @@ func (x *Expander) Pass(ctx context.Context) error {
 		x.mu.Unlock()
 		return nil
 	}
-	keys, err := x.Store.ChangedKeys(ctx, cursor, last)
+	keys, err := x.Store.WrittenKeys(ctx, cursor, last) // not their vectors': a row is looked at once a write
 	if err != nil {
 		return err
 	}

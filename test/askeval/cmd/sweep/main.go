@@ -6,7 +6,8 @@
 // the best word hit stands clear of the next and the best cosine does not),
 // what of the question is embedded (q=all: all of it), what of a row is (rows=joined: rowcall.EmbedText, the hosts';
 // rows=kw: the key's words in front of it; rows=sum3: the normalised sum of
-// the joined text's, the WHAT line's and the WHEN_TO_USE line's embeddings)
+// the joined text's, the WHAT line's and the WHEN_TO_USE line's embeddings;
+// rows=max3: the best of those three cosines)
 // and the word side (words=fts: Store.Search, the hosts'; words=plain:
 // askeval.BM25; the others: the same FTS5 MATCH under other bm25 column
 // weights, columnWeights). It recomputes each intent's fusion from its word
@@ -167,16 +168,24 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, 
 		}
 		for vn, vf := range queryVariants {
 			qv := enc.Embed(vf(in.Text))
+			field := map[string][]float32{}
 			for rn, vs := range vecs {
-				if rn == "what" || rn == "when" {
-					continue
-				}
 				c := make([]float32, len(rows))
 				for i, v := range vs {
 					c[i] = dot(qv, v)
 				}
-				q.cos[vn+" rows="+rn] = c
+				field[rn] = c
+				if rn != "what" && rn != "when" {
+					q.cos[vn+" rows="+rn] = c
+				}
 			}
+			// max3: the best of the joined text's, WHAT's and WHEN_TO_USE's
+			// cosines (one vector each, a row matched by its closest field).
+			c := make([]float32, len(rows))
+			for i := range c {
+				c[i] = max(field["joined"][i], field["what"][i], field["when"][i])
+			}
+			q.cos[vn+" rows=max3"] = c
 		}
 		out.qs = append(out.qs, q)
 	}
