@@ -88,16 +88,38 @@ type fastCall struct {
 	session string // the Mcp-Session-Id, "" on a server that keeps none
 	version string
 	id      int64
+	rest    io.ReadCloser // the event stream the answer came on, its end not yet read
 }
 
 const summary = `sending "tools/call"`
 
 // send posts the call and returns its response.
+//
+// An answer on an event stream is returned as soon as it is read; the
+// stream's end (the server ends it after the answer) is read after, by
+// finish, so the connection goes back to the transport for the next call: a
+// body closed before its end costs the next call a new connection, a dial
+// here and a new connection's work on the server. So the request runs on a
+// context of its own, ended with ctx while the call lasts and by finish after.
 func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMessage) (*jsonrpc.Response, error) {
 	body, err := callBody(f.id, tool, arguments)
 	if err != nil {
 		return nil, err
 	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	defer func() {
+		if f.rest != nil && stop() {
+			go finish(f.rest, cancel)
+			return
+		}
+		if f.rest != nil {
+			f.rest.Close()
+		}
+		stop()
+		cancel()
+	}()
+	ctx = rctx
 	resp, err := f.post(ctx, body)
 	if err != nil {
 		return nil, err
@@ -244,7 +266,13 @@ func (f *fastCall) stream(ctx context.Context, resp *http.Response) (*jsonrpc.Re
 // events reads one SSE body: the call's response when it came, else the
 // last event id and the server's retry delay.
 func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.Response, last string, delay time.Duration, err error) {
-	defer resp.Body.Close()
+	defer func() {
+		if r != nil {
+			f.rest = resp.Body // its end is read by finish
+			return
+		}
+		resp.Body.Close()
+	}()
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(resp.Body)
 	defer func() { br.Reset(nil); readers.Put(br) }()
@@ -303,6 +331,24 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		}
 	}
 }
+
+// finish reads the end of an event stream whose answer was read, at most
+// drainMax bytes for at most drainFor, then closes it and ends its request
+// (done): a stream read to its end leaves its connection to the transport.
+func finish(body io.ReadCloser, done context.CancelFunc) {
+	t := time.AfterFunc(drainFor, done)
+	defer t.Stop()
+	defer done()
+	io.CopyN(io.Discard, body, drainMax)
+	body.Close()
+}
+
+// The bounds of finish: a server ends the stream right after the answer,
+// and one that goes on loses the connection.
+const (
+	drainMax = 64 << 10
+	drainFor = time.Second
+)
 
 // readers keeps the 4 KB readers of event streams between calls.
 var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -228,4 +229,41 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Calls one after another keep their connection: an answer on an event
+// stream leaves the connection to the next call once the stream's end is
+// read, as a JSON answer does, so the server sees a few connections, not
+// one a call (a body closed before its end costs a new one).
+func TestFastPathKeepsItsConnection(t *testing.T) {
+	for _, opts := range []struct {
+		name string
+		o    sdk.StreamableHTTPOptions
+	}{{"sse", sdk.StreamableHTTPOptions{}}, {"json", sdk.StreamableHTTPOptions{JSONResponse: true}}} {
+		srv := faultServer(&faults{})
+		h := &counting{next: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &opts.o)}
+		s := httptest.NewUnstartedServer(h)
+		var conns atomic.Int64
+		s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		s.Start()
+		r := newRunner(allowing(t, s), Config{})
+		const calls = 200
+		for i := range calls {
+			if out := run(r, context.Background(), mcpRow(s.URL+"/mcp", "echo"), fmt.Sprintf("call|%d", i), nil); out.Result != fmt.Sprintf(`{"n":%d,"text":"call"}`, i) {
+				t.Fatalf("%s: call %d: %s", opts.name, i, out.Result)
+			}
+		}
+		// The session's own requests (initialize, its standalone stream) and
+		// a call started while the one before still reads its stream's end
+		// may each take one; the other calls find one kept.
+		if n := conns.Load(); n > 8 || h.fast.Load() != calls {
+			t.Errorf("%s: %d connections for %d calls (%d by the fast path); want the calls to keep theirs", opts.name, n, calls, h.fast.Load())
+		}
+		r.Close()
+		s.Close()
+	}
 }
