@@ -145,7 +145,9 @@ func (inst *instance) build(s settings, a *served) (*app.App, error) {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "the worker's connection settings: " + err.Error(),
 			HowToFix: "set ROWCALL_CONNECTIONS to the providers' JSON and ROWCALL_CONNECTIONS_KEY with `npx wrangler secret put` (docs/tokens.md#connections)"}
 	}
-	built, err := app.New(s.Settings, app.Platform{
+	core := s.Settings
+	core.AskExpand = "" // ignored here (the list above): no Expander is built
+	built, err := app.New(core, app.Platform{
 		Connect: conns,
 		// With Vectorize, the sync after each write (vectorsync.go) is what
 		// embeds rows: the core builds no Indexer of its own.
