@@ -98,9 +98,7 @@ func serve(addr string, rtt time.Duration) {
 	})
 	mcp := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return direct }, nil)
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		if rtt > 0 {
-			time.Sleep(rtt)
-		}
+		time.Sleep(rtt)
 		mcp.ServeHTTP(w, r)
 	})
 	log.Printf("mcpload serving on %s (round trip to /mcp: %v)", addr, rtt)

@@ -109,14 +109,14 @@ func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMess
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
 	defer func() {
-		if f.rest != nil && stop() {
+		live := stop() // false once ctx ended: the request ends with it
+		if f.rest != nil && live {
 			go finish(f.rest, cancel)
 			return
 		}
 		if f.rest != nil {
 			f.rest.Close()
 		}
-		stop()
 		cancel()
 	}()
 	ctx = rctx
