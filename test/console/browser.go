@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 
 	"github.com/chromedp/chromedp"
 )
@@ -100,11 +101,25 @@ func Wait(expr string) chromedp.Action[chromedp.Void] {
 	return wait(chromedp.Poll[bool](expr))
 }
 
+// A poll whose document is replaced under it (a navigation that had not
+// settled when it began) fails with the old document's execution context
+// gone; wait polls again in the new one, until ctx ends.
 func wait(a chromedp.Action[bool]) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := a(ctx, t)
-		return chromedp.Void{}, err
+		for {
+			_, err := a(ctx, t)
+			if err == nil || ctx.Err() != nil || !replaced(err) {
+				return chromedp.Void{}, err
+			}
+		}
 	}
+}
+
+// replaced reports whether err is Chrome's answer to an evaluation in an
+// execution context a navigation destroyed.
+func replaced(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context with specified id") || strings.Contains(s, "Execution context was destroyed")
 }
 
 // Click clicks the element css selects, as a person would (a mouse event).
