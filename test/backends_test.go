@@ -24,9 +24,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -374,8 +378,88 @@ func tryWranglerDev(t testing.TB, configs []string, persist string, vars ...stri
 		}
 	}
 	listening := time.Since(start)
+	url = wranglerFront(t, url)
 	first := waitHTTP(t, p, url+"/", 90*time.Second) // the first request compiles and starts the module
 	return &workerProc{URL: url, Persist: persist, Listening: listening, FirstAnswer: first, Ready: time.Since(start), proc: p}, false
+}
+
+// wranglerRestarted is how wrangler dev's own proxy begins the 503 it gives a
+// request (other than GET or HEAD) that did not reach the worker because the
+// worker restarted, or because the kept-alive connection it was written on
+// was closed at that moment by the worker's side (kj's 5 s idle timeout;
+// cloudflare/workers-sdk#14641, wrangler 4.86 answers both alike).
+const wranglerRestarted = "Your worker restarted mid-request."
+
+// wranglerFront serves wranglerURL through a loopback proxy that sends a
+// request again when wrangler answered it wranglerRestarted. No test restarts
+// a worker, so that answer is the connection race, which the worker never
+// saw; without the front a client would get a 503 rowcall never sent, on a
+// busy machine now and then. Everything else passes as it is: the Host
+// header, streams (flushed at once), and no X-Forwarded-* headers. Each
+// request has its own connection to wrangler, so none is written on one
+// wrangler is closing either.
+func wranglerFront(t testing.TB, wranglerURL string) string {
+	t.Helper()
+	target, _ := url.Parse(wranglerURL)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = r.In.Host
+		},
+		FlushInterval: -1,
+		Transport:     resendRestarted{t: t, next: &http.Transport{DisableKeepAlives: true}},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: proxy, ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// resendRestarted is wranglerFront's transport: a request wrangler answered
+// wranglerRestarted is sent again, up to three times in all.
+type resendRestarted struct {
+	t    testing.TB
+	next http.RoundTripper
+}
+
+func (rt resendRestarted) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, err
+		}
+		r.Body.Close()
+	}
+	for attempt := 1; ; attempt++ {
+		out := r.Clone(r.Context())
+		out.Body, out.ContentLength = nil, int64(len(body))
+		if r.Body != nil {
+			out.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		res, err := rt.next.RoundTrip(out)
+		if err != nil || res.StatusCode != http.StatusServiceUnavailable || attempt == 3 {
+			return res, err
+		}
+		head := make([]byte, len(wranglerRestarted))
+		n, _ := io.ReadFull(res.Body, head)
+		if string(head[:n]) != wranglerRestarted {
+			res.Body = readCloser{io.MultiReader(bytes.NewReader(head[:n]), res.Body), res.Body}
+			return res, nil
+		}
+		res.Body.Close()
+		rt.t.Logf("wrangler dev answered %s %s %q (attempt %d); sent again", r.Method, r.URL.Path, wranglerRestarted, attempt)
+	}
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // randomKey returns n random bytes in base64.
@@ -416,4 +500,46 @@ func startWorkerWith(t testing.TB, env []string, configs []string) *target {
 	t.Logf("worker at %s: %s", w.URL, cold)
 	return &target{host: &host{URL: w.URL, Key: key, out: &bytes.Buffer{}}, Name: "worker",
 		DB: func(t testing.TB) *sql.DB { return openD1(t, persist) }, Persist: persist, Ready: w.Ready, Cold: cold, Output: w.proc.out.String}
+}
+
+// TestWranglerFront: a request wrangler answered wranglerRestarted reaches
+// the worker again with its body; any other 503 reaches the client as sent.
+func TestWranglerFront(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		bodies = append(bodies, string(b))
+		switch {
+		case r.URL.Path == "/busy":
+			w.WriteHeader(503)
+			fmt.Fprint(w, "busy")
+		case len(bodies) == 1:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(503)
+			fmt.Fprint(w, wranglerRestarted+" Please try sending the request again.")
+		default:
+			fmt.Fprint(w, "ran "+string(b))
+		}
+	}))
+	defer up.Close()
+	front := wranglerFront(t, up.URL)
+	for _, c := range []struct{ path, want string }{{"/mcp", "200 ran {\"id\":1}"}, {"/busy", "503 busy"}} {
+		res, err := http.Post(front+c.path, "application/json", strings.NewReader(`{"id":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if got := fmt.Sprint(res.StatusCode, " ", string(b)); got != c.want {
+			t.Errorf("POST %s through the front: %q, want %q", c.path, got, c.want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{`{"id":1}`, `{"id":1}`, `{"id":1}`}; !slices.Equal(bodies, want) {
+		t.Errorf("the upstream saw %q, want %q", bodies, want)
+	}
 }

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,8 +140,29 @@ func runConformance(t *testing.T, dir, node, name, mode string, args ...string) 
 	out, err := cmd.CombinedOutput()
 	t.Logf("conformance suite (%s, %s):\n%s", mode, name, out)
 	if err != nil {
+		if i := slices.Index(args, "--output-dir"); i >= 0 {
+			t.Logf("the failed checks, with the suite's reasons:\n%s", failedChecks(args[i+1]))
+		}
 		t.Fatalf("the conformance suite failed (%s, %v): a scenario failed that expected-failures-%s.yaml does not name, or one it names now passes", mode, err, name)
 	}
+}
+
+// failedChecks lists every check that did not succeed in the suite's
+// results under dir (one checks.json per scenario), with its error message.
+func failedChecks(dir string) string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var checks []struct{ ID, Status, ErrorMessage string }
+		json.Unmarshal(data, &checks)
+		for _, c := range checks {
+			if c.Status != "SUCCESS" && c.Status != "INFO" {
+				fmt.Fprintf(&b, "%s: %s: %s\n", c.ID, c.Status, c.ErrorMessage)
+			}
+		}
+	}
+	return b.String()
 }
 
 // TestMCPConformanceClient runs every client scenario of the suite against
