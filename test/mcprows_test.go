@@ -135,12 +135,25 @@ const (
 	changedSchema = `{"type":"object","properties":{"word":{"type":"string"},"force":{"type":"boolean"}},"required":["word"]}`
 )
 
+// newMCPUpstream serves an MCP server's handler on loopback until the test
+// ends, and then ends its open requests: a host keeps a pooled session's
+// own stream (GET) open to hear list_changed, and httptest's Close alone
+// waits for every open request: it kept each such test 30 s longer.
+func newMCPUpstream(t testing.TB, h http.Handler) *httptest.Server {
+	up := httptest.NewServer(h)
+	t.Cleanup(func() {
+		up.Listener.Close() // no new connection between the next two
+		up.CloseClientConnections()
+		up.Close()
+	})
+	return up
+}
+
 func newChangingServer(t *testing.T, silent bool) *changingServer {
 	c := &changingServer{silent: silent}
 	c.set("Looks a word up.", lookupSchema)
 	c.add("old")
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*c.handler.Load()).ServeHTTP(w, r) }))
-	t.Cleanup(up.Close)
+	up := newMCPUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*c.handler.Load()).ServeHTTP(w, r) }))
 	c.URL = up.URL + "/mcp"
 	return c
 }
