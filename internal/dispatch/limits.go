@@ -54,7 +54,8 @@ type Meter interface {
 //     process's first call and when the day or month turns, plus what this
 //     process's own receipts cost since; it is read again, while calls go on
 //     with the spend in process, at most every spendFresh, and after every
-//     call once it is at least half the cap. Spend by other hosts since a
+//     call once it is at least half the cap; a read never lowers the spend
+//     this process counted in the same window (endRead). Spend by other hosts since a
 //     host's last read is unseen: beyond the calls in flight, a host past
 //     half the cap passes it by the calls it lets through before its read
 //     after another host's crossing call answers (one, when calls are one at
@@ -373,13 +374,21 @@ func (m *meter) startRead(now time.Time) int {
 }
 
 // endRead takes a read's answer as the spend, plus this process's receipts
-// since it began, unless a later read began since. m.spendMu is held.
+// since it began, unless a later read began since. In the window the spend
+// already held, a read never lowers it: the sum can miss a receipt this
+// process counted (one started in the millisecond the read began, before it
+// began, or one not yet stored when the sum was taken), and it never counts
+// one twice, so the larger of the two is the nearer. m.spendMu is held.
 func (m *meter) endRead(gen int, now, day, since time.Time, dayUSD, sinceUSD float64) {
 	if gen != m.readGen {
 		return
 	}
+	dayUSD, sinceUSD = dayUSD+m.ownDay, sinceUSD+m.ownSince
+	if !m.read.IsZero() && m.day.Equal(day) && m.since.Equal(since) {
+		dayUSD, sinceUSD = max(dayUSD, m.dayUSD), max(sinceUSD, m.sinceUSD)
+	}
 	m.reading = false
-	m.read, m.day, m.since, m.dayUSD, m.sinceUSD = now, day, since, dayUSD+m.ownDay, sinceUSD+m.ownSince
+	m.read, m.day, m.since, m.dayUSD, m.sinceUSD = now, day, since, dayUSD, sinceUSD
 }
 
 // spend adds a receipt of c's tree to its payer's spend in this process, so

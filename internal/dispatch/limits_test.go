@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/sqlstore"
 )
@@ -124,5 +126,74 @@ func TestCountedAfterOvershootBound(t *testing.T) {
 	}
 	if e := gateCall(&Dispatcher{Meter: store}, tok, now); e == nil || e.Reason() != "rate_limited:5/hour" {
 		t.Fatalf("a host that starts after the bucket is spent let a call through: %v", e)
+	}
+}
+
+// A read of a token's spend loses no receipt this host counted: two calls of
+// a quick row that start within one millisecond spend $0.0075 of a $0.005
+// day, and the third is refused, whenever the read the second call began
+// (the spend was past half the cap) answers. The receipts' start is kept to
+// the millisecond, so the read, which sums receipts that started before the
+// millisecond it began in, does not see the first call's; it used to replace
+// the spend the host had counted, and the third call passed.
+func TestSpendReadLosesNoReceipt(t *testing.T) {
+	store := sqlstore.New(testdb.Open(t))
+	signer, err := ledger.NewSigner(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts := sqlstore.NewReceiptLog(store, signer)
+	t.Cleanup(receipts.Close)
+	d := &Dispatcher{Meter: store}
+	tok := &rowcall.Token{ID: "tok_spend", Limits: rowcall.Limits{BudgetUSDDay: 0.005}}
+	start := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC).Add(100 * time.Microsecond)
+	const cost = 0.00375
+
+	// call gates one call started at at and, when it passes, stores its
+	// receipt and counts its spend as the dispatcher does.
+	call := func(i int, at time.Time) *rowcall.Error {
+		e := gateCall(d, tok, at)
+		if e != nil {
+			return e
+		}
+		// The read the gate began is answered before or after the call's
+		// receipt: both orders must hold.
+		if i == 1 {
+			settled(t, d.limiters.get(tok))
+		}
+		rc := rowcall.Receipt{ID: "inv_spend_" + strconv.Itoa(i), Trace: "t_spend", Actor: "token:" + tok.ID, Key: "S_SPEND", Type: rowcall.TypeAgent,
+			StartedAt: at.UTC().Format(rowcall.Timestamp), OK: true, Outcome: "ok", CostUSD: cost, TokenID: tok.ID}
+		d.spend(&call{payer: tok}, cost, at, true)
+		if err := <-receipts.Append(rc); err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+	for i, at := range []time.Time{start, start.Add(400 * time.Microsecond)} {
+		if e := call(i, at); e != nil {
+			t.Fatalf("call %d of a $0.005 day at $0.00375 each was refused: %v", i+1, e)
+		}
+	}
+	settled(t, d.limiters.get(tok))
+	e := call(2, start.Add(800*time.Microsecond))
+	settled(t, d.limiters.get(tok))
+	if e == nil || e.Reason() != "budget_exhausted:0.0075>=0.005" {
+		t.Fatalf("a third call after $0.0075 of a $0.005 day: %v, want budget_exhausted:0.0075>=0.005", e)
+	}
+}
+
+// settled waits until no read of m's spend is in flight.
+func settled(t *testing.T, m *meter) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		m.spendMu.Lock()
+		reading := m.reading
+		m.spendMu.Unlock()
+		if !reading {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a read of the token's spend did not answer in 10 s")
+		}
 	}
 }
