@@ -25,10 +25,15 @@ import (
 
 // newClient is the MCP client sessions with server are made by: it tells
 // changed (when not nil) that the server sent notifications/tools/list_changed.
+// It declares no capability, roots included (the SDK's default declares
+// roots): a row's call is made for whoever holds the token, not from a
+// workspace, so rowcall has no roots to give, and a server told it has them
+// asks for them when it needs them (server-everything's get-roots-list then
+// waited 30 s for a list sent on a stream the pooled session may not hold).
 func newClient(server string, changed func(server string)) *sdk.Client {
-	var o *sdk.ClientOptions
+	o := &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}}
 	if changed != nil {
-		o = &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed(server) }}
+		o.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) { changed(server) }
 	}
 	return sdk.NewClient(&sdk.Implementation{Name: "rowcall", Version: "1"}, o)
 }
