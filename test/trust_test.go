@@ -379,7 +379,10 @@ func jsonString(s string) string {
 func TestOwnerKeyRotation(t *testing.T) {
 	h := startHost(t, nil)
 	old := h.Key
-	out, err := exec.Command(binary, "key", "rotate", "--data", h.Data, "--window", "3s").CombinedOutput()
+	// The window is whole seconds (the file keeps its end in RFC 3339): 8 s
+	// leaves a busy machine time to pick up the new key inside it.
+	rotated := time.Now()
+	out, err := exec.Command(binary, "key", "rotate", "--data", h.Data, "--window", "8s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
@@ -392,7 +395,7 @@ func TestOwnerKeyRotation(t *testing.T) {
 		r := h.do(t, req{Method: "GET", Path: "/api/directory", NoAuth: true, Header: map[string]string{"x-terminal-key": key}})
 		return r.Status == http.StatusOK
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := rotated.Add(5 * time.Second) // the host looks at the key files at most once a second
 	for !works(fresh) {
 		if time.Now().After(deadline) {
 			t.Fatal("the running host never accepted the new key")
@@ -402,6 +405,7 @@ func TestOwnerKeyRotation(t *testing.T) {
 	if !works(old) {
 		t.Fatal("the previous key stopped working inside the rotation window")
 	}
+	deadline = rotated.Add(8*time.Second + 5*time.Second)
 	for works(old) {
 		if time.Now().After(deadline) {
 			t.Fatal("the previous key still works after its window")
