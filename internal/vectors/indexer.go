@@ -210,7 +210,6 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 	defer release()
 	out := map[string][]float32{}
 	if len(mine) > 0 {
-		m := x.Embedder.Model()
 		texts := make([]string, len(mine))
 		for i := range mine {
 			texts[i] = rowcall.EmbedText(&mine[i])
@@ -219,6 +218,7 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 		if err != nil {
 			return nil, err
 		}
+		m := x.Embedder.Model() // once it answered: an embedder may learn its dimension from its first answer
 		vs := make([]rowcall.Vector, len(mine))
 		for i := range mine {
 			vs[i] = vectorOf(&mine[i], rowcall.EmbedHash(m, texts[i]), vecs[i])
@@ -361,12 +361,17 @@ func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 				return
 			}
 			p.vec = vecs[0]
+			// Stored under the model as it is once it answered (its
+			// dimension may have been learnt from that answer), with the
+			// hash of the text under that model.
+			made := x.Embedder.Model()
+			hash := rowcall.EmbedHash(made, text)
 			p.keep = func(c *rowcall.Row) {
 				defer release()
 				if c == nil {
 					return
 				}
-				if err := x.Index.Upsert(context.WithoutCancel(ctx), m, []rowcall.Vector{vectorOf(c, p.hash, p.vec)}); err != nil {
+				if err := x.Index.Upsert(context.WithoutCancel(ctx), made, []rowcall.Vector{vectorOf(c, hash, p.vec)}); err != nil {
 					slog.Warn("vectors: storing a written row's vector failed; the queue embeds it again", "key", c.Key, "err", err)
 				}
 			}

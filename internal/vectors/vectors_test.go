@@ -589,3 +589,75 @@ func TestOldTextNeverOverwritesTheNewVector(t *testing.T) {
 		t.Error("the index holds the old text's vector after the new text's was stored")
 	}
 }
+
+// dimLater is an embedder that learns its dimension from its first answer,
+// as a provider's does when none is configured (internal/embed/openai):
+// Model's Dim is 0 until then.
+type dimLater struct {
+	words
+	known atomic.Bool
+}
+
+func (d *dimLater) Model() rowcall.EmbedModel {
+	m := d.words.Model()
+	if !d.known.Load() {
+		m.Dim = 0
+	}
+	return m
+}
+
+func (d *dimLater) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := d.words.Embed(ctx, texts)
+	d.known.Store(true)
+	return vs, err
+}
+
+// TestVectorsOfTheFirstAnswerAreFound: the vectors an embedder makes before
+// it knows its dimension (the queue's first batch, a write's vector) are
+// stored under the model it reports once it answered, so ask finds them. The
+// queue's first batch used to be stored under a model of dimension 0, which
+// no ask looks in: a provider-embedded host ranked those rows by words alone
+// until something embedded them again.
+func TestVectorsOfTheFirstAnswerAreFound(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	emb := &dimLater{words: words{name: "later"}}
+	table := vectors.NewTable(store, 0)
+	idx := &vectors.Indexer{Embedder: emb, Index: table, Store: store}
+	if err := idx.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	written := row("SMS_SEND", "sms", "text a phone a short message")
+	if err := store.Upsert(ctx, []rowcall.Row{written}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := &dimLater{words: words{name: "later2"}}
+	begun := (&vectors.Indexer{Embedder: fresh, Index: table, Store: store}).Begin(ctx, &written)
+	<-begun.Keep(&written)
+	for _, e := range []rowcall.Embedder{emb, fresh} {
+		vs, err := store.Vectors(ctx, e.Model(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range vs {
+			got = append(got, v.Key)
+		}
+		slices.Sort(got)
+		want := []string{"MAIL_SEND", "PAY_LINK", "PAY_REFUND", "WX_FORECAST"}
+		if e == rowcall.Embedder(fresh) {
+			want = []string{"SMS_SEND"}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("vectors stored under %s: %v, want %v", e.Model().ID(), got, want)
+		}
+	}
+	r := &vectors.Ranker{Words: noWords{store}, Embedder: emb, Index: table, Weight: vectors.Weight}
+	hits, err := r.Search(ctx, "rain sun tomorrow", rowcall.SearchFilter{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Row.Key != "WX_FORECAST" {
+		t.Fatalf("ask by meaning alone: %v, want WX_FORECAST first", keys(hits))
+	}
+}
