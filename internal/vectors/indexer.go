@@ -167,6 +167,16 @@ func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row, force bool) ([]
 		return rows, nil
 	}
 	m := x.Embedder.Model()
+	if m.Dim == 0 && len(rows) > 0 {
+		// An embedder that learns its dimension from its first answer (a
+		// provider's): one text embedded first, so the stored vectors are
+		// looked up under the model they were stored under, not all made again
+		// at every start.
+		if _, err := x.embedTexts(ctx, []string{rowcall.EmbedText(&rows[0])}); err != nil {
+			return nil, err
+		}
+		m = x.Embedder.Model()
+	}
 	keys := make([]string, len(rows))
 	for i := range rows {
 		keys[i] = rows[i].Key

@@ -660,4 +660,13 @@ func TestVectorsOfTheFirstAnswerAreFound(t *testing.T) {
 	if len(hits) == 0 || hits[0].Row.Key != "WX_FORECAST" {
 		t.Fatalf("ask by meaning alone: %v, want WX_FORECAST first", keys(hits))
 	}
+	// A restarted host's first pass finds those vectors current: it embeds
+	// one text to learn the dimension, and none of the rows again.
+	again := &dimLater{words: words{name: "later"}}
+	if err := (&vectors.Indexer{Embedder: again, Index: vectors.NewTable(store, 0), Store: store}).Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := again.calls.Load(); n != 2 { // the probe, and SMS_SEND (embedded under the other model)
+		t.Errorf("a restart's first pass embedded %d texts, want 2", n)
+	}
 }
