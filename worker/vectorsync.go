@@ -244,7 +244,6 @@ func (s *vectorSync) apply(ctx context.Context, order []string, changes map[stri
 
 // upsert embeds rows as they are and upserts their vectors.
 func (s *vectorSync) upsert(ctx context.Context, rows []*rowcall.Row) error {
-	m := s.emb.Model()
 	texts := make([]string, len(rows))
 	for i, r := range rows {
 		texts[i] = rowcall.EmbedText(r)
@@ -253,6 +252,7 @@ func (s *vectorSync) upsert(ctx context.Context, rows []*rowcall.Row) error {
 	if err != nil {
 		return err
 	}
+	m := s.emb.Model() // once it answered: a provider may learn its dimension from its first answer
 	vs := make([]rowcall.Vector, len(rows))
 	for i, r := range rows {
 		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Version: r.Version, Values: values[i],
