@@ -248,11 +248,10 @@ func (s *vectorSync) upsert(ctx context.Context, rows []*rowcall.Row) error {
 	for i, r := range rows {
 		texts[i] = rowcall.EmbedText(r)
 	}
-	values, err := s.emb.Embed(ctx, texts)
+	m, values, err := vectors.Embed(ctx, s.emb, texts)
 	if err != nil {
 		return err
 	}
-	m := s.emb.Model() // once it answered: a provider may learn its dimension from its first answer
 	vs := make([]rowcall.Vector, len(rows))
 	for i, r := range rows {
 		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Version: r.Version, Values: values[i],

@@ -55,11 +55,11 @@ type Meter interface {
 //     process's own receipts cost since; it is read again, while calls go on
 //     with the spend in process, at most every spendFresh, and after every
 //     call once it is at least half the cap; a read never lowers the spend
-//     this process counted in the same window (endRead). Spend by other hosts since a
-//     host's last read is unseen: beyond the calls in flight, a host past
-//     half the cap passes it by the calls it lets through before its read
-//     after another host's crossing call answers (one, when calls are one at
-//     a time).
+//     this process counted in the same window (endRead). Spend by other
+//     hosts since a host's last read is unseen: beyond the calls in flight,
+//     a host past half the cap passes it by the calls it lets through before
+//     its read after another host's crossing call answers (one, when calls
+//     are one at a time).
 //   - Inside a call, each paid request (an agent's model request: reserve,
 //     rowcall.Purse) is checked against the spend too, which counts what the
 //     call trees in flight in this process have paid so far and an estimate

@@ -172,10 +172,10 @@ func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row, force bool) ([]
 		// provider's): one text embedded first, so the stored vectors are
 		// looked up under the model they were stored under, not all made again
 		// at every start.
-		if _, err := x.embedTexts(ctx, []string{rowcall.EmbedText(&rows[0])}); err != nil {
+		var err error
+		if m, _, err = x.embedTexts(ctx, []string{rowcall.EmbedText(&rows[0])}); err != nil {
 			return nil, err
 		}
-		m = x.Embedder.Model()
 	}
 	keys := make([]string, len(rows))
 	for i := range rows {
@@ -224,11 +224,10 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 		for i := range mine {
 			texts[i] = rowcall.EmbedText(&mine[i])
 		}
-		vecs, err := x.embedTexts(ctx, texts)
+		m, vecs, err := x.embedTexts(ctx, texts)
 		if err != nil {
 			return nil, err
 		}
-		m := x.Embedder.Model() // once it answered: an embedder may learn its dimension from its first answer
 		vs := make([]rowcall.Vector, len(mine))
 		for i := range mine {
 			vs[i] = vectorOf(&mine[i], rowcall.EmbedHash(m, texts[i]), vecs[i])
@@ -294,21 +293,30 @@ func (x *Indexer) claim(rows []rowcall.Row) (mine []rowcall.Row, waits []chan st
 	}
 }
 
-// embedTexts embeds texts: a background call (the queue's, from Run) on the
+// Embed embeds texts with emb and returns the model they are of: emb's as it
+// is once it answered, since an embedder may learn its dimension from its
+// first answer (a provider's without a configured one, internal/embed/openai),
+// and a vector stored under the model read before would be under dimension 0,
+// where no ask looks. Every caller that stores vectors takes the model from
+// here.
+func Embed(ctx context.Context, emb rowcall.Embedder, texts []string) (rowcall.EmbedModel, [][]float32, error) {
+	vecs, err := emb.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = errors.New("vectors: the embedder returned a different number of vectors than texts")
+	}
+	return emb.Model(), vecs, err
+}
+
+// embedTexts is Embed: a background call (the queue's, from Run) on the
 // background thread.
-func (x *Indexer) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
-	var vecs [][]float32
-	var err error
-	embed := func() { vecs, err = x.Embedder.Embed(ctx, texts) }
+func (x *Indexer) embedTexts(ctx context.Context, texts []string) (m rowcall.EmbedModel, vecs [][]float32, err error) {
+	embed := func() { m, vecs, err = Embed(ctx, x.Embedder, texts) }
 	if rowcall.Background(ctx) {
 		background(embed)
 	} else {
 		embed()
 	}
-	if err == nil && len(vecs) != len(texts) {
-		err = errors.New("vectors: the embedder returned a different number of vectors than texts")
-	}
-	return vecs, err
+	return m, vecs, err
 }
 
 func vectorOf(r *rowcall.Row, hash [32]byte, v []float32) rowcall.Vector {
@@ -364,18 +372,14 @@ func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 					return
 				}
 			}
-			vecs, err := x.embedTexts(ctx, []string{text})
+			made, vecs, err := x.embedTexts(ctx, []string{text})
 			if err != nil {
 				release()
 				p.err = err
 				return
 			}
 			p.vec = vecs[0]
-			// Stored under the model as it is once it answered (its
-			// dimension may have been learnt from that answer), with the
-			// hash of the text under that model.
-			made := x.Embedder.Model()
-			hash := rowcall.EmbedHash(made, text)
+			hash := rowcall.EmbedHash(made, text) // p.hash is under the model as Begin read it
 			p.keep = func(c *rowcall.Row) {
 				defer release()
 				if c == nil {
@@ -477,13 +481,9 @@ func Begin(emb rowcall.Embedder, idx rowcall.VectorIndex) func(context.Context, 
 				p.vec, p.reused = v, true
 				return
 			}
-			vs, err := emb.Embed(ctx, []string{text})
-			switch {
-			case err != nil:
+			if _, vs, err := Embed(ctx, emb, []string{text}); err != nil {
 				p.err = err
-			case len(vs) != 1:
-				p.err = errors.New("vectors: the embedder returned no vector for " + row.Key)
-			default:
+			} else {
 				p.vec = vs[0]
 			}
 		}()
