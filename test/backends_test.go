@@ -448,6 +448,7 @@ func (rt resendRestarted) RoundTrip(r *http.Request) (*http.Response, error) {
 		head := make([]byte, len(wranglerRestarted))
 		n, _ := io.ReadFull(res.Body, head)
 		if string(head[:n]) != wranglerRestarted {
+			rt.t.Logf("wrangler dev answered %s %s 503 beginning %q: passed on", r.Method, r.URL.Path, head[:n])
 			res.Body = readCloser{io.MultiReader(bytes.NewReader(head[:n]), res.Body), res.Body}
 			return res, nil
 		}
