@@ -179,7 +179,9 @@ func TestMCPSessionIdle(t *testing.T) {
 	if idle := time.Since(opened); idle < 2*time.Second {
 		t.Fatalf("closed after %s idle, before ROWCALL_MCP_IDLE", idle)
 	}
-	if r := mcpPost(t, h, id, mcpList, nil); r.Status != http.StatusNotFound {
-		t.Fatalf("a closed session: %d %s, want 404", r.Status, r.Raw)
+	r := mcpPost(t, h, id, mcpList, nil)
+	expect(t, r, http.StatusNotFound, map[string]any{"error": "not_found"})
+	if fix, _ := r.JSON["how_to_fix"].(string); !strings.Contains(fix, "initialize a new session") {
+		t.Fatalf("a closed session's answer: %s", r.Raw)
 	}
 }

@@ -298,27 +298,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		st := h.sessions[id]
 		h.mu.Unlock()
-		if st != nil {
-			if st.identity != c.identity() {
-				h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "this MCP session belongs to another credential",
-					HowToFix: "initialize a new session with your own credential"})
+		if st == nil { // closed (idle, evicted, deleted) or never opened here
+			h.cfg.Fail(w, r, errSessionEnded)
+			return
+		}
+		if st.identity != c.identity() {
+			h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "this MCP session belongs to another credential",
+				HowToFix: "initialize a new session with your own credential"})
+			return
+		}
+		st.touch(c, r)
+		switch r.Method {
+		case http.MethodPost:
+			st.begin()
+			defer st.end()
+			if h.serveFast(w, r, st, id, false) {
 				return
 			}
-			st.touch(c, r)
-			switch r.Method {
-			case http.MethodPost:
-				st.begin()
-				defer st.end()
-				if h.serveFast(w, r, st, id, false) {
-					return
-				}
-			case http.MethodGet: // the session's notification stream
-				sw := &streamWriter{ResponseWriter: w, st: st}
-				defer sw.ended()
-				w = sw
-			case http.MethodDelete:
-				defer h.drop(id)
-			}
+		case http.MethodGet: // the session's notification stream
+			sw := &streamWriter{ResponseWriter: w, st: st}
+			defer sw.ended()
+			w = sw
+		case http.MethodDelete:
+			defer h.drop(id)
 		}
 	}
 	stateless := h.statelessRequest(r)
@@ -360,6 +362,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.transport(r).ServeHTTP(w, r) // a request on a session (the SDK asks for no server) or for the bare one
 }
+
+// errSessionEnded answers a request on a session this handler does not hold:
+// the specification's 404, which tells a client to initialize again. The
+// handler answers it itself because a session it closed leaves the SDK's
+// map only once the SDK's close has finished, after its streams ended.
+var errSessionEnded = &rowcall.Error{Code: rowcall.ENotFound, Status: http.StatusNotFound,
+	Message:  "this MCP session has ended (closed after sitting idle, closed for a newer one past the session cap, deleted, or opened before the host restarted)",
+	HowToFix: "initialize a new session (POST /mcp with initialize and no Mcp-Session-Id)"}
 
 // pageSize is the tools/list page size a session is opened with: the
 // endpoint's ?page_size=, else Config.PageSize, else every tool at once.

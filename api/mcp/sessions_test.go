@@ -226,3 +226,20 @@ func TestSessionCapsTotal(t *testing.T) {
 		}
 	}
 }
+
+// A session the handler has let go of answers 404 at once, with rowcall's
+// code, even while the SDK has not yet finished closing it (the SDK drops a
+// session from its own map only after its streams have ended).
+func TestEndedSessionAnswers404(t *testing.T) {
+	srv, _ := newHandler(t, Config{Caller: callers})
+	id := open(t, srv, "token-a")[0]
+	if code, body := sendAs(t, srv, "token-a", id, listTools); code != 200 {
+		t.Fatalf("an open session: %d %s", code, body)
+	}
+	h := srv.Config.Handler.(*Handler)
+	h.drop(id) // as the idle poller and the cap's eviction do, before they close it
+	code, body := sendAs(t, srv, "token-a", id, listTools)
+	if code != http.StatusNotFound || !strings.Contains(body, "not_found") {
+		t.Fatalf("a session the handler let go: %d %q, want 404 not_found", code, body)
+	}
+}
