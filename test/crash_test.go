@@ -63,7 +63,15 @@ func TestKillNineLosesNoAcknowledgedReceipt(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Killed once 200 calls were acknowledged, with 32 more under way.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 200 || time.Now().After(deadline) {
+			break
+		}
+	}
 	h.cmd.Process.Kill() // SIGKILL: no shutdown, no flush
 	h.cmd.Wait()
 	close(stop)

@@ -268,21 +268,39 @@ func mustRow(t *testing.T, store *counted, key string) rowcall.Row {
 
 // A session whose calls all take the fast path stays open while they come
 // (the SDK, which no longer sees them, would have timed it out), and one
-// idle for Config.Idle is closed: the next request is the SDK's 404.
+// idle for Config.Idle is closed: the next request is answered 404.
 func TestFastPathSessionIdle(t *testing.T) {
 	srv, _ := newHandler(t, Config{Limits: Limits{Idle: time.Second}, Poll: 50 * time.Millisecond})
 	cs := connect(t, srv)
+	var last time.Time // the last call's answer
 	deadline := time.Now().Add(2500 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "TEMP", Arguments: map[string]any{"args": "1|2"}}); err != nil || res.IsError {
 			t.Fatalf("a call on a session in use: %v %v", res, err)
 		}
+		last = time.Now()
 		time.Sleep(100 * time.Millisecond)
 	}
 	if n := srv.Config.Handler.(*Handler).fast.Load(); n < 10 {
 		t.Fatalf("%d calls took the fast path", n)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	h := srv.Config.Handler.(*Handler)
+	for deadline := last.Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		h.mu.Lock()
+		open := len(h.sessions)
+		h.mu.Unlock()
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a session idle for 30 s is still open")
+		}
+	}
+	// Idle counts from the handler's end of the call, a moment before the
+	// client had its answer: half a second of room for that moment.
+	if since := time.Since(last); since < 500*time.Millisecond {
+		t.Fatalf("closed %s after its last call, before Config.Idle", since)
+	}
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "TEMP", Arguments: map[string]any{"args": "1|2"}}); err == nil {
 		t.Fatal("a session idle for Config.Idle still answers")
 	}
