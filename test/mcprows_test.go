@@ -221,8 +221,8 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 	tok, _, scope := mint(t, h, map[string]any{"keys": []string{"UP_LOOKUP"}, "pin": []string{"UP_LOOKUP"}})
 	pinned := scope["pins"].(map[string]any)["UP_LOOKUP"].(string)
 	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true, "result": `found {"word":"cat"}`})
-	if out := cli("mcp", "sync"); strings.Contains(out, "drifted") {
-		t.Fatalf("sync of an unchanged server: %s", out)
+	if out := cli("mcp", "sync"); out != up.URL+": 2 unchanged\n" {
+		t.Fatalf("sync of an unchanged server: %q", out)
 	}
 
 	// Upstream changes the tool's description and arguments.
@@ -232,7 +232,8 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 	}
 	expect(t, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true}) // a dry run changes nothing
 	out := cli("mcp", "sync")
-	if !strings.Contains(out, "drifted   lookup UP_LOOKUP") {
+	if !strings.Contains(out, "drifted   lookup UP_LOOKUP") ||
+		(!strings.Contains(out, ": 1 drifted, 1 unchanged\n") && !strings.Contains(out, ": 1 unchanged, 1 drifted\n")) {
 		t.Fatalf("sync: %s", out)
 	}
 	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // MCPSyncCommand is `rowcall mcp sync [SERVER]`: compare every MCP server's
@@ -56,11 +57,9 @@ func (c *MCPSyncCommand) Run(ctx context.Context, env *Env, args []string) error
 	}
 	var res struct {
 		Servers []struct {
-			Server  string `json:"server"`
-			Error   string `json:"error"`
-			Changes []struct {
-				Key, Tool, State, Was, Now string
-			} `json:"changes"`
+			Server  string   `json:"server"`
+			Error   string   `json:"error"`
+			Changes []change `json:"changes"`
 		} `json:"servers"`
 	}
 	json.Unmarshal(b, &res)
@@ -71,7 +70,7 @@ func (c *MCPSyncCommand) Run(ctx context.Context, env *Env, args []string) error
 			failed++
 			continue
 		}
-		fmt.Fprintln(env.Stdout, s.Server)
+		fmt.Fprintf(env.Stdout, "%s: %s\n", s.Server, tally(s.Changes))
 		for _, ch := range s.Changes {
 			if ch.State == "unchanged" {
 				continue
@@ -87,4 +86,30 @@ func (c *MCPSyncCommand) Run(ctx context.Context, env *Env, args []string) error
 		return fmt.Errorf("%d servers could not be listed", failed)
 	}
 	return nil
+}
+
+// change is one tool's line of a sync's answer.
+type change struct {
+	Key, Tool, State, Was, Now string
+}
+
+// tally counts a server's tools by state, in the order each state first
+// came: "12 unchanged, 1 drifted" ("no tools" for none).
+func tally(changes []change) string {
+	var order []string
+	n := map[string]int{}
+	for _, ch := range changes {
+		if n[ch.State] == 0 {
+			order = append(order, ch.State)
+		}
+		n[ch.State]++
+	}
+	if len(order) == 0 {
+		return "no tools"
+	}
+	parts := make([]string, len(order))
+	for i, state := range order {
+		parts[i] = fmt.Sprintf("%d %s", n[state], state)
+	}
+	return strings.Join(parts, ", ")
 }
