@@ -46,6 +46,8 @@
 //	ROWCALL_ASK_RERANK_ANONYMOUS  var: the rate all anonymous callers' reranks share
 //	                         (e.g. 10/minute; unset: anonymous asks are not reranked).
 //	ROWCALL_APPROVAL_NOTIFY  var: the row called for each new approval (optional).
+//	ROWCALL_ASK_LEARN        var: whose asks and calls teach ask: owner,tokens (unset),
+//	                         owner, tokens or off (learn.ParseTeachers).
 //	ROWCALL_ASK_EXPAND       ignored: rows' questions are written by a model on the local host
 //	                         only (internal/expand runs beside the host; no isolate outlives
 //	                         its request).

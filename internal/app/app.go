@@ -65,6 +65,9 @@ type Settings struct {
 	// would ask of each new or changed row, kept as its learned phrases
 	// (package expand; "": off).
 	AskExpand string
+	// ROWCALL_ASK_LEARN: whose use teaches ask (learn.ParseTeachers):
+	// owner,tokens (the default, ""), owner, tokens or off.
+	AskLearn string
 	// ROWCALL_APPROVAL_NOTIFY: the row called, as the owner, for each new
 	// approval (body id|key|actor|why; "": none).
 	ApprovalNotify string
@@ -139,6 +142,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
 		AskRerank: lookup("ROWCALL_ASK_RERANK"), AskRerankAnonymous: lookup("ROWCALL_ASK_RERANK_ANONYMOUS"),
 		AskExpand:      lookup("ROWCALL_ASK_EXPAND"),
+		AskLearn:       lookup("ROWCALL_ASK_LEARN"),
 		ApprovalNotify: lookup("ROWCALL_APPROVAL_NOTIFY"),
 		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
 			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL")},
@@ -268,7 +272,12 @@ func New(s Settings, p Platform) (*App, error) {
 	// search_capabilities) is the Ranker's: the directory's and the
 	// dispatcher's Search is it.
 	a.Ranker = &vectors.Ranker{Words: a.Store, Weight: vectors.Weight, Hub: vectors.Hub}
-	a.Learner = &learn.Learner{Store: a.Store, Embedder: p.Embedder, Now: p.Now}
+	teachers, err := learn.ParseTeachers(s.AskLearn)
+	if err != nil {
+		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_ASK_LEARN: " + err.Error(),
+			HowToFix: "say whose asks and calls teach ask: owner,tokens (the default), owner, tokens (those minted with teach), or off"}
+	}
+	a.Learner = &learn.Learner{Store: a.Store, Embedder: p.Embedder, Now: p.Now, Teachers: &teachers}
 	a.Ranker.Learned = a.Learner
 	ranked := rankedStore{a.Store, a.Ranker}
 	a.Directory = directory.New(ranked, s.SecretsPrefix)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/app"
+	"github.com/rowcall/rowcall/internal/learn"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/internal/rerank"
 	"github.com/rowcall/rowcall/internal/testdb"
@@ -162,5 +163,21 @@ func TestPlatformKeepsVectors(t *testing.T) {
 	}
 	if b := newApp(t, nil, app.Platform{Embedder: fixed{}, Vectors: vectors.NewMemory()}); b.Indexer == nil {
 		t.Fatal("without KeepsVectors the core has no Indexer")
+	}
+}
+
+// ROWCALL_ASK_LEARN sets whose use teaches (learn.ParseTeachers); a value it
+// does not know stops the app with an error naming the setting.
+func TestAskLearnSetting(t *testing.T) {
+	a := newApp(t, map[string]string{"ROWCALL_ASK_LEARN": "tokens"}, app.Platform{})
+	if a.Learner.Teachers == nil || *a.Learner.Teachers != (learn.Teachers{Tokens: true}) {
+		t.Fatalf("ROWCALL_ASK_LEARN=tokens: %+v", a.Learner.Teachers)
+	}
+	signer, _ := testenv.Signer(t)
+	_, err := app.New(app.ReadSettings(func(n string) string { return map[string]string{"ROWCALL_ASK_LEARN": "all"}[n] }),
+		app.Platform{DB: testdb.Open(t), Signer: signer, Client: func(p outbound.Policy, d time.Duration) *http.Client { return p.Client(d) }})
+	var re *rowcall.Error
+	if !errors.As(err, &re) || !strings.HasPrefix(re.Message, `ROWCALL_ASK_LEARN: "all" is not`) || !strings.Contains(re.HowToFix, "off") {
+		t.Fatalf("ROWCALL_ASK_LEARN=all: %v", err)
 	}
 }

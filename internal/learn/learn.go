@@ -8,7 +8,8 @@
 //	ranker.Learned = l                    // Asked after each ask; Cosines lift rows in the ranking
 //	dispatcher.Called = l.Called          // a successful call after an ask is a lesson
 //
-// Who teaches: the owner, and tokens minted with teach (rowcall.Token.Teach);
+// Who teaches: the owner, and tokens minted with teach (rowcall.Token.Teach),
+// as far as Teachers (ROWCALL_ASK_LEARN) lets them;
 // never a failed call, never an anonymous ask. A phrase is kept under the
 // asker's scope (ScopeID) and lifts the row only for asks under the same
 // scope, so one token's teaching cannot move another scope's ranking. Each
@@ -23,6 +24,7 @@ package learn
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -76,6 +78,7 @@ type Learner struct {
 	Embedder rowcall.Embedder // nil: phrases are kept but do not rank (words-only hosts)
 	Now      func() time.Time // time.Now when nil
 	Lift     float64          // Lift when 0
+	Teachers *Teachers        // whose use teaches (ROWCALL_ASK_LEARN); nil: AllTeach
 
 	mu   sync.Mutex
 	asks map[string][]asked // holder → its recent asks, oldest first
@@ -120,14 +123,51 @@ func ScopeID(s *rowcall.Scope) string {
 	return "keys=" + strings.Join(keys, ",") + ";categories=" + strings.Join(cats, ",")
 }
 
+// Teachers says whose use teaches: the owner's asks and calls, those of
+// tokens minted with teach, both (AllTeach, the default) or neither. It
+// bounds learning from use only: the owner's own phrases (POST
+// /api/learned) and a model's (package expand) are kept either way, and
+// phrases already learned still rank.
+type Teachers struct{ Owner, Tokens bool }
+
+// AllTeach is the default: the owner and tokens minted with teach.
+var AllTeach = Teachers{Owner: true, Tokens: true}
+
+// ParseTeachers reads ROWCALL_ASK_LEARN: "" (AllTeach), "owner,tokens",
+// "owner", "tokens" or "off".
+func ParseTeachers(s string) (Teachers, error) {
+	switch strings.TrimSpace(s) {
+	case "":
+		return AllTeach, nil
+	case "off":
+		return Teachers{}, nil
+	}
+	var t Teachers
+	for _, part := range strings.Split(s, ",") {
+		switch strings.TrimSpace(part) {
+		case "owner":
+			t.Owner = true
+		case "tokens":
+			t.Tokens = true
+		default:
+			return Teachers{}, fmt.Errorf("%q is not owner, tokens, owner,tokens or off", s)
+		}
+	}
+	return t, nil
+}
+
 // teacher is the holder whose asks and calls teach (the owner's, or a live
 // token's minted with teach), and whether they may.
 func (l *Learner) teacher(owner bool, tok *rowcall.Token) (string, bool) {
+	who := AllTeach
+	if l.Teachers != nil {
+		who = *l.Teachers
+	}
 	switch {
 	case tok != nil:
-		return tok.ID, tok.Teach && tok.State(l.now()) == rowcall.TokenLive
+		return tok.ID, who.Tokens && tok.Teach && tok.State(l.now()) == rowcall.TokenLive
 	case owner:
-		return rowcall.OwnerHolder, true
+		return rowcall.OwnerHolder, who.Owner
 	}
 	return "", false
 }

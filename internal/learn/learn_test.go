@@ -3,6 +3,7 @@ package learn_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,3 +99,45 @@ func TestLessons(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Teachers (ROWCALL_ASK_LEARN) narrows whose use teaches: with "tokens" the
+// owner's ask and call teach nothing while a teach token's do; with "off"
+// neither does. A value it does not know is refused.
+func TestTeachers(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		setting       string
+		owner, tokens bool
+	}{{"", true, true}, {"owner,tokens", true, true}, {" tokens ", false, true}, {"owner", true, false}, {"off", false, false}} {
+		who, err := learn.ParseTeachers(c.setting)
+		if err != nil {
+			t.Fatalf("%q: %v", c.setting, err)
+		}
+		store := sqlstore.New(testdb.Open(t))
+		if err := store.Upsert(ctx, []rowcall.Row{{Key: "TIDES", Type: "fn", Target: "echo", Content: "# WHAT: Tide times for a harbour.", Enabled: 1, PlannerVisible: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		l := &learn.Learner{Store: store, Teachers: &who} // no embedder: phrases are kept, not ranked
+		hits := []rowcall.Hit{{Row: rowcall.Row{Key: "TIDES"}}}
+		tok := &rowcall.Token{ID: "tok_t", Teach: true}
+		l.Asked(ctx, "when is high water", rowcall.SearchFilter{For: &rowcall.Asker{Owner: true}}, hits)
+		l.Called(ctx, true, nil, rowcall.Receipt{ID: "inv_o", Actor: "owner", Key: "TIDES", OK: true})
+		l.Asked(ctx, "high tide today", rowcall.SearchFilter{For: &rowcall.Asker{Token: tok}}, hits)
+		l.Called(ctx, false, tok, rowcall.Receipt{ID: "inv_t", Actor: "token:tok_t", Key: "TIDES", OK: true})
+		ps, err := l.Phrases(ctx, "TIDES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var byOwner, byToken bool
+		for _, p := range ps {
+			byOwner = byOwner || p.Receipt == "inv_o"
+			byToken = byToken || p.Receipt == "inv_t"
+		}
+		if byOwner != c.owner || byToken != c.tokens {
+			t.Fatalf("ROWCALL_ASK_LEARN=%q: the owner taught %v, the teach token %v; want %v, %v (%+v)", c.setting, byOwner, byToken, c.owner, c.tokens, ps)
+		}
+	}
+	if _, err := learn.ParseTeachers("everyone"); err == nil || !strings.Contains(err.Error(), `"everyone" is not owner, tokens, owner,tokens or off`) {
+		t.Fatalf("an unknown value: %v", err)
+	}
+}
