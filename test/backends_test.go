@@ -18,6 +18,7 @@ package test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -391,9 +392,12 @@ func tryWranglerDev(t testing.TB, configs []string, persist string, vars ...stri
 const wranglerRestarted = "Your worker restarted mid-request."
 
 // wranglerFront serves wranglerURL through a loopback proxy that sends a
-// request again when wrangler answered it wranglerRestarted. No test restarts
-// a worker, so that answer is the connection race, which the worker never
-// saw; without the front a client would get a 503 rowcall never sent, on a
+// request again when wrangler answered it wranglerRestarted (gzipped when
+// the request accepts gzip, as Go's clients' requests do). No test restarts
+// a worker's process (POST /_worker/crash stops the Go instance, whose 503
+// is the worker's own), so that answer is the connection race, or wrangler
+// restarting workerd on a busy machine, before the worker saw the request;
+// without the front a client would get a 503 rowcall never sent, on a
 // busy machine now and then. Everything else passes as it is: the Host
 // header, streams (flushed at once), and no X-Forwarded-* headers. Each
 // request has its own connection to wrangler, so none is written on one
@@ -445,22 +449,23 @@ func (rt resendRestarted) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err != nil || res.StatusCode != http.StatusServiceUnavailable || attempt == 3 {
 			return res, err
 		}
-		head := make([]byte, len(wranglerRestarted))
-		n, _ := io.ReadFull(res.Body, head)
-		if string(head[:n]) != wranglerRestarted {
-			rt.t.Logf("wrangler dev answered %s %s 503 beginning %q: passed on", r.Method, r.URL.Path, head[:n])
-			res.Body = readCloser{io.MultiReader(bytes.NewReader(head[:n]), res.Body), res.Body}
+		// A 503 is short: read whole, and read as the client would (wrangler
+		// gzips it when the request accepts gzip, as Go's clients do).
+		raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		res.Body.Close()
+		text := raw
+		if res.Header.Get("Content-Encoding") == "gzip" {
+			if zr, err := gzip.NewReader(bytes.NewReader(raw)); err == nil {
+				text, _ = io.ReadAll(zr)
+			}
+		}
+		if !bytes.HasPrefix(text, []byte(wranglerRestarted)) {
+			rt.t.Logf("wrangler dev answered %s %s 503 beginning %q: passed on", r.Method, r.URL.Path, text[:min(len(text), 80)])
+			res.Body = io.NopCloser(bytes.NewReader(raw))
 			return res, nil
 		}
-		res.Body.Close()
 		rt.t.Logf("wrangler dev answered %s %s %q (attempt %d); sent again", r.Method, r.URL.Path, wranglerRestarted, attempt)
 	}
-}
-
-// readCloser reads from one reader and closes another.
-type readCloser struct {
-	io.Reader
-	io.Closer
 }
 
 // randomKey returns n random bytes in base64.
