@@ -2,10 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"math"
+	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"unicode"
 )
 
@@ -19,56 +18,41 @@ type glove struct {
 	dim  int
 }
 
-var (
-	glovePath string // -glove
-	gloveOnce sync.Once
-	gloveData *glove
-)
-
 // gloveA is SIF's a: a word of probability p weighs a/(a + p).
 const gloveA = 1e-3
 
-func loadGlove() *glove {
-	gloveOnce.Do(func() {
-		path := glovePath
-		if path == "" {
-			return
+// loadGlove reads the most frequent 200,000 words' vectors from path.
+func loadGlove(path string) (*glove, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		Words   []string             `json:"words"`
+		Vectors map[string][]float64 `json:"vectors"`
+		Dim     int                  `json:"dimensions"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	g := &glove{vec: map[string][]float32{}, rank: map[string]int{}, dim: raw.Dim}
+	for i, w := range raw.Words[:min(len(raw.Words), 200_000)] {
+		v, ok := raw.Vectors[w]
+		if !ok || len(v) < raw.Dim {
+			continue
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			panic(err)
+		f := make([]float32, raw.Dim)
+		for j := range f {
+			f[j] = float32(v[j])
 		}
-		var raw struct {
-			Words   []string             `json:"words"`
-			Vectors map[string][]float64 `json:"vectors"`
-			Dim     int                  `json:"dimensions"`
-		}
-		if err := json.Unmarshal(b, &raw); err != nil {
-			panic(err)
-		}
-		g := &glove{vec: map[string][]float32{}, rank: map[string]int{}, dim: raw.Dim}
-		for i, w := range raw.Words {
-			if i >= 200_000 {
-				break
-			}
-			v, ok := raw.Vectors[w]
-			if !ok {
-				continue
-			}
-			f := make([]float32, raw.Dim)
-			for j := range f {
-				f[j] = float32(v[j])
-			}
-			g.vec[w], g.rank[w] = f, i+1
-		}
-		gloveData = g
-	})
-	return gloveData
+		g.vec[w], g.rank[w] = f, i+1
+	}
+	return g, nil
 }
 
 // embed is the SIF-weighted mean of text's word vectors, normalised: a word
-// of frequency rank r weighs a/(a + p(r)), p(r) ∝ 1/r (Zipf).
-func (g *glove) embed(text string, a float64) []float32 {
+// of frequency rank r weighs gloveA/(gloveA + p(r)), p(r) ∝ 1/r (Zipf).
+func (g *glove) embed(text string) []float32 {
 	out := make([]float32, g.dim)
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	for _, w := range words {
@@ -77,16 +61,10 @@ func (g *glove) embed(text string, a float64) []float32 {
 			continue
 		}
 		p := 0.1 / float64(g.rank[w]) // Zipf: the most frequent word about 0.1
-		wt := float32(a / (a + p))
+		wt := float32(gloveA / (gloveA + p))
 		for j := range out {
 			out[j] += wt * v[j]
 		}
 	}
-	n := float32(math.Sqrt(float64(dot(out, out))))
-	if n > 0 {
-		for j := range out {
-			out[j] /= n
-		}
-	}
-	return out
+	return normalize(out)
 }

