@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/embed/use"
 )
 
@@ -78,7 +79,7 @@ func suiteMeaning(t *testing.T, tg *target) {
 		"category": "payments", "content": "# WHAT: Refund all or part of a card payment with Stripe.\n# WHEN_TO_USE: a customer was charged in error or sent the goods back."}})
 	expect(t, got, 201, map[string]any{"ok": true})
 	sim, _ := got.JSON["similar_rows"].([]any)
-	if len(sim) == 0 || sim[0].(map[string]any)["key"] != "S_MEAN_REFUND" || sim[0].(map[string]any)["similarity"].(float64) < 0.88 {
+	if len(sim) == 0 || sim[0].(map[string]any)["key"] != "S_MEAN_REFUND" || sim[0].(map[string]any)["similarity"].(float64) < rowcall.NearDuplicate {
 		t.Fatalf("a paraphrased copy is not flagged: %s", got.Raw)
 	}
 	got = h.do(t, req{Method: "POST", Path: "/api/directory", Body: map[string]any{"key": "S_MEAN_TIDES", "type": "fn", "target": "echo",

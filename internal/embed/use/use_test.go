@@ -1,6 +1,7 @@
 package use
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -230,6 +231,33 @@ func BenchmarkEmbedRow(b *testing.B) {
 	}
 }
 
+// BenchmarkEmbedRowThreeWays is a row's WHAT and WHEN_TO_USE lines embedded
+// as one joined text, as the joined text and each line alone in one batch
+// (sum3), the same as a written row's are (sum3-written: Embedder.Embed in
+// the foreground, the texts spread over the cores) and as one pass pooled
+// three ways (span3, EmbedSpans).
+func BenchmarkEmbedRowThreeWays(b *testing.B) {
+	e := encoder(b)
+	what := "Refund a card charge in full or in part, returning the money to the customer's card."
+	when := "When a customer asks for their money back on a payment that already went through."
+	for _, w := range []struct {
+		name  string
+		embed func()
+	}{
+		{"joined", func() { e.Embed(what + " " + when) }},
+		{"sum3", func() { e.EmbedBatch([]string{what + " " + when, what, when}) }},
+		{"sum3-written", func() { Embedder{e}.Embed(context.Background(), []string{what + " " + when, what, when}) }},
+		{"span3", func() { e.EmbedSpans([]string{what, when}, 0) }},
+	} {
+		b.Run(w.name, func(b *testing.B) {
+			defer cpuTime(b)()
+			for b.Loop() {
+				w.embed()
+			}
+		})
+	}
+}
+
 // BenchmarkEmbedRowBatch16 is the per-batch cost of embedding 16 such rows
 // with one EmbedBatch call (divide by 16 for a row).
 func BenchmarkEmbedRowBatch16(b *testing.B) {
@@ -337,5 +365,41 @@ func TestLoadMemory(t *testing.T) {
 	}
 	if alloc > 64e6 {
 		t.Errorf("Load allocated %.1f MB, want at most 64 MB (the shards read more than once, or decoded to float32 before packing?)", float64(alloc)/1e6)
+	}
+}
+
+// EmbedSpans' first vector is the joined parts' Embed, and a part's span
+// vector is nearer its own text's embedding than the other part's.
+func TestEmbedSpans(t *testing.T) {
+	e := encoder(t)
+	what, when := "Convert text to upper case letters.", "When the user wants a shouting headline from a sentence."
+	vs := e.EmbedSpans([]string{what, when}, 0)
+	if len(vs) != 3 {
+		t.Fatalf("EmbedSpans of 2 parts returned %d vectors, want 3", len(vs))
+	}
+	if c := dot(vs[0], e.Embed(what+" "+when)); c < 0.9999 {
+		t.Errorf("the joined span vs Embed of the joined text: cosine %.6f", c)
+	}
+	if dot(vs[1], e.Embed(what)) <= dot(vs[1], e.Embed(when)) || dot(vs[2], e.Embed(when)) <= dot(vs[2], e.Embed(what)) {
+		t.Errorf("a part's span is not nearest its own text")
+	}
+}
+
+// Embedder.Embed in the foreground spreads a few texts over the cores; the
+// vectors are EmbedBatch's to the bit, whatever the texts' lengths.
+func TestEmbedderSpreadIsBatch(t *testing.T) {
+	e := encoder(t)
+	texts := []string{"Refund a card charge in full or in part. When a customer asks for their money back.", "Refund a card charge in full or in part.", "When a customer asks for their money back.", "", "upper case"}
+	for n := 1; n <= len(texts); n++ {
+		got, err := Embedder{e}.Embed(context.Background(), texts[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.EmbedBatch(texts[:n])
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("%d texts: text %d's vector differs from EmbedBatch's", n, i)
+			}
+		}
 	}
 }
