@@ -100,7 +100,7 @@ type PendingVector interface {
 // NearDuplicate is the cosine at or above which a row written is reported
 // as near another (the API's similar_rows), chosen on the dev set's rows
 // (docs/benchmarks.md, "Ask").
-const NearDuplicate = 0.89
+const NearDuplicate = 0.88
 
 // Reranker reorders a ranking's best candidates by a model (the agent row
 // an operator names in ROWCALL_ASK_RERANK); off unless configured. The
@@ -147,14 +147,11 @@ func Cores(ctx context.Context) int {
 
 type oneCoreKey struct{}
 
-// EmbedTexts are the texts a row's vector is made of: its "# WHAT:" and
-// "# WHEN_TO_USE:" lines without their labels, joined by a space, and then,
-// when it has both, each line alone; the row's vector is the normalised sum
-// of their embeddings (internal/vectors.EmbedRows). Each line read alone
-// finds rows the joined text alone misses, on every dev set (docs/RATIONALE.md,
-// "Why is a row embedded as its joined lines and each line alone?"). A row
-// without the lines is embedded from its description.
-func EmbedTexts(r *Row) []string {
+// EmbedText is the text a row is embedded from: its "# WHAT:" and
+// "# WHEN_TO_USE:" lines without their labels, joined by a space (chosen on
+// the dev set's tune split; docs/benchmarks.md). A row without them is
+// embedded from its description.
+func EmbedText(r *Row) string {
 	var parts []string
 	for _, line := range strings.Split(r.Content, "\n") {
 		line = strings.TrimSpace(line)
@@ -164,19 +161,11 @@ func EmbedTexts(r *Row) []string {
 			}
 		}
 	}
-	switch len(parts) {
-	case 0:
-		return []string{r.Description()}
-	case 1:
-		return parts
+	if len(parts) == 0 {
+		return r.Description()
 	}
-	return append([]string{strings.Join(parts, " ")}, parts...)
+	return strings.Join(parts, " ")
 }
-
-// EmbedText is what a row's vector embeds, as one string: its EmbedTexts
-// joined by newlines (a line has none). A stored vector is current while its
-// hash is EmbedHash of its row's EmbedText.
-func EmbedText(r *Row) string { return strings.Join(EmbedTexts(r), "\n") }
 
 // EmbedHash is the SHA-256 of the model's ID and the text: a stored vector is
 // current while its hash equals EmbedHash of the row's EmbedText.

@@ -10,7 +10,7 @@ import (
 )
 
 // similarWait bounds how long a POST or PUT answer waits for the written
-// row's vector (embedded beside the write, its short rowcall.EmbedTexts only)
+// row's vector (embedded beside the write, the short rowcall.EmbedText only)
 // before it goes out with similar_pending instead of similar_rows.
 const similarWait = 2 * time.Second
 

@@ -244,17 +244,17 @@ func (s *vectorSync) apply(ctx context.Context, order []string, changes map[stri
 
 // upsert embeds rows as they are and upserts their vectors.
 func (s *vectorSync) upsert(ctx context.Context, rows []*rowcall.Row) error {
-	texts := make([][]string, len(rows))
+	texts := make([]string, len(rows))
 	for i, r := range rows {
-		texts[i] = rowcall.EmbedTexts(r)
+		texts[i] = rowcall.EmbedText(r)
 	}
-	m, values, err := vectors.EmbedRows(ctx, s.emb, texts)
+	m, values, err := vectors.Embed(ctx, s.emb, texts)
 	if err != nil {
 		return err
 	}
 	vs := make([]rowcall.Vector, len(rows))
 	for i, r := range rows {
-		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, rowcall.EmbedText(r)), Version: r.Version, Values: values[i],
+		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(m, texts[i]), Version: r.Version, Values: values[i],
 			Category: r.Category, Enabled: r.Enabled != 0, Visible: r.PlannerVisible != 0}
 	}
 	if err := s.idx.Upsert(ctx, m, vs); err != nil {

@@ -210,7 +210,7 @@ func TestVectorizeLateOldTextIsReplaced(t *testing.T) {
 	}
 	idx := mapIndex{}
 	old := newRow("PAY", "return money to a buyer")
-	first := &bagOfWords{hold: rowcall.EmbedTexts(&old)[0], held: make(chan struct{}), let: make(chan struct{})}
+	first := &bagOfWords{hold: rowcall.EmbedText(&old), held: make(chan struct{}), let: make(chan struct{})}
 	a, b := newVectorSync(db, first, idx), newVectorSync(db, &bagOfWords{}, idx)
 	a.before(ctx)
 	b.before(ctx)
@@ -269,7 +269,7 @@ func TestVectorizeLateOldTextIsReplaced(t *testing.T) {
 
 	// A row deleted while A embeds its text: the late upsert's vector is removed.
 	gone := newRow("GONE", "a row that is deleted at once")
-	first.hold, first.held, first.let = rowcall.EmbedTexts(&gone)[0], make(chan struct{}), make(chan struct{})
+	first.hold, first.held, first.let = rowcall.EmbedText(&gone), make(chan struct{}), make(chan struct{})
 	if _, err := store.Create(ctx, gone); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 
@@ -174,7 +173,7 @@ func (x *Indexer) stale(ctx context.Context, rows []rowcall.Row, force bool) ([]
 		// looked up under the model they were stored under, not all made again
 		// at every start.
 		var err error
-		if m, _, err = x.embedTexts(ctx, [][]string{rowcall.EmbedTexts(&rows[0])[:1]}); err != nil {
+		if m, _, err = x.embedTexts(ctx, []string{rowcall.EmbedText(&rows[0])}); err != nil {
 			return nil, err
 		}
 	}
@@ -221,9 +220,9 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 	defer release()
 	out := map[string][]float32{}
 	if len(mine) > 0 {
-		texts := make([][]string, len(mine))
+		texts := make([]string, len(mine))
 		for i := range mine {
-			texts[i] = rowcall.EmbedTexts(&mine[i])
+			texts[i] = rowcall.EmbedText(&mine[i])
 		}
 		m, vecs, err := x.embedTexts(ctx, texts)
 		if err != nil {
@@ -231,7 +230,7 @@ func (x *Indexer) embedRows(ctx context.Context, rows []rowcall.Row) (map[string
 		}
 		vs := make([]rowcall.Vector, len(mine))
 		for i := range mine {
-			vs[i] = vectorOf(&mine[i], rowcall.EmbedHash(m, rowcall.EmbedText(&mine[i])), vecs[i])
+			vs[i] = vectorOf(&mine[i], rowcall.EmbedHash(m, texts[i]), vecs[i])
 			out[mine[i].Key] = vecs[i]
 		}
 		if err := x.Index.Upsert(ctx, m, vs); err != nil {
@@ -308,54 +307,10 @@ func Embed(ctx context.Context, emb rowcall.Embedder, texts []string) (rowcall.E
 	return emb.Model(), vecs, err
 }
 
-// EmbedRows embeds rows' texts (each row's rowcall.EmbedTexts) with emb in
-// one call and returns the model they are of (Embed's) and each row's
-// vector: the normalised sum of its texts' vectors (one text: its vector).
-func EmbedRows(ctx context.Context, emb rowcall.Embedder, texts [][]string) (rowcall.EmbedModel, [][]float32, error) {
-	var flat []string
-	for _, t := range texts {
-		flat = append(flat, t...)
-	}
-	m, vecs, err := Embed(ctx, emb, flat)
-	if err != nil {
-		return m, nil, err
-	}
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i], vecs = RowVector(vecs[:len(t)]), vecs[len(t):]
-	}
-	return m, out, nil
-}
-
-// RowVector is a row's vector from its texts' (rowcall.EmbedTexts, in
-// order): their sum, L2-normalised; one text's vector is returned as it is.
-func RowVector(parts [][]float32) []float32 {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	sum := make([]float32, len(parts[0]))
-	for _, p := range parts {
-		for j, x := range p {
-			sum[j] += x
-		}
-	}
-	var sq float64
-	for _, x := range sum {
-		sq += float64(x) * float64(x)
-	}
-	if sq > 0 {
-		r := float32(1 / math.Sqrt(sq))
-		for j := range sum {
-			sum[j] *= r
-		}
-	}
-	return sum
-}
-
-// embedTexts is EmbedRows: a background call (the queue's, from Run) on the
+// embedTexts is Embed: a background call (the queue's, from Run) on the
 // background thread.
-func (x *Indexer) embedTexts(ctx context.Context, texts [][]string) (m rowcall.EmbedModel, vecs [][]float32, err error) {
-	embed := func() { m, vecs, err = EmbedRows(ctx, x.Embedder, texts) }
+func (x *Indexer) embedTexts(ctx context.Context, texts []string) (m rowcall.EmbedModel, vecs [][]float32, err error) {
+	embed := func() { m, vecs, err = Embed(ctx, x.Embedder, texts) }
 	if rowcall.Background(ctx) {
 		background(embed)
 	} else {
@@ -417,7 +372,7 @@ func (x *Indexer) Begin(ctx context.Context, r *rowcall.Row) *Pending {
 					return
 				}
 			}
-			made, vecs, err := x.embedTexts(ctx, [][]string{rowcall.EmbedTexts(&row)})
+			made, vecs, err := x.embedTexts(ctx, []string{text})
 			if err != nil {
 				release()
 				p.err = err
@@ -526,7 +481,7 @@ func Begin(emb rowcall.Embedder, idx rowcall.VectorIndex) func(context.Context, 
 				p.vec, p.reused = v, true
 				return
 			}
-			if _, vs, err := EmbedRows(ctx, emb, [][]string{rowcall.EmbedTexts(&row)}); err != nil {
+			if _, vs, err := Embed(ctx, emb, []string{text}); err != nil {
 				p.err = err
 			} else {
 				p.vec = vs[0]

@@ -195,13 +195,12 @@ func TestIndexerFollowsWrites(t *testing.T) {
 	store := seed(t)
 	f := newFixture(t, store, "m1")
 	f.pass(t)
-	// Texts embedded: three a row with both lines (rowcall.EmbedTexts), one with one line.
-	if n := f.emb.calls.Load(); n != 12 {
-		t.Fatalf("first pass embedded %d texts, want 4 rows' 12", n)
+	if n := f.emb.calls.Load(); n != 4 {
+		t.Fatalf("first pass embedded %d rows, want 4", n)
 	}
 	f.pass(t)
-	if n := f.emb.calls.Load(); n != 12 {
-		t.Fatalf("a pass with nothing changed embedded %d more", n-12)
+	if n := f.emb.calls.Load(); n != 4 {
+		t.Fatalf("a pass with nothing changed embedded %d more", n-4)
 	}
 	r, _ := store.Lookup(ctx, "MAIL_SEND")
 	r.Content = "# WHAT: post a parcel"
@@ -211,8 +210,8 @@ func TestIndexerFollowsWrites(t *testing.T) {
 	store.Replace(ctx, r, 0)
 	store.Delete(ctx, "PAY_REFUND", 0)
 	f.pass(t)
-	if n := f.emb.calls.Load(); n != 13 {
-		t.Errorf("after one text change %d texts embedded in all, want 13", n)
+	if n := f.emb.calls.Load(); n != 5 {
+		t.Errorf("after one text change %d rows embedded in all, want 5", n)
 	}
 	vs, _ := store.Vectors(ctx, f.emb.Model(), nil)
 	var got []string
@@ -225,8 +224,8 @@ func TestIndexerFollowsWrites(t *testing.T) {
 	}
 	g := newFixture(t, store, "m2") // another model on the same database
 	g.pass(t)
-	if n := g.emb.calls.Load(); n != 7 {
-		t.Errorf("a new model embedded %d texts, want all 3 rows' 7", n)
+	if n := g.emb.calls.Load(); n != 3 {
+		t.Errorf("a new model embedded %d rows, want all 3", n)
 	}
 }
 
@@ -558,7 +557,7 @@ func TestOldTextNeverOverwritesTheNewVector(t *testing.T) {
 	cur, _ := store.Lookup(ctx, old.Key)
 	next := cur
 	next.Content = "# WHAT: send a letter to an inbox\n# WHEN_TO_USE: send a letter to an inbox"
-	emb := &heldText{words: &words{name: "m1"}, text: rowcall.EmbedTexts(&next)[0], held: make(chan struct{}), let: make(chan struct{})}
+	emb := &heldText{words: &words{name: "m1"}, text: rowcall.EmbedText(&next), held: make(chan struct{}), let: make(chan struct{})}
 	table := vectors.NewTable(store, 0)
 	read := readRows{store, make(chan struct{})}
 	x := &vectors.Indexer{Embedder: emb, Index: table, Store: read}
@@ -667,7 +666,7 @@ func TestVectorsOfTheFirstAnswerAreFound(t *testing.T) {
 	if err := (&vectors.Indexer{Embedder: again, Index: vectors.NewTable(store, 0), Store: store}).Pass(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := again.calls.Load(); n != 4 { // the probe, and SMS_SEND's three texts (embedded under the other model)
-		t.Errorf("a restart's first pass embedded %d texts, want 4", n)
+	if n := again.calls.Load(); n != 2 { // the probe, and SMS_SEND (embedded under the other model)
+		t.Errorf("a restart's first pass embedded %d texts, want 2", n)
 	}
 }

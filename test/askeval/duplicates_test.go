@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
-	"github.com/rowcall/rowcall/internal/vectors"
 )
 
 // paraphrases are hand-written rewordings of twelve targets' WHAT and
@@ -36,11 +35,11 @@ var paraphrases = map[int]string{
 func TestDuplicateThreshold(t *testing.T) {
 	enc := withEncoder(t)
 	rows := Targets()
-	rowVector := func(r rowcall.Row) []float32 { return vectors.RowVector(enc.EmbedBatch(rowcall.EmbedTexts(&r))) }
-	vecs := make([][]float32, len(rows))
+	texts := make([]string, len(rows))
 	for i := range rows {
-		vecs[i] = rowVector(rows[i])
+		texts[i] = rowcall.EmbedText(&rows[i])
 	}
+	vecs := enc.EmbedBatch(texts)
 	dot := func(a, b []float32) float64 {
 		s := 0.0
 		for i := range a {
@@ -67,15 +66,7 @@ func TestDuplicateThreshold(t *testing.T) {
 	flagged := 0
 	var got []string
 	for i, p := range paraphrases {
-		// A paraphrase is its WHAT, then its WHEN_TO_USE from the first ". " before a lower-case letter.
-		what, when := p, ""
-		for j := 0; j+2 < len(p); j++ {
-			if p[j:j+2] == ". " && p[j+2] >= 'a' && p[j+2] <= 'z' {
-				what, when = p[:j+1], p[j+2:]
-				break
-			}
-		}
-		v := rowVector(rowcall.Row{Content: "# WHAT: " + what + "\n# WHEN_TO_USE: " + when})
+		v := enc.Embed(p)
 		c := dot(v, vecs[i*10])
 		best := -1.0
 		for j := range vecs {

@@ -20,20 +20,17 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// EmbedTexts are the texts a row's vector is made of: rowcall.EmbedTexts
-// (its "# WHAT:" and "# WHEN_TO_USE:" lines joined, then each alone), and
-// with keyWords the row's key split on "_" and lower-cased in front of the
-// first ("stripe refund charge. Refund a card charge …").
-func EmbedTexts(r rowcall.Row, keyWords bool) []string {
-	texts := rowcall.EmbedTexts(&r)
+// EmbedText is the text a row is embedded from: rowcall.EmbedText (its
+// "# WHAT:" and "# WHEN_TO_USE:" lines without their labels), and with
+// keyWords the row's key split on "_" and lower-cased first
+// ("stripe refund charge. Refund a card charge …").
+func EmbedText(r rowcall.Row, keyWords bool) string {
+	text := rowcall.EmbedText(&r)
 	if keyWords {
-		texts[0] = strings.ToLower(strings.ReplaceAll(r.Key, "_", " ")) + ". " + texts[0]
+		text = strings.ToLower(strings.ReplaceAll(r.Key, "_", " ")) + ". " + text
 	}
-	return texts
+	return text
 }
-
-// EmbedText is the first of EmbedTexts: the row's lines joined.
-func EmbedText(r rowcall.Row, keyWords bool) string { return EmbedTexts(r, keyWords)[0] }
 
 // Embedder is what the rankers need of an encoder (*use.Encoder is one).
 type Embedder interface {
@@ -113,34 +110,31 @@ func VectorCacheDir() (string, error) {
 	return filepath.Join(c, "rowcall", "askeval-vectors"), nil
 }
 
-// EmbedRows returns the index of rows' vectors as the hosts make them
-// (vectors.RowVector of their EmbedTexts' embeddings), the texts embedded by
-// EmbedCached (so cached under cacheDir between runs).
+// EmbedRows returns the index of rows' EmbedText embeddings, made by
+// EmbedTexts (so cached under cacheDir between runs).
 func EmbedRows(enc Embedder, rows []rowcall.Row, keyWords bool, cacheDir string, progress func(done, todo int)) (*vectors.Memory, error) {
-	var texts []string
-	for _, r := range rows {
-		texts = append(texts, EmbedTexts(r, keyWords)...)
+	texts := make([]string, len(rows))
+	for i, r := range rows {
+		texts[i] = EmbedText(r, keyWords)
 	}
-	vecs, err := EmbedCached(enc, texts, cacheDir, progress)
+	vecs, err := EmbedTexts(enc, texts, cacheDir, progress)
 	if err != nil {
 		return nil, err
 	}
 	vs := make([]rowcall.Vector, len(rows))
 	for i, r := range rows {
-		n := len(EmbedTexts(r, keyWords))
-		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(use.Model, strings.Join(texts[:n], "\n")), Values: vectors.RowVector(vecs[:n]), Category: r.Category, Enabled: true, Visible: true}
-		texts, vecs = texts[n:], vecs[n:]
+		vs[i] = rowcall.Vector{Key: r.Key, TextHash: rowcall.EmbedHash(use.Model, texts[i]), Values: vecs[i], Category: r.Category, Enabled: true, Visible: true}
 	}
 	ix := vectors.NewMemory()
 	return ix, ix.Upsert(context.Background(), use.Model, vs)
 }
 
-// EmbedCached returns the embeddings of texts, in order. Vectors already in
+// EmbedTexts returns the embeddings of texts, in order. Vectors already in
 // the cache file under cacheDir (one file per model, each record
 // rowcall.EmbedHash of the model and text, then the vector) are reused; the
 // rest are embedded across GOMAXPROCS goroutines and the file rewritten with
 // them. progress, if not nil, is told how many texts are embedded so far.
-func EmbedCached(enc Embedder, texts []string, cacheDir string, progress func(done, todo int)) ([][]float32, error) {
+func EmbedTexts(enc Embedder, texts []string, cacheDir string, progress func(done, todo int)) ([][]float32, error) {
 	file := filepath.Join(cacheDir, use.Model.Name+".vec")
 	cache, err := readCache(file)
 	if err != nil {

@@ -84,7 +84,7 @@ func TestVectorCache(t *testing.T) {
 	}
 	// The index holds int8 codes (vectors.Memory): within quantisation of Embed.
 	v, _ := second.Vector(use.Model, rows[2].Key)
-	want, c := vectors.RowVector(enc.EmbedBatch(EmbedTexts(rows[2], false))), 0.0
+	want, c := enc.Embed(EmbedText(rows[2], false)), 0.0
 	for i := range min(len(v), len(want)) {
 		c += float64(v[i] * want[i])
 	}

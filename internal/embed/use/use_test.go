@@ -1,7 +1,6 @@
 package use
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -232,10 +231,9 @@ func BenchmarkEmbedRow(b *testing.B) {
 }
 
 // BenchmarkEmbedRowThreeWays is a row's WHAT and WHEN_TO_USE lines embedded
-// as one joined text, as the joined text and each line alone in one batch
-// (sum3), the same as a written row's are (sum3-written: Embedder.Embed in
-// the foreground, the texts spread over the cores) and as one pass pooled
-// three ways (span3, EmbedSpans).
+// as one joined text (the hosts'), as the joined text and each line alone in
+// one batch (askeval's sum3) and as one pass pooled three ways (span3,
+// EmbedSpans).
 func BenchmarkEmbedRowThreeWays(b *testing.B) {
 	e := encoder(b)
 	what := "Refund a card charge in full or in part, returning the money to the customer's card."
@@ -246,7 +244,6 @@ func BenchmarkEmbedRowThreeWays(b *testing.B) {
 	}{
 		{"joined", func() { e.Embed(what + " " + when) }},
 		{"sum3", func() { e.EmbedBatch([]string{what + " " + when, what, when}) }},
-		{"sum3-written", func() { Embedder{e}.Embed(context.Background(), []string{what + " " + when, what, when}) }},
 		{"span3", func() { e.EmbedSpans([]string{what, when}, 0) }},
 	} {
 		b.Run(w.name, func(b *testing.B) {
@@ -382,24 +379,5 @@ func TestEmbedSpans(t *testing.T) {
 	}
 	if dot(vs[1], e.Embed(what)) <= dot(vs[1], e.Embed(when)) || dot(vs[2], e.Embed(when)) <= dot(vs[2], e.Embed(what)) {
 		t.Errorf("a part's span is not nearest its own text")
-	}
-}
-
-// Embedder.Embed in the foreground spreads a few texts over the cores; the
-// vectors are EmbedBatch's to the bit, whatever the texts' lengths.
-func TestEmbedderSpreadIsBatch(t *testing.T) {
-	e := encoder(t)
-	texts := []string{"Refund a card charge in full or in part. When a customer asks for their money back.", "Refund a card charge in full or in part.", "When a customer asks for their money back.", "", "upper case"}
-	for n := 1; n <= len(texts); n++ {
-		got, err := Embedder{e}.Embed(context.Background(), texts[:n])
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := e.EmbedBatch(texts[:n])
-		for i := range want {
-			if !slices.Equal(got[i], want[i]) {
-				t.Errorf("%d texts: text %d's vector differs from EmbedBatch's", n, i)
-			}
-		}
 	}
 }

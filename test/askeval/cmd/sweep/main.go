@@ -4,11 +4,12 @@
 // hosts' at w 0.15; rrf: reciprocal-rank fusion; z: each side standardised
 // over the candidates; peak: a words' share per question, from lo to hi as
 // the best word hit stands clear of the next and the best cosine does not),
-// what of the question is embedded (q=all: all of it), what of a row is (rows=joined: its WHAT and WHEN_TO_USE lines joined, one
-// text, as the hosts embedded a row before sum3; rows=kw: the key's words in front of it; rows=sum3: the normalised sum of
-// the joined text's, the WHAT line's and the WHEN_TO_USE line's embeddings, the hosts' (rowcall.EmbedTexts);
-// rows=max3: the best of those three cosines; rows=span3: sum3's three from
-// one pass (use.Encoder.EmbedSpans: the lines' tokens pooled alone); with -glove, rows=glove: the
+// what of the question is embedded (q=all: all of it), what of a row is
+// (rows=joined: rowcall.EmbedText, the hosts'; rows=kw: the key's words in
+// front of it; rows=sum3: the normalised sum of the joined text's, the WHAT
+// line's and the WHEN_TO_USE line's embeddings; rows=sum2: the two lines'
+// alone; rows=max3: the best of those three cosines; rows=span3: sum3's three
+// from one pass, use.Encoder.EmbedSpans; with -glove, rows=glove: the
 // cosine of SIF-weighted means of GloVe word vectors, and rows=joined+gA and
 // rows=sum3+gA: (1 − A) × that row variant's cosine + A × glove's)
 // and the word side (words=fts: Store.Search, the hosts'; words=plain:
@@ -23,8 +24,8 @@
 //
 // Tune on the tune halves (the default); -split test scores the test halves,
 // for the variants chosen on tune only (-only names them). The hosts'
-// ranking is "lin w=0.15 q=all rows=sum3 words=fts". Row texts are embedded
-// once and cached with the score command's vectors (askeval.EmbedCached).
+// ranking is "lin w=0.15 q=all rows=joined words=fts". Row texts are embedded
+// once and cached with the score command's vectors (askeval.EmbedTexts).
 package main
 
 import (
@@ -125,33 +126,28 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glov
 		t := make([]string, len(rows))
 		for i, r := range rows {
 			if t[i] = tf(r); t[i] == "" {
-				t[i] = askeval.EmbedText(r, false)
+				t[i] = rowcall.EmbedText(&r)
 			}
 		}
-		if vecs[vn], err = askeval.EmbedCached(enc, t, cache, nil); err != nil {
+		if vecs[vn], err = askeval.EmbedTexts(enc, t, cache, nil); err != nil {
 			return set{}, err
 		}
 	}
-	vecs["sum3"] = make([][]float32, len(rows))
-	for i := range rows {
-		v := make([]float32, use.Dim)
-		for _, vn := range []string{"joined", "what", "when"} {
-			for j, x := range vecs[vn][i] {
-				v[j] += x
+	// sum: each row's normalised sum of the named variants' vectors.
+	sum := func(names ...string) [][]float32 {
+		out := make([][]float32, len(rows))
+		for i := range rows {
+			v := make([]float32, use.Dim)
+			for _, vn := range names {
+				for j, x := range vecs[vn][i] {
+					v[j] += x
+				}
 			}
+			out[i] = normalize(v)
 		}
-		vecs["sum3"][i] = normalize(v)
+		return out
 	}
-	vecs["sum2"] = make([][]float32, len(rows))
-	for i := range rows {
-		v := make([]float32, use.Dim)
-		for _, vn := range []string{"what", "when"} {
-			for j, x := range vecs[vn][i] {
-				v[j] += x
-			}
-		}
-		vecs["sum2"][i] = normalize(v)
-	}
+	vecs["sum3"], vecs["sum2"] = sum("joined", "what", "when"), sum("what", "when")
 	vecs["span3"] = make([][]float32, len(rows))
 	{
 		var wg sync.WaitGroup
@@ -280,7 +276,7 @@ var columnWeights = map[string]string{
 	"whatkey": "8.0, 1.0, 8.0, 3.0, 1.0, 1.0, 0.2",
 }
 
-// rowTexts are the texts of a row embedded: its lines joined, the
+// rowTexts are the texts of a row embedded: the hosts' (joined), the
 // key's words in front of it (kw), and its WHAT and WHEN_TO_USE lines alone
 // (an empty one is the joined text).
 var rowTexts = map[string]func(r rowcall.Row) string{
