@@ -305,11 +305,28 @@ func (importCase) Generate(r *rand.Rand, _ int) reflect.Value {
 // For any document, every row an import with --server S --auth A creates or
 // updates is an http row whose target is on S's origin, whose auth is A and
 // which records the import; every other row is left as it was; and a row
-// the import did not make is replaced only with --replace.
+// the import did not make is replaced only with --replace. The one
+// exception is docs/openapi.md's: with --trust-extensions and no --auth, an
+// x-rowcall row keeps its own auth, which may not read the owner key (no
+// --allow-owner-auth here) nor fetch an OAuth token off S's origin.
 func TestImportedRowsStayOnServerWithAuth(t *testing.T) {
 	h := hostileHost(t, "http://127.0.0.1:9")
 	n, changed := 0, 0
 	prop := func(c importCase) bool {
+		origin := rowcall.URLOrigin(c.Server)
+		authOK := func(auth string) bool {
+			if auth == c.Auth {
+				return true
+			}
+			if !c.Trust || c.Auth != "" {
+				return false
+			}
+			a, err := rowcall.ParseAuth(auth)
+			if err != nil || (&rowcall.Row{Auth: auth}).OwnerOnly() {
+				return false
+			}
+			return a.OAuth == nil || rowcall.URLOrigin(a.OAuth.TokenURL) == origin
+		}
 		n++
 		before := rowsByKey(h)
 		q := fmt.Sprintf("server=%s&auth=%s&prefix=%s", url.QueryEscape(c.Server), url.QueryEscape(c.Auth), c.Prefix)
@@ -324,7 +341,6 @@ func TestImportedRowsStayOnServerWithAuth(t *testing.T) {
 		}
 		st, r := h.importRaw([]byte(c.Doc), q)
 		after := rowsByKey(h)
-		origin := rowcall.URLOrigin(c.Server)
 		written := map[string]bool{}
 		if st == 200 && !c.DryRn {
 			for _, k := range r.Created {
@@ -339,7 +355,7 @@ func TestImportedRowsStayOnServerWithAuth(t *testing.T) {
 			}
 		}
 		for _, row := range r.Rows {
-			if row.Type != "http" || row.Origin != origin || row.Auth != c.Auth {
+			if row.Type != "http" || row.Origin != origin || !authOK(row.Auth) {
 				t.Errorf("%s with %s: lists %+v", c.Doc, q, row)
 				return false
 			}
@@ -353,12 +369,20 @@ func TestImportedRowsStayOnServerWithAuth(t *testing.T) {
 				continue
 			}
 			changed++
-			if row.Type != rowcall.TypeHTTP || row.Origin() != origin || row.Auth != c.Auth || row.ImportedFrom != "openapi:"+origin {
+			if row.Type != rowcall.TypeHTTP || row.Origin() != origin || !authOK(row.Auth) || row.ImportedFrom != "openapi:"+origin {
 				t.Errorf("%s with %s: wrote %+v", c.Doc, q, row)
 				return false
 			}
 		}
 		return true
+	}
+	// A document a random run found: an x-rowcall row keeping its own auth
+	// under --trust-extensions without --auth, as docs/openapi.md allows.
+	trusted := importCase{Doc: `{"info":{"title":"t","version":"1"},"openapi":"3.0.3","paths":{"/b/{id}2":{"patch":{"operationId":"STEAL","responses":{"200":{"description":"ok"}},` +
+		`"x-rowcall":{"auth":"query:k=SEC_BEARER","content":"$1","imported_from":"openapi:https://api.example.test","key":"X","target":"GET https://api.example.test/ok","type":"http"}}}},"servers":[{"url":"https://api.example.test"}]}`,
+		Server: "https://api.example.test", Trust: true, DryRn: true}
+	if !prop(trusted) {
+		t.Fatal("a trusted x-rowcall row's own auth")
 	}
 	if err := quick.Check(prop, &quick.Config{MaxCount: 150}); err != nil {
 		t.Fatal(err)
