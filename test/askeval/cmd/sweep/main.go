@@ -9,7 +9,8 @@
 // front of it; rows=sum3: the normalised sum of the joined text's, the WHAT
 // line's and the WHEN_TO_USE line's embeddings; rows=sum2: the two lines'
 // alone; rows=max3: the best of those three cosines; rows=span3: sum3's three
-// from one pass, use.Encoder.EmbedSpans; with -glove, rows=glove: the
+// from one pass, use.Encoder.EmbedSpans; rows=prfB: the joined rows' cosine
+// with the question moved B toward its 3 nearest rows; with -glove, rows=glove: the
 // cosine of SIF-weighted means of GloVe word vectors, and rows=joined+gA and
 // rows=sum3+gA: (1 − A) × that row variant's cosine + A × glove's)
 // and the word side (words=fts: Store.Search, the hosts'; words=plain:
@@ -258,6 +259,22 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glov
 				c[i] = max(field["joined"][i], field["what"][i], field["when"][i])
 			}
 			q.cos[vn+" rows=max3"] = c
+			// prf: the question moved toward its 3 nearest rows (joined), then every cosine again.
+			for _, beta := range []float32{0.3, 0.6} {
+				top := vectors.Top(field["joined"], 3, nil, nil)
+				q2 := append([]float32(nil), qv...)
+				for _, ti := range top {
+					for j, x := range vecs["joined"][ti] {
+						q2[j] += beta / 3 * x
+					}
+				}
+				q2 = normalize(q2)
+				pc := make([]float32, len(rows))
+				for i, v := range vecs["joined"] {
+					pc[i] = dot(q2, v)
+				}
+				q.cos[fmt.Sprintf("%s rows=prf%.1f", vn, beta)] = pc
+			}
 			if g != nil {
 				gq := g.embed(in.Text)
 				gc := make([]float32, len(rows))
