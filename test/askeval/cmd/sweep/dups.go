@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/rowcall/rowcall/internal/embed/use"
 	"github.com/rowcall/rowcall/test/askeval"
 )
 
@@ -17,11 +16,7 @@ import (
 // stored B" compares a written row's vector made as A with the others' made
 // as B: a write that checks before its row's vector is complete.
 func dups() error {
-	dir, err := use.DefaultDir()
-	if err != nil {
-		return err
-	}
-	enc, err := use.Open(context.Background(), dir)
+	enc, err := openEncoder(context.Background())
 	if err != nil {
 		return err
 	}
@@ -33,7 +28,7 @@ func dups() error {
 	}
 	targets := make([]map[string][]float32, len(rows))
 	for i, r := range rows {
-		targets[i] = vectors(line(r, "# WHAT:"), line(r, "# WHEN_TO_USE:"))
+		targets[i] = vectors(r.DocLine("WHAT"), r.DocLine("WHEN_TO_USE"))
 	}
 	paraphrases := map[int]map[string][]float32{}
 	for i, p := range askeval.Paraphrases {

@@ -176,17 +176,11 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glov
 				defer wg.Done()
 				for i := range next {
 					r := rows[i]
-					parts := []string{line(r, "# WHAT:"), line(r, "# WHEN_TO_USE:")}
+					parts := []string{r.DocLine("WHAT"), r.DocLine("WHEN_TO_USE")}
 					if parts[0] == "" || parts[1] == "" {
 						parts = []string{rowcall.EmbedText(&r)}
 					}
-					v := make([]float32, use.Dim)
-					for _, sv := range enc.EmbedSpans(parts, 1) {
-						for j, x := range sv {
-							v[j] += x
-						}
-					}
-					vecs["span3"][i] = normalize(v)
+					vecs["span3"][i] = sumOf(enc.EmbedSpans(parts, 1)...)
 				}
 			}()
 		}
@@ -260,8 +254,8 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glov
 			}
 			q.cos[vn+" rows=max3"] = c
 			// prf: the question moved toward its 3 nearest rows (joined), then every cosine again.
+			top := vectors.Top(field["joined"], 3, nil, nil)
 			for _, beta := range []float32{0.3, 0.6} {
-				top := vectors.Top(field["joined"], 3, nil, nil)
 				q2 := append([]float32(nil), qv...)
 				for _, ti := range top {
 					for j, x := range vecs["joined"][ti] {
@@ -316,17 +310,8 @@ var columnWeights = map[string]string{
 var rowTexts = map[string]func(r rowcall.Row) string{
 	"joined": func(r rowcall.Row) string { return askeval.EmbedText(r, false) },
 	"kw":     func(r rowcall.Row) string { return askeval.EmbedText(r, true) },
-	"what":   func(r rowcall.Row) string { return line(r, "# WHAT:") },
-	"when":   func(r rowcall.Row) string { return line(r, "# WHEN_TO_USE:") },
-}
-
-func line(r rowcall.Row, label string) string {
-	for _, l := range strings.Split(r.Content, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), label); ok {
-			return strings.TrimSpace(rest)
-		}
-	}
-	return ""
+	"what":   func(r rowcall.Row) string { return r.DocLine("WHAT") },
+	"when":   func(r rowcall.Row) string { return r.DocLine("WHEN_TO_USE") },
 }
 
 // A fusion scores the candidates of one intent.
@@ -343,13 +328,19 @@ type cand struct {
 	wr, vr int
 }
 
+// openEncoder is the embedded encoder from its default directory (fetched
+// there once).
+func openEncoder(ctx context.Context) (*use.Encoder, error) {
+	dir, err := use.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	return use.Open(ctx, dir)
+}
+
 func run(nrows, show int, split, only, glovePath string) error {
 	ctx := context.Background()
-	wdir, err := use.DefaultDir()
-	if err != nil {
-		return err
-	}
-	enc, err := use.Open(ctx, wdir)
+	enc, err := openEncoder(ctx)
 	if err != nil {
 		return err
 	}
