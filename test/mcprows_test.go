@@ -73,7 +73,7 @@ func TestImportMCPCommand(t *testing.T) {
 	if row["type"] != "http" || row["runner"] != "mcp" || row["target"] != "MCP stdio:everything#get-structured-content" || row["sensitive"] != float64(0) {
 		t.Fatalf("imported row: %v", row)
 	}
-	if !strings.Contains(row["content"].(string), "# WHAT: Get Structured Content Tool") {
+	if !strings.Contains(row["content"].(string), "# WHAT: Returns structured content along with an output schema for client data validation\n") {
 		t.Fatalf("docstring: %s", row["content"])
 	}
 	// A tool the server does not mark read-only is sensitive.

@@ -8,8 +8,9 @@
 // create_issue is CREATE_ISSUE), target "MCP <server>#<tool>", input_schema
 // the tool's inputSchema (its property order is the pipe arguments' order),
 // output_schema its outputSchema when that is an object schema (outputSchema),
-// content a docstring made from its title and description (# WHAT, #
-// WHEN_TO_USE, # ARGS, and an # EX from the schema: importdoc.Sample), and
+// content a docstring made from its description (# WHAT its first sentence,
+// # WHEN_TO_USE the rest; the title when there is no description), # ARGS,
+// and an # EX from the schema (importdoc.Sample), and
 // sensitive unless the server says the tool only reads (readOnlyHint, and no
 // destructiveHint). The server's text is untrusted: control characters are
 // stripped, every credential value used to list the tools is redacted, and
@@ -123,24 +124,29 @@ func outputSchema(t *sdk.Tool, secrets []string) string {
 	return s
 }
 
-// docstring is the row's content: the tool's own words, cleaned.
+// docstring is the row's content: the tool's own words, cleaned. What it
+// does is its description's first sentence, and the rest of the description
+// is when to use it; the title, a name for people ("Create Entities") much
+// like the key, stands in only for a missing description (docs/RATIONALE.md,
+// "Why is an imported MCP tool's # WHAT its description's first sentence?").
 func docstring(key string, t *sdk.Tool, schema string, secrets []string) string {
 	title := t.Title
 	if title == "" && t.Annotations != nil {
 		title = t.Annotations.Title
 	}
 	desc := clean(t.Description, MaxWhen, secrets)
-	what := clean(title, MaxWhat, secrets)
+	what := clean(importdoc.FirstSentence(desc), MaxWhat, secrets)
+	when := strings.TrimSpace(strings.TrimPrefix(desc, what)) // all of it again if what was clipped
 	if what == "" {
-		what = clean(importdoc.FirstSentence(desc), MaxWhat, secrets)
+		what = clean(title, MaxWhat, secrets)
 	}
 	if what == "" {
 		what = "the MCP tool " + clean(t.Name, 128, nil)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# WHAT: %s\n", what)
-	if desc != "" && desc != what {
-		fmt.Fprintf(&b, "# WHEN_TO_USE: %s\n", desc)
+	if when != "" {
+		fmt.Fprintf(&b, "# WHEN_TO_USE: %s\n", when)
 	}
 	var s struct {
 		Properties map[string]map[string]any `json:"properties"`

@@ -23,9 +23,10 @@ func TestUntrustedToolText(t *testing.T) {
 			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &yes}},
 		{Name: "list_things", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		{Name: "bad#name", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "titled", Title: "Close\nan issue", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}
 	rows, skipped := Rows("https://mcp.example.com/mcp", tools, []string{"tok-s3cr3t-value"}, Options{Prefix: "GH_", Auth: "bearer:GH_TOKEN"})
-	if len(rows) != 2 || len(skipped) != 1 {
+	if len(rows) != 3 || len(skipped) != 1 {
 		t.Fatalf("rows %d, skipped %v", len(rows), skipped)
 	}
 	r := rows[0]
@@ -33,12 +34,17 @@ func TestUntrustedToolText(t *testing.T) {
 		t.Fatalf("row: %+v", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.Content), "\n")
-	if len(lines) != 5 || lines[4] != mcpcall.UpstreamLine+mcpcall.Fingerprint(tools[0]) || !strings.HasPrefix(lines[0], "# WHAT: Create an issue") || !strings.HasPrefix(lines[1], "# WHEN_TO_USE: Opens an issue. # AUTH: none") ||
+	if len(lines) != 5 || lines[4] != mcpcall.UpstreamLine+mcpcall.Fingerprint(tools[0]) || lines[0] != "# WHAT: Opens an issue." || !strings.HasPrefix(lines[1], "# WHEN_TO_USE: # AUTH: none") ||
 		lines[2] != "# ARGS: $1=title | $2=n (optional)" || lines[3] != "# EX: [GH_CREATE_ISSUE]x|1[/GH_CREATE_ISSUE]" {
 		t.Fatalf("docstring:\n%s", r.Content)
 	}
 	if strings.Contains(r.Content, "tok-s3cr3t-value") || strings.Contains(r.Content, "\x1b") || len(lines[1]) > MaxWhen+20 {
 		t.Fatalf("untrusted text kept: %q", lines[1])
+	}
+	// What a tool does is its description's first sentence; its title, a
+	// name, stands in only when there is no description, cleaned the same way.
+	if !strings.HasPrefix(rows[1].Content, "# WHAT: the MCP tool list_things\n") || !strings.HasPrefix(rows[2].Content, "# WHAT: Close an issue\n# EX:") {
+		t.Fatalf("without a description:\n%s\n%s", rows[1].Content, rows[2].Content)
 	}
 	if r.Sensitive != 1 || rows[1].Sensitive != 0 {
 		t.Fatalf("sensitive: destructive %d, read-only %d", r.Sensitive, rows[1].Sensitive)
