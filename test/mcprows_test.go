@@ -54,7 +54,8 @@ func TestImportMCPCommand(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := run("--dry-run"); !strings.Contains(out, "would create 13, would update 0, unchanged 0") {
+	// A dry run names the rows it would make, and makes none.
+	if out := run("--dry-run"); !strings.Contains(out, "would create 13, would update 0, unchanged 0\n") || !strings.Contains(out, "\n  create EV_GET_SUM\n") {
 		t.Fatalf("dry run: %s", out)
 	}
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/EV_GET_SUM"}), 404, nil)

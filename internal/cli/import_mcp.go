@@ -69,5 +69,10 @@ func (c *ImportMCPCommand) Run(ctx context.Context, env *Env, args []string) err
 	for _, s := range skipped {
 		fmt.Fprintln(env.Stderr, "skipped", s)
 	}
+	if err == nil && c.dry { // the rows it would make, by key: what to check before making them
+		for _, k := range sum.Created {
+			fmt.Fprintf(env.Stdout, "  create %s\n", k)
+		}
+	}
 	return err
 }
