@@ -305,13 +305,26 @@ var columnWeights = map[string]string{
 }
 
 // rowTexts are the texts of a row embedded: the hosts' (joined), the
-// key's words in front of it (kw), and its WHAT and WHEN_TO_USE lines alone
-// (an empty one is the joined text).
+// key's words in front of it (kw), the key's words but the first (a vendor
+// or server prefix: kw1), the category in front (cat), and its WHAT and
+// WHEN_TO_USE lines alone (an empty one is the joined text).
 var rowTexts = map[string]func(r rowcall.Row) string{
 	"joined": func(r rowcall.Row) string { return askeval.EmbedText(r, false) },
 	"kw":     func(r rowcall.Row) string { return askeval.EmbedText(r, true) },
-	"what":   func(r rowcall.Row) string { return r.DocLine("WHAT") },
-	"when":   func(r rowcall.Row) string { return r.DocLine("WHEN_TO_USE") },
+	"kw1": func(r rowcall.Row) string {
+		if w := strings.Split(strings.ToLower(r.Key), "_"); len(w) > 2 {
+			return strings.Join(w[1:], " ") + ". " + askeval.EmbedText(r, false)
+		}
+		return ""
+	},
+	"cat": func(r rowcall.Row) string {
+		if r.Category == "" {
+			return ""
+		}
+		return strings.ReplaceAll(r.Category, "-", " ") + ". " + askeval.EmbedText(r, false)
+	},
+	"what": func(r rowcall.Row) string { return r.DocLine("WHAT") },
+	"when": func(r rowcall.Row) string { return r.DocLine("WHEN_TO_USE") },
 }
 
 // A fusion scores the candidates of one intent.
