@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -198,6 +199,35 @@ func TestDirPatchThroughOwnAPI(t *testing.T) {
 		t.Fatalf("owner key in the answer: %s", got.Raw)
 	}
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/ROUTER"}), 200, map[string]any{"content": "a|b", "version": 2})
+}
+
+// rowcall ask finds a row by plain words and prints the call that runs it;
+// running that line as printed calls the row. Words that fit nothing exit 1.
+func TestCLIAsk(t *testing.T) {
+	h := startHost(t, []string{"--no-examples=false"})
+	cmd := exec.Command(binary, "ask", "uppercase", "some", "text", "--limit", "2", "--url", h.URL, "--data", h.Data)
+	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=")
+	out, err := cmd.Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) < 2 || !strings.HasPrefix(lines[0], "UPPER  ") || !strings.HasPrefix(lines[1], "  rowcall call UPPER '") {
+		t.Fatalf("ask: %v\n%s", err, out)
+	}
+	call := exec.Command("sh", "-c", `"$0" `+strings.TrimPrefix(strings.TrimSpace(lines[1]), "rowcall ")+` --url "$1" --data "$2"`, binary, h.URL, h.Data)
+	call.Env = cmd.Env
+	if res, err := call.Output(); err != nil || string(res) != "HELLO WÖRLD\n" {
+		t.Fatalf("the printed call %q: %v %q", lines[1], err, res)
+	}
+	cmd = exec.Command(binary, "ask", "--url", h.URL, "--data", h.Data)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "usage: rowcall ask") {
+		t.Fatalf("ask without words: %v %s", err, out)
+	}
+	words := startHost(t, []string{"--no-examples=false"}, "ROWCALL_EMBED_PROVIDER=off") // words alone: nothing shares "xyzzy"
+	cmd = exec.Command(binary, "ask", "xyzzy", "--url", words.URL, "--data", words.Data)
+	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=")
+	var exit *exec.ExitError
+	if out, err := cmd.CombinedOutput(); !errors.As(err, &exit) || exit.ExitCode() != 1 || string(out) != "no row fits \"xyzzy\"\n" {
+		t.Fatalf("ask that fits nothing: %v %q", err, out)
+	}
 }
 
 // rowcall call and rowcall receipt against a running host.

@@ -33,6 +33,7 @@ var commands = []struct {
 	{"migrate", func() Command { return &MigrateCommand{} }},
 	{"reindex", func() Command { return &ReindexCommand{} }},
 	{"call", func() Command { return &CallCommand{} }},
+	{"ask", func() Command { return &AskCommand{} }},
 	{"receipt", func() Command { return &ReceiptCommand{} }},
 	{"receipt export", func() Command { return &ReceiptExportCommand{} }},
 	{"receipt keys", func() Command { return &ReceiptKeysCommand{} }},
