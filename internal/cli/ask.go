@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // AskCommand is `rowcall ask WORDS…`: the rows that fit plain words (GET
@@ -49,17 +50,50 @@ func (c *AskCommand) Run(ctx context.Context, env *Env, args []string) error {
 		m, _ := m.(map[string]any)
 		call, _ := m["call"].(map[string]any)
 		body, _ := call["body"].(string)
-		fmt.Fprintf(env.Stdout, "%v  %v  %v\n", m["key"], m["score"], m["what"])
+		key, _ := m["key"].(string)
+		what, _ := m["what"].(string)
+		fmt.Fprintf(env.Stdout, "%s  %v  %s\n", printable(key), m["score"], printable(what))
 		if body == "" {
-			fmt.Fprintf(env.Stdout, "  rowcall call %v\n", m["key"])
+			fmt.Fprintf(env.Stdout, "  rowcall call %s\n", printable(key))
 		} else {
-			fmt.Fprintf(env.Stdout, "  rowcall call %v %s\n", m["key"], shellQuote(body))
+			fmt.Fprintf(env.Stdout, "  rowcall call %s %s\n", printable(key), shellQuote(body))
 		}
 	}
 	return nil
 }
 
-// shellQuote is s as one single-quoted POSIX shell word.
+// printable is s with control characters shown as U+FFFD: a row's text can
+// come from an imported document, and a terminal must not act on it.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
+}
+
+// shellQuote is s as one shell word that a shell reads back as s: single
+// quotes, or, when s holds a control character, bash's $'…' with the
+// character escaped (so none reaches the terminal either).
 func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteRune('\\')
+			b.WriteRune(r)
+		case unicode.IsControl(r):
+			for _, c := range []byte(string(r)) {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String() + "'"
 }
