@@ -69,7 +69,7 @@ func suiteMCPImport(t *testing.T, tg *target) {
 	expect(t, row, 200, map[string]any{"type": "http", "runner": "mcp", "target": "MCP " + up + "#shout", "auth": "bearer:SUITE_API_KEY",
 		"category": "s-mcp-import", "sensitive": 0, "imported_from": "mcp:" + up})
 	content := row.JSON["content"].(string)
-	if !strings.Contains(content, "# WHAT: Shouts a word back.") || !strings.Contains(content, "# EX: [S_MI_SHOUT]x|2[/S_MI_SHOUT]") ||
+	if !strings.Contains(content, "# WHAT: Repeats a word in capitals.\n# WHEN_TO_USE: Deployed with key ") || !strings.Contains(content, "# EX: [S_MI_SHOUT]x|2[/S_MI_SHOUT]") ||
 		strings.Contains(string(row.Raw), suiteSecret) {
 		t.Fatalf("imported row: %s", row.Raw)
 	}
