@@ -254,23 +254,6 @@ func (e *Encoder) Embed(text string) []float32 {
 	return e.EmbedBatch([]string{text})[0]
 }
 
-// EmbedSpans embeds the parts, joined, as one text, and returns that text's
-// embedding followed by each part's: the same pooling over only the part's
-// tokens, in the one forward pass (a part cut off by the 128-token clip is
-// pooled over what remains of it, or nothing).
-func (e *Encoder) EmbedSpans(parts []string, cores int) [][]float32 {
-	var seq []int
-	spans := [][2]int{{0, 0}}
-	for _, p := range parts {
-		start := len(seq)
-		seq = append(seq, e.tok.encode(p)...)
-		spans = append(spans, [2]int{min(start, e.maxLen), min(len(seq), e.maxLen)})
-	}
-	seq = seq[:min(len(seq), e.maxLen)]
-	spans[0][1] = len(seq)
-	return e.forward([][]int{seq}, spans, cores)
-}
-
 // batchTexts bounds how many texts one forward pass packs together (their
 // activations: up to 32 x 128 tokens x 1536 float32 = 25 MB).
 const batchTexts = 32
@@ -291,7 +274,7 @@ func (e *Encoder) EmbedBatchOn(texts []string, cores int) [][]float32 {
 		for j, t := range chunk {
 			seqs[j] = e.Tokens(t)
 		}
-		out = append(out, e.forward(seqs, nil, cores)...)
+		out = append(out, e.forward(seqs, cores)...)
 	}
 	return out
 }
@@ -321,7 +304,7 @@ func layerNorm(out, x []float32, rows, dim int, scale, bias []float32, eps float
 // forward runs the graph on each token sequence. The sequences are packed
 // one after another (rows of every [tokens, features] matrix), so the dense
 // layers run as one product; attention and pooling stay within a sequence.
-func (e *Encoder) forward(seqs [][]int, spans [][2]int, cores int) [][]float32 {
+func (e *Encoder) forward(seqs [][]int, cores int) [][]float32 {
 	T := 0
 	for _, s := range seqs {
 		T += len(s)
@@ -352,30 +335,25 @@ func (e *Encoder) forward(seqs [][]int, spans [][2]int, cores int) [][]float32 {
 	for i := range e.layers {
 		h = e.layerForward(&e.layers[i], ws, slotH0+i%2, h, seqs, T, cores)
 	}
-	if spans == nil {
-		row = 0
-		for _, s := range seqs {
-			spans = append(spans, [2]int{row, row + len(s)})
-			row += len(s)
-		}
-	}
-	out := make([][]float32, len(spans))
-	pooled := make([]float32, len(spans)*Dim)
-	for si, sp := range spans {
+	out := make([][]float32, len(seqs))
+	pooled := make([]float32, len(seqs)*Dim)
+	row = 0
+	for si, s := range seqs {
 		p := pooled[si*Dim : (si+1)*Dim]
-		for r := sp[0]; r < sp[1]; r++ {
+		for r := row; r < row+len(s); r++ {
 			for j, v := range h[r*Dim : (r+1)*Dim] {
 				p[j] += v
 			}
 		}
-		n := float32(max(sp[1]-sp[0], 1))
+		n := float32(max(len(s), 1))
 		for j := range p {
 			p[j] /= n
 		}
+		row += len(s)
 	}
-	th := make([]float32, len(spans)*Dim)
-	e.tanhW.mul(th, pooled, len(spans), e.tanhB, false, cores)
-	for si := range spans {
+	th := make([]float32, len(seqs)*Dim)
+	e.tanhW.mul(th, pooled, len(seqs), e.tanhB, false, cores)
+	for si := range seqs {
 		v := th[si*Dim : (si+1)*Dim]
 		var sq float32
 		for j := range v {

@@ -230,11 +230,10 @@ func BenchmarkEmbedRow(b *testing.B) {
 	}
 }
 
-// BenchmarkEmbedRowThreeWays is a row's WHAT and WHEN_TO_USE lines embedded
-// as one joined text (the hosts'), as the joined text and each line alone in
-// one batch (askeval's sum3) and as one pass pooled three ways (span3,
-// EmbedSpans).
-func BenchmarkEmbedRowThreeWays(b *testing.B) {
+// BenchmarkEmbedRowSum3 is a row's WHAT and WHEN_TO_USE lines embedded
+// as one joined text (the hosts') and as the joined text and each line alone
+// in one batch (askeval's sum3).
+func BenchmarkEmbedRowSum3(b *testing.B) {
 	e := encoder(b)
 	what := "Refund a card charge in full or in part, returning the money to the customer's card."
 	when := "When a customer asks for their money back on a payment that already went through."
@@ -244,7 +243,6 @@ func BenchmarkEmbedRowThreeWays(b *testing.B) {
 	}{
 		{"joined", func() { e.Embed(what + " " + when) }},
 		{"sum3", func() { e.EmbedBatch([]string{what + " " + when, what, when}) }},
-		{"span3", func() { e.EmbedSpans([]string{what, when}, 0) }},
 	} {
 		b.Run(w.name, func(b *testing.B) {
 			defer cpuTime(b)()
@@ -362,22 +360,5 @@ func TestLoadMemory(t *testing.T) {
 	}
 	if alloc > 64e6 {
 		t.Errorf("Load allocated %.1f MB, want at most 64 MB (the shards read more than once, or decoded to float32 before packing?)", float64(alloc)/1e6)
-	}
-}
-
-// EmbedSpans' first vector is the joined parts' Embed, and a part's span
-// vector is nearer its own text's embedding than the other part's.
-func TestEmbedSpans(t *testing.T) {
-	e := encoder(t)
-	what, when := "Convert text to upper case letters.", "When the user wants a shouting headline from a sentence."
-	vs := e.EmbedSpans([]string{what, when}, 0)
-	if len(vs) != 3 {
-		t.Fatalf("EmbedSpans of 2 parts returned %d vectors, want 3", len(vs))
-	}
-	if c := dot(vs[0], e.Embed(what+" "+when)); c < 0.9999 {
-		t.Errorf("the joined span vs Embed of the joined text: cosine %.6f", c)
-	}
-	if dot(vs[1], e.Embed(what)) <= dot(vs[1], e.Embed(when)) || dot(vs[2], e.Embed(when)) <= dot(vs[2], e.Embed(what)) {
-		t.Errorf("a part's span is not nearest its own text")
 	}
 }

@@ -8,8 +8,7 @@
 // (rows=joined: rowcall.EmbedText, the hosts'; rows=kw: the key's words in
 // front of it; rows=sum3: the normalised sum of the joined text's, the WHAT
 // line's and the WHEN_TO_USE line's embeddings; rows=sum2: the two lines'
-// alone; rows=max3: the best of those three cosines; rows=span3: sum3's three
-// from one pass, use.Encoder.EmbedSpans; rows=prfB: the joined rows' cosine
+// alone; rows=max3: the best of those three cosines; rows=prfB: the joined rows' cosine
 // with the question moved B toward its 3 nearest rows; with -glove, rows=glove: the
 // cosine of SIF-weighted means of GloVe word vectors, and rows=joined+gA and
 // rows=sum3+gA: (1 − A) × that row variant's cosine + A × glove's)
@@ -37,11 +36,9 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/embed/use"
@@ -166,30 +163,6 @@ func load(ctx context.Context, name string, nrows int, enc *use.Encoder, g *glov
 		return out
 	}
 	vecs["sum3"], vecs["sum2"] = sum("joined", "what", "when"), sum("what", "when")
-	vecs["span3"] = make([][]float32, len(rows))
-	{
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					r := rows[i]
-					parts := []string{r.DocLine("WHAT"), r.DocLine("WHEN_TO_USE")}
-					if parts[0] == "" || parts[1] == "" {
-						parts = []string{rowcall.EmbedText(&r)}
-					}
-					vecs["span3"][i] = sumOf(enc.EmbedSpans(parts, 1)...)
-				}
-			}()
-		}
-		for i := range rows {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-	}
 	pos := map[string]int{}
 	for i, r := range rows {
 		pos[r.Key] = i
