@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // AskCommand is `rowcall ask WORDS…`: the rows that fit plain words (GET
@@ -52,25 +54,14 @@ func (c *AskCommand) Run(ctx context.Context, env *Env, args []string) error {
 		body, _ := call["body"].(string)
 		key, _ := m["key"].(string)
 		what, _ := m["what"].(string)
-		fmt.Fprintf(env.Stdout, "%s  %v  %s\n", printable(key), m["score"], printable(what))
+		fmt.Fprintf(env.Stdout, "%s  %v  %s\n", redact.Line(key), m["score"], redact.Line(what))
 		if body == "" {
-			fmt.Fprintf(env.Stdout, "  rowcall call %s\n", printable(key))
+			fmt.Fprintf(env.Stdout, "  rowcall call %s\n", redact.Line(key))
 		} else {
-			fmt.Fprintf(env.Stdout, "  rowcall call %s %s\n", printable(key), shellQuote(body))
+			fmt.Fprintf(env.Stdout, "  rowcall call %s %s\n", redact.Line(key), shellQuote(body))
 		}
 	}
 	return nil
-}
-
-// printable is s with control characters shown as U+FFFD: a row's text can
-// come from an imported document, and a terminal must not act on it.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return unicode.ReplacementChar
-		}
-		return r
-	}, s)
 }
 
 // shellQuote is s as one shell word that a shell reads back as s: single

@@ -35,11 +35,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/learn"
+	"github.com/rowcall/rowcall/internal/redact"
 	"github.com/rowcall/rowcall/internal/wake"
 )
 
@@ -250,13 +250,7 @@ func Questions(answer string, n int) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, line := range strings.Split(answer, "\n") {
-		q := strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-				return ' '
-			}
-			return r
-		}, line)
-		q = strings.Join(strings.Fields(q), " ")
+		q := redact.Line(line)
 		q = strings.TrimLeft(q, "-*•·> ")
 		if i := strings.IndexAny(q, ".)"); i > 0 && i <= 3 && strings.Trim(q[:i], "0123456789") == "" {
 			q = strings.TrimSpace(q[i+1:]) // "1. …", "2) …"

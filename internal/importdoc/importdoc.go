@@ -5,7 +5,7 @@
 //
 //	key := prefix + importdoc.Key("issues/list-for-repo") // ISSUES_LIST_FOR_REPO
 //	ex := importdoc.Sample(map[string]any{"type": "integer"}) // "1"
-//	what := importdoc.FirstSentence(description)           // for # WHAT when there is no title
+//	what := importdoc.FirstSentence(description)           // for # WHAT
 //
 // It depends on the standard library only, so each importer stays as light
 // as its own input needs (the worker builds internal/mcpimport, not the

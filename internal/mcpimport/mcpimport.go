@@ -34,7 +34,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -204,13 +203,7 @@ func propertyOrder(schema string) []string {
 // included, so no text can open a docstring line of its own) become spaces,
 // runs of blanks one, secrets are redacted, and the result is capped at n bytes.
 func clean(s string, n int, secrets []string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return redact.Clip(strings.Join(strings.Fields(s), " "), n, secrets)
+	return redact.Clip(redact.Line(s), n, secrets)
 }
 
 func contains(list []string, s string) bool {

@@ -83,6 +83,7 @@ import (
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/importdoc"
+	"github.com/rowcall/rowcall/internal/redact"
 )
 
 // Options are what `rowcall import openapi` takes besides the document.
@@ -524,7 +525,7 @@ func paramSchema(p *openapi3.Parameter) map[string]any {
 	}
 	out := shallow(s, 1)
 	if p.Description != "" {
-		out["description"] = clip(oneLine(p.Description), 300)
+		out["description"] = clip(redact.Line(p.Description), 300)
 	}
 	return out
 }
@@ -574,7 +575,7 @@ func body(rb *openapi3.RequestBody) (string, []slot) {
 		sch = shallow(ref, 1)
 	}
 	if rb.Description != "" {
-		sch["description"] = clip(oneLine(rb.Description), 300)
+		sch["description"] = clip(redact.Line(rb.Description), 300)
 	}
 	return "raw", []slot{{name: "body", in: "body", wire: "body", required: rb.Required, schema: sch}}
 }
@@ -604,7 +605,7 @@ func shallow(ref *openapi3.SchemaRef, depth int) map[string]any {
 			break
 		}
 		if s.Description != "" && out["description"] == nil {
-			out["description"] = clip(oneLine(s.Description), 300)
+			out["description"] = clip(redact.Line(s.Description), 300)
 		}
 		s = next.Value
 	}
@@ -642,7 +643,7 @@ func shallow(ref *openapi3.SchemaRef, depth int) map[string]any {
 		out["default"] = s.Default
 	}
 	if s.Description != "" {
-		out["description"] = clip(oneLine(s.Description), 300)
+		out["description"] = clip(redact.Line(s.Description), 300)
 	}
 	if out["type"] == "array" && depth > 0 {
 		out["items"] = shallow(s.Items, depth-1)
@@ -831,8 +832,8 @@ func bodyTemplate(kind string, slots []slot) string {
 }
 
 func docstring(key, method, path string, op *openapi3.Operation, slots []slot, ex string) string {
-	what := oneLine(op.Summary)
-	desc := oneLine(op.Description)
+	what := redact.Line(op.Summary)
+	desc := redact.Line(op.Description)
 	if what == "" {
 		what = importdoc.FirstSentence(desc)
 	}
@@ -887,8 +888,6 @@ func flagged(ext map[string]any, name string) bool {
 	b, _ := json.Marshal(v)
 	return string(b) == "true"
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -4,6 +4,8 @@
 //
 // Use String for a text, Redact for a value, and Clip (never a plain slice)
 // to shorten a text that may carry a secret: Clip redacts first, then cuts.
+// Line makes untrusted text one line, safe to keep or show (no control or
+// format characters), before it is redacted.
 //
 // Two rules, applied together:
 //
