@@ -92,7 +92,8 @@ func (r *Registry) put(ctx context.Context, name string, wasm []byte, version in
 		return Module{}, err
 	}
 	// A concurrent Delete of another module with the same bytes may have
-	// collected the blob between our write and the metadata; put it back.
+	// collected the blob between our write and the metadata; put it back
+	// (collect says why both sides check).
 	if ok, err := r.blobs.Has(ctx, digest); err == nil && !ok {
 		if err := r.blobs.Put(ctx, digest, wasm); err != nil {
 			return Module{}, rowcall.Errorf(rowcall.EInternal, "store module %s's bytes: %v", name, err)
@@ -313,13 +314,36 @@ func (r *Registry) Delete(ctx context.Context, name string, usedBy []string) err
 }
 
 // collect deletes a blob no module uses any more. It is best effort: an
-// orphaned blob costs space only, and Put restores a blob collected under it.
+// orphaned blob costs space only.
+//
+// The metadata and the blobs share no transaction (on the worker the blobs
+// are in R2), so a Put of the same bytes under another name can land between
+// the check and the delete. Each side re-checks after its own write: put
+// stores the blob again if it is gone once its metadata is written, and
+// collect stores it again if a module uses it once the blob is deleted.
+// Whichever write comes last sees the other's, so a module never keeps
+// metadata whose bytes are gone (TestCollectRacingPut).
 func (r *Registry) collect(ctx context.Context, digest string) {
+	if used, err := r.used(ctx, digest); err != nil || used {
+		return
+	}
+	data, err := r.blobs.Get(ctx, digest)
+	if err != nil {
+		return // already gone, or unreadable: nothing to put back either way
+	}
+	if err := r.blobs.Delete(ctx, digest); err != nil {
+		return
+	}
+	if used, err := r.used(ctx, digest); err != nil || used {
+		_ = r.blobs.Put(ctx, digest, data)
+	}
+}
+
+// used reports whether a module's metadata names digest.
+func (r *Registry) used(ctx context.Context, digest string) (bool, error) {
 	var used bool
 	err := r.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM modules WHERE digest = ?)`, digest).Scan(&used)
-	if err == nil && !used {
-		_ = r.blobs.Delete(ctx, digest)
-	}
+	return used, err
 }
 
 // errRaced is writeMeta's "a concurrent write landed between the upsert and

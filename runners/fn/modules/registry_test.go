@@ -2,6 +2,7 @@ package modules_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -276,5 +277,47 @@ func TestConcurrentWrites(t *testing.T) {
 		if _, err := reg.Bytes(ctx, m); err != nil {
 			t.Errorf("module %s lost its bytes: %v", m.Name, err)
 		}
+	}
+}
+
+// hookBlobs runs beforeDelete once, just before the first Delete reaches the store.
+type hookBlobs struct {
+	modules.BlobStore
+	beforeDelete func()
+}
+
+func (h *hookBlobs) Delete(ctx context.Context, digest string) error {
+	if f := h.beforeDelete; f != nil {
+		h.beforeDelete = nil
+		f()
+	}
+	return h.BlobStore.Delete(ctx, digest)
+}
+
+// TestCollectRacingPut: a Delete's collection has found its blob unused when a
+// Put of the same bytes under another name runs to the end; the blob is then
+// deleted. The module the Put made must still read its bytes.
+func TestCollectRacingPut(t *testing.T) {
+	db := openDB(t)
+	blobs := &hookBlobs{BlobStore: modules.NewSQLBlobs(db)}
+	reg := modules.NewRegistry(db, blobs)
+	code := example("echo")
+	if _, err := reg.Put(ctx, "a", code); err != nil {
+		t.Fatal(err)
+	}
+	var putErr error
+	blobs.beforeDelete = func() { _, putErr = reg.Put(ctx, "b", code) }
+	if err := reg.Delete(ctx, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if putErr != nil {
+		t.Fatal(putErr)
+	}
+	b, err := reg.Get(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reg.Bytes(ctx, b); err != nil || !bytes.Equal(got, code) {
+		t.Fatalf("module b after the race: %d bytes, %v; want its %d bytes", len(got), err, len(code))
 	}
 }
