@@ -32,7 +32,13 @@ type SealedConnection struct {
 
 // Connections keeps connections (sqlstore.Store).
 type Connections interface {
+	// PutConnection stores c, replacing holder's connection to the provider if any.
 	PutConnection(ctx context.Context, c SealedConnection) error
+	// ReplaceConnection stores c only if holder's connection to the provider
+	// is still old (the same sealed bytes); it reports whether it did. A
+	// refresh stores its tokens this way, so a connection deleted or replaced
+	// while it waited on the provider stays as the other request left it.
+	ReplaceConnection(ctx context.Context, old, c SealedConnection) (bool, error)
 	// GetConnection returns holder's connection to provider (ENotFound when none).
 	GetConnection(ctx context.Context, holder, provider string) (SealedConnection, error)
 	// ListConnections lists holder's connections ("": everyone's), without their tokens.

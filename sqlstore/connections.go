@@ -19,6 +19,19 @@ func (s *Store) PutConnection(ctx context.Context, c rowcall.SealedConnection) e
 	return err
 }
 
+// ReplaceConnection stores c only while holder's connection is still old, in
+// one conditional statement.
+func (s *Store) ReplaceConnection(ctx context.Context, old, c rowcall.SealedConnection) (bool, error) {
+	res, err := s.DB.ExecContext(ctx, `UPDATE connections SET key_id = ?, sealed = ?, expires_at = ?, updated_at = ?
+		WHERE holder = ? AND provider = ? AND key_id = ? AND sealed = ?`,
+		c.KeyID, c.Sealed, nullable(c.ExpiresAt), s.now(), c.Holder, c.Provider, old.KeyID, old.Sealed)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // GetConnection returns holder's connection to provider.
 func (s *Store) GetConnection(ctx context.Context, holder, provider string) (rowcall.SealedConnection, error) {
 	c := rowcall.SealedConnection{Connection: rowcall.Connection{Holder: holder, Provider: provider}}

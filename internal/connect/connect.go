@@ -11,6 +11,7 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -90,7 +91,7 @@ func (s *Service) Token(ctx context.Context, holder, provider string) (string, *
 	if err != nil {
 		return "", s.needed(ctx, "connection_unreadable", holder, provider, "the stored connection cannot be opened ("+err.Error()+")")
 	}
-	if tok.Expiry.IsZero() || s.now().Add(expiryMargin).Before(tok.Expiry) {
+	if s.good(tok) {
 		return tok.AccessToken, nil
 	}
 	if tok.RefreshToken == "" {
@@ -100,16 +101,51 @@ func (s *Service) Token(ctx context.Context, holder, provider string) (string, *
 	if err == nil {
 		var fresh *oauth2.Token
 		if fresh, err = cfg.TokenSource(s.clientCtx(ctx), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil {
-			if err = s.put(ctx, holder, provider, fresh); err == nil {
-				return fresh.AccessToken, nil
+			var stored bool
+			if stored, err = s.Store.ReplaceConnection(ctx, sc, s.sealConnection(holder, provider, fresh)); err == nil {
+				if stored {
+					return fresh.AccessToken, nil
+				}
+				if at, fail, ok := s.changed(ctx, sc); ok {
+					return at, fail
+				}
 			}
 		}
 	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
+		if at, fail, ok := s.changed(ctx, sc); ok {
+			return at, fail
+		}
 		return "", s.needed(ctx, "connection_expired", holder, provider, "the provider refused to refresh the token ("+re.ErrorCode+")")
 	}
 	return "", rowcall.Fail("auth", "connection_refresh", provider).Because("the provider could not be reached to refresh the token; try again")
+}
+
+// good reports whether tok's access token is not about to expire.
+func (s *Service) good(tok *oauth2.Token) bool {
+	return tok.Expiry.IsZero() || s.now().Add(expiryMargin).Before(tok.Expiry)
+}
+
+// changed answers a call whose refresh of sc was not stored, or was refused,
+// when the connection changed while the call waited on the provider: deleted
+// (the holder disconnected, or its token was revoked: the call stops and the
+// connection stays deleted), or replaced by another host's refresh or a new
+// connection (its access token serves the call when still good; a provider
+// that rotates refresh tokens refuses the one the other host used first).
+// ok is false when the connection is as the call read it.
+func (s *Service) changed(ctx context.Context, sc rowcall.SealedConnection) (string, *rowcall.Failure, bool) {
+	now, err := s.Store.GetConnection(ctx, sc.Holder, sc.Provider)
+	switch {
+	case rowcall.ErrorCode(err) == rowcall.ENotFound:
+		return "", s.needed(ctx, "connection_required", sc.Holder, sc.Provider, "this caller's "+sc.Provider+" connection was revoked while the call refreshed it"), true
+	case err != nil || now.KeyID == sc.KeyID && bytes.Equal(now.Sealed, sc.Sealed):
+		return "", nil, false
+	}
+	if tok, err := s.open(now); err == nil && s.good(tok) {
+		return tok.AccessToken, nil, true
+	}
+	return "", nil, false
 }
 
 // needed is the failure that sends the caller to connect: code, provider,
@@ -178,13 +214,18 @@ func (s *Service) Finish(ctx context.Context, state, code string) (holder, provi
 
 // put seals tok as holder's connection to provider.
 func (s *Service) put(ctx context.Context, holder, provider string, tok *oauth2.Token) error {
+	return s.Store.PutConnection(ctx, s.sealConnection(holder, provider, tok))
+}
+
+// sealConnection seals tok as holder's connection to provider.
+func (s *Service) sealConnection(holder, provider string, tok *oauth2.Token) rowcall.SealedConnection {
 	plain, _ := json.Marshal(tok)
 	kid, sealed := s.Keys.Seal(plain, "connection\x00"+holder+"\x00"+provider)
 	c := rowcall.SealedConnection{Connection: rowcall.Connection{Holder: holder, Provider: provider}, KeyID: kid, Sealed: sealed}
 	if !tok.Expiry.IsZero() {
 		c.ExpiresAt = tok.Expiry.UTC().Format(rowcall.Timestamp)
 	}
-	return s.Store.PutConnection(ctx, c)
+	return c
 }
 
 // open decrypts a stored connection: the sealing is bound to its holder and

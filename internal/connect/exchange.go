@@ -70,7 +70,7 @@ func (s *Service) JWKS() map[string]any {
 func (s *Service) exchanged(ctx context.Context, holder, provider string) (string, *rowcall.Failure) {
 	key := holder + "\x00" + provider
 	if v, ok := s.exchanges.Load(key); ok {
-		if tok := v.(*oauth2.Token); tok.Expiry.IsZero() || s.now().Add(expiryMargin).Before(tok.Expiry) {
+		if tok := v.(*oauth2.Token); s.good(tok) {
 			return tok.AccessToken, nil
 		}
 		s.exchanges.Delete(key)
