@@ -23,7 +23,9 @@ const MaxImportBatch = 1000
 // meanwhile is refused with version_conflict (key_exists), not overwritten.
 // With source (an import id, what `rowcall import openapi` sends) the rows
 // written remember it and none replaces a row another import or the owner
-// made unless replace=1 (rowcall.ImportMayReplace). The answer says what was
+// made unless replace=1 (rowcall.ImportMayReplace); without replace=1 those
+// writes are always guarded, as with if_match=1, so the row whose provenance
+// was checked is the row replaced. The answer says what was
 // (or would be) created, updated and left unchanged.
 func (h *Handler) importRows(w http.ResponseWriter, r *http.Request, c Caller) {
 	obj, err := readObject(r)
@@ -122,6 +124,9 @@ func (h *Handler) importBatch(w http.ResponseWriter, r *http.Request, raw []map[
 	if from.source != "" {
 		extra = append(ordered{{"source", from.source}, {"rows", listed}}, extra...)
 	}
+	// The provenance was checked on the rows read: only a write guarded by
+	// what was read keeps that check true when the write lands.
+	guarded = guarded || from.source != "" && !from.replace
 	status := http.StatusOK
 	switch {
 	case len(invalidRows) > 0:

@@ -69,3 +69,36 @@ func TestImportIfMatch(t *testing.T) {
 		}
 	}
 }
+
+// ownerWritesMeanwhile is a real store where the owner creates row K by hand
+// just after an import has read the stored rows (K was free then).
+type ownerWritesMeanwhile struct{ *sqlstore.Store }
+
+func (s ownerWritesMeanwhile) RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error) {
+	stored, err := s.Store.RowsByKey(ctx, keys)
+	r := rowcall.NewRow("K", rowcall.TypeHTTP)
+	r.Target, r.Content, r.Approval = "GET https://internal.example/k", "# WHAT: the owner's own row", 1
+	if _, err := s.Store.Create(ctx, r); err != nil {
+		return nil, err
+	}
+	return stored, err
+}
+
+// TestImportSourceRacingOwner: an import with a source (and no if_match)
+// never replaces a row the owner made, even one made between the import's
+// read and its write: the provenance checked is the provenance replaced.
+func TestImportSourceRacingOwner(t *testing.T) {
+	store := ownerWritesMeanwhile{testenv.Store(t)}
+	h := api.New(api.Config{OwnerKeys: func() []string { return []string{ownerKey} }}, directory.New(store, ""), store, &dispatch.Dispatcher{Store: store})
+	rows, _ := json.Marshal(map[string]any{"rows": []map[string]any{
+		{"key": "K", "type": "http", "target": "GET https://api.example.com/k", "content": "# WHAT: an imported operation"},
+	}})
+	w := send(t, h, "POST", "/api/import?source=openapi:https://api.example.com", string(rows))
+	k, _ := store.Lookup(context.Background(), "K")
+	if k.ImportedFrom != "" || k.Target != "GET https://internal.example/k" || k.Approval != 1 {
+		t.Errorf("the owner's row K was replaced by the import: target %q, approval %d, imported_from %q", k.Target, k.Approval, k.ImportedFrom)
+	}
+	if w.Code != 409 || !strings.Contains(w.Body.String(), `"error":"key_exists"`) {
+		t.Errorf("HTTP %d %s; want 409 key_exists", w.Code, w.Body)
+	}
+}
