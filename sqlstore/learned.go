@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/rowcall/rowcall"
 )
@@ -27,16 +29,7 @@ func scanPhrase(sc scanner) (rowcall.Phrase, error) {
 // owner did not approve, and deletes the phrases learned from use last taught
 // before stale (the TTL; "" none).
 func (s *Store) Learn(ctx context.Context, p rowcall.Phrase, keep int, stale string) error {
-	now := s.now()
-	var model, vector any
-	if p.Vector != nil {
-		model, vector = p.Model, VectorBlob(p.Vector)
-	}
-	if _, err := s.DB.ExecContext(ctx, `INSERT INTO learned (id, key, scope, phrase, source, approved, actor, receipt, model, vector, created_at, used_at, updated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (scope, key, phrase) DO UPDATE SET uses = uses + 1, used_at = excluded.used_at, updated_at = excluded.updated_at,
-		receipt = COALESCE(excluded.receipt, receipt), approved = MAX(approved, excluded.approved)`,
-		phraseID(), p.Key, p.Scope, p.Text, p.Source, p.Approved, p.Actor, nullable(p.Receipt), model, vector, now, now, now); err != nil {
+	if err := s.LearnSet(ctx, []rowcall.Phrase{p}); err != nil {
 		return err
 	}
 	if _, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND scope = ? AND source = ? AND approved = 0 AND id NOT IN
@@ -48,6 +41,37 @@ func (s *Store) Learn(ctx context.Context, p rowcall.Phrase, keep int, stale str
 		return nil
 	}
 	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE approved = 0 AND source = 'use' AND used_at < ?`, stale)
+	return err
+}
+
+// LearnSet stores ps, phrases of one key, scope, source, approval, actor and
+// receipt (a model's questions for a row), in one statement: each taught
+// again counts up its uses, starts its age over and takes ps' receipt (if
+// any). No other phrase is deleted (ForgetPhrases does it once the set is
+// stored).
+func (s *Store) LearnSet(ctx context.Context, ps []rowcall.Phrase) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	p, now := ps[0], s.now()
+	args := []any{p.Key, p.Scope, p.Source, p.Approved, p.Actor, nullable(p.Receipt), now, now, now}
+	if n := len(args) + 4*len(ps); n > s.maxParams() {
+		return fmt.Errorf("%d phrases take %d bound parameters, more than the database's %d", len(ps), n, s.maxParams())
+	}
+	values := make([]string, len(ps))
+	for i, p := range ps {
+		var model, vector any
+		if p.Vector != nil {
+			model, vector = p.Model, VectorBlob(p.Vector)
+		}
+		values[i] = "(?,?,?,?)"
+		args = append(args, phraseID(), p.Text, model, vector)
+	}
+	// WHERE 1: an upsert's SELECT needs a WHERE, or SQLite reads its ON as a join's.
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO learned (id, key, scope, phrase, source, approved, actor, receipt, model, vector, created_at, used_at, updated_at)
+		SELECT column1, ?, ?, column2, ?, ?, ?, ?, column3, column4, ?, ?, ? FROM (VALUES `+strings.Join(values, ",")+`) WHERE 1
+		ON CONFLICT (scope, key, phrase) DO UPDATE SET uses = uses + 1, used_at = excluded.used_at, updated_at = excluded.updated_at,
+		receipt = COALESCE(excluded.receipt, receipt), approved = MAX(approved, excluded.approved)`, args...)
 	return err
 }
 
@@ -89,9 +113,15 @@ func (s *Store) EditPhrase(ctx context.Context, id string, text *string, approve
 
 // ForgetPhrases deletes key's phrases of source that the owner did not
 // approve, except those receipt taught last (a row's questions from the
-// model, once the new ones are stored).
-func (s *Store) ForgetPhrases(ctx context.Context, key, source, receipt string) error {
-	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND source = ? AND approved = 0 AND COALESCE(receipt, '') <> ?`, key, source, receipt)
+// model, once LearnSet stored the new ones), and only while all n phrases
+// receipt taught still name it: a set that another call's ForgetPhrases
+// deleted, or that a set stored after it took a phrase of (the same question,
+// taught again), deletes nothing. So of calls that replace a row's questions
+// at once, in whatever order their statements run, the last that deletes
+// keeps its whole set, and the row is never left without one.
+func (s *Store) ForgetPhrases(ctx context.Context, key, source, receipt string, n int) error {
+	_, err := s.DB.ExecContext(ctx, `DELETE FROM learned WHERE key = ? AND source = ? AND approved = 0 AND COALESCE(receipt, '') <> ?
+		AND (SELECT count(*) FROM learned WHERE key = ? AND receipt = ?) = ?`, key, source, receipt, key, receipt, n)
 	return err
 }
 

@@ -18,10 +18,13 @@
 // The questions of a row's earlier text are replaced; a row whose text is
 // what its phrases were written from (the receipt's input
 // fingerprint) is not sent again, so a write that changes no text costs
-// nothing. Phrases of source model rank the row under every token scope
-// (internal/learn), since the model wrote them from the row alone; they are
-// listed, edited, approved and deleted with the others (/api/learned), and
-// they are not part of the row or its contract.
+// nothing. Hosts that expand the same row at once (they follow one event
+// log) each pay their call, and the row keeps one call's whole set of
+// questions (sqlstore's LearnSet, then ForgetPhrases). Phrases of source
+// model rank the row under every token scope (internal/learn), since the
+// model wrote them from the row alone; they are listed, edited, approved and
+// deleted with the others (/api/learned), and they are not part of the row
+// or its contract.
 //
 // A failed call is logged and tried again at the next write of that row; a
 // host that was down while rows were written expands only rows written after
@@ -72,13 +75,13 @@ type Store interface {
 	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
 	Receipt(ctx context.Context, id string) (rowcall.Receipt, error)
 	Phrases(ctx context.Context, key string, vectors bool) ([]rowcall.Phrase, error)
-	ForgetPhrases(ctx context.Context, key, source, receipt string) error
+	ForgetPhrases(ctx context.Context, key, source, receipt string, n int) error
 }
 
-// Teacher stores a phrase, and is told the phrases changed otherwise
-// (*learn.Learner: embedded and ranked at once).
+// Teacher stores one call's phrases for a row at once, and is told the
+// phrases changed otherwise (*learn.Learner: embedded and ranked at once).
 type Teacher interface {
-	Teach(ctx context.Context, p rowcall.Phrase) error
+	TeachSet(ctx context.Context, ps []rowcall.Phrase) error
 	Touch()
 }
 
@@ -188,16 +191,19 @@ func (x *Expander) Expand(ctx context.Context, r rowcall.Row) error {
 	if len(qs) == 0 {
 		return fmt.Errorf("the answer of %s holds no question: %.200q", x.Key, res.Result)
 	}
-	// The new questions first, then the earlier text's go: the row is never
-	// without its questions in between.
-	for _, q := range qs {
-		p := rowcall.Phrase{Key: r.Key, Scope: "*", Text: q, Source: rowcall.SourceModel, Actor: "model:" + x.Key, Receipt: res.Receipt.ID}
-		if err := x.Learner.Teach(ctx, p); err != nil {
-			return err
-		}
+	// The new questions first, in one statement, then the others go, unless
+	// another expansion of the row took some of them meanwhile: the row is
+	// never without its questions in between, and of expansions that race
+	// (hosts following one event log), one whole set stays.
+	ps := make([]rowcall.Phrase, len(qs))
+	for i, q := range qs {
+		ps[i] = rowcall.Phrase{Key: r.Key, Scope: "*", Text: q, Source: rowcall.SourceModel, Actor: "model:" + x.Key, Receipt: res.Receipt.ID}
+	}
+	if err := x.Learner.TeachSet(ctx, ps); err != nil {
+		return err
 	}
 	defer x.Learner.Touch()
-	return x.Store.ForgetPhrases(ctx, r.Key, rowcall.SourceModel, res.Receipt.ID)
+	return x.Store.ForgetPhrases(ctx, r.Key, rowcall.SourceModel, res.Receipt.ID, len(ps))
 }
 
 // current reports whether key's phrases from the model were written from

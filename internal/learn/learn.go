@@ -63,6 +63,7 @@ const (
 // Store is what a Learner reads and writes (sqlstore.Store).
 type Store interface {
 	Learn(ctx context.Context, p rowcall.Phrase, keep int, stale string) error
+	LearnSet(ctx context.Context, ps []rowcall.Phrase) error
 	Phrases(ctx context.Context, key string, vectors bool) ([]rowcall.Phrase, error)
 	EmbedPhrases(ctx context.Context, ps []rowcall.Phrase) error
 	PhrasesStamp(ctx context.Context) (string, error)
@@ -244,14 +245,39 @@ func (l *Learner) Called(ctx context.Context, owner bool, tok *rowcall.Token, rc
 // Teach stores p as a learned phrase (embedded when the Learner has an
 // Embedder; else at the next ask that ranks with it).
 func (l *Learner) Teach(ctx context.Context, p rowcall.Phrase) error {
-	if l.Embedder != nil {
-		if vs, err := l.Embedder.Embed(ctx, []string{p.Text}); err == nil && len(vs) == 1 {
-			p.Model, p.Vector = l.Embedder.Model().ID(), vs[0]
-		}
-	}
-	err := l.Store.Learn(ctx, p, Keep, l.now().Add(-TTL).UTC().Format(rowcall.Timestamp))
+	ps := []rowcall.Phrase{p}
+	l.embed(ctx, ps)
+	err := l.Store.Learn(ctx, ps[0], Keep, l.now().Add(-TTL).UTC().Format(rowcall.Timestamp))
 	l.Touch()
 	return err
+}
+
+// TeachSet stores ps, the phrases one call taught a row (one key, scope,
+// source and receipt: a model's questions), at once, embedded as Teach does;
+// no phrase is pushed out by Keep (Store.ForgetPhrases replaces the row's
+// earlier ones).
+func (l *Learner) TeachSet(ctx context.Context, ps []rowcall.Phrase) error {
+	l.embed(ctx, ps)
+	err := l.Store.LearnSet(ctx, ps)
+	l.Touch()
+	return err
+}
+
+// embed sets the vectors of ps when the Learner has an Embedder that
+// answers.
+func (l *Learner) embed(ctx context.Context, ps []rowcall.Phrase) {
+	if l.Embedder == nil {
+		return
+	}
+	texts := make([]string, len(ps))
+	for i, p := range ps {
+		texts[i] = p.Text
+	}
+	if vs, err := l.Embedder.Embed(ctx, texts); err == nil && len(vs) == len(ps) {
+		for i := range ps {
+			ps[i].Model, ps[i].Vector = l.Embedder.Model().ID(), vs[i]
+		}
+	}
 }
 
 // Touch says the learned table changed: the next ask reads it again.
