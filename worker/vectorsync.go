@@ -20,18 +20,21 @@ import (
 // vectorSync keeps the Vectorize index current with the directory, from the
 // event log: after a directory write (a request to /api/directory… or
 // /api/import that is not a read) has been answered, the request's own
-// context embeds the rows changed since the instance last looked and upserts
-// their vectors, and deletes the vectors of rows deleted. The write is
-// acknowledged first: the work runs after the response has gone to the shim,
-// which holds the request's context open (ctx.waitUntil) until the
-// operations Go started in it are done (build/shim/worker.mjs), bounded by
-// syncLimit. Reading the event log rather than the request catches every
-// change, whichever path made it (the API, an import, a row calling $SELF,
-// another isolate), and an update that changes none of what is embedded or
-// filtered on (a planner_rank, say) embeds nothing. Isolates sync
-// independently and Vectorize has no conditional write, so after each
-// upsert the rows are read again and a row whose text changed meanwhile is
-// upserted again: an isolate's late vector of a row's old text never stays.
+// context reads the keys changed since the instance last looked, embeds the
+// rows that exist now and upserts their vectors, and deletes the vectors of
+// the keys that do not. The write is acknowledged first: the work runs after
+// the response has gone to the shim, which holds the request's context open
+// (ctx.waitUntil) until the operations Go started in it are done
+// (build/shim/worker.mjs), bounded by syncLimit. Reading the event log
+// rather than the request catches every change, whichever path made it (the
+// API, an import, a row calling $SELF, another isolate), and an update that
+// changes none of what is embedded or filtered on (a planner_rank, say)
+// embeds nothing. Isolates sync independently and Vectorize has no
+// conditional write, so what a key needs is decided from its row as it is
+// now, not from the events, and after each upsert or delete the rows are
+// read again and a key whose row changed meanwhile is written again: an
+// isolate's late vector of a row's old text, or late delete of a row created
+// again, never stays.
 //
 // The cursor starts at the event log's end when the instance sees its first
 // write, and moves past what was done; a failed batch stays behind it and is
@@ -139,53 +142,66 @@ func (s *vectorSync) snapshot() syncReport {
 	return s.report
 }
 
-// changedRow is a key's net change over a run of events.
-type changedRow struct {
-	deleted bool
-	first   *rowcall.Row // before the first event (nil: it did not exist)
-	last    rowcall.Row  // after the last
+// held is what the index is known to hold for a key: no vector (none), or
+// the vector of a row indexed as as.
+type held struct {
+	none bool
+	as   indexed
 }
 
-// pass reads up to syncBatch events past the cursor, applies them and moves
-// the cursor past them. It returns how many it read.
+// pass reads up to syncBatch events past the cursor, brings the vectors of
+// the keys they touch to what the directory holds now, and moves the cursor
+// past them. It returns how many it read.
+//
+// The events say which keys to look at, and of one thing more: a key whose
+// every event here changed nothing embedded or filtered on (a planner_rank,
+// say) has the vector it had before them, so a row still so indexed is left
+// alone. Of any other key they say nothing the index can be trusted to
+// reflect: another isolate may have synced some of them, deleting the vector
+// of a row created again here, or storing the vector of a text edited back
+// here, so the row is read as it is now and given its vector (due).
 func (s *vectorSync) pass(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, action, key, before, after FROM events
+	rows, err := s.db.QueryContext(ctx, `SELECT id, key, before, after FROM events
 		WHERE id > ? AND kind = 'DIRECTORY_MUTATE' ORDER BY id LIMIT ?`, s.cursor, syncBatch)
 	if err != nil {
 		return 0, err
 	}
-	changes := map[string]*changedRow{}
 	var order []string
+	seen := map[string]bool{}
+	kept := map[string]held{} // keys whose events changed nothing indexed, as they were
 	last, n := s.cursor, 0
 	for rows.Next() {
 		var id int64
-		var action, key string
+		var key string
 		var before, after sql.NullString
-		if err := rows.Scan(&id, &action, &key, &before, &after); err != nil {
+		if err := rows.Scan(&id, &key, &before, &after); err != nil {
 			rows.Close()
 			return 0, err
 		}
 		last, n = id, n+1
-		c, ok := changes[key]
-		if !ok {
-			c = &changedRow{}
-			if before.Valid {
-				c.first = &rowcall.Row{}
-				if err := json.Unmarshal([]byte(before.String), c.first); err != nil {
-					rows.Close()
-					return 0, fmt.Errorf("event %d: %w", id, err)
-				}
-			}
-			changes[key] = c
+		_, same := kept[key]
+		if !seen[key] {
+			seen[key], same = true, true
 			order = append(order, key)
 		}
-		c.deleted = action == "delete"
-		if !c.deleted {
-			c.last = rowcall.Row{}
-			if err := json.Unmarshal([]byte(after.String), &c.last); err != nil {
-				rows.Close()
-				return 0, fmt.Errorf("event %d: %w", id, err)
-			}
+		if !same {
+			continue
+		}
+		delete(kept, key)
+		if !before.Valid || !after.Valid {
+			continue // a create or a delete
+		}
+		var b, a rowcall.Row
+		if err := json.Unmarshal([]byte(before.String), &b); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("event %d: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(after.String), &a); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("event %d: %w", id, err)
+		}
+		if indexedAs(&b) == indexedAs(&a) {
+			kept[key] = held{as: indexedAs(&a)}
 		}
 	}
 	if err := rows.Close(); err != nil {
@@ -194,7 +210,11 @@ func (s *vectorSync) pass(ctx context.Context) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	if err := s.apply(ctx, order, changes); err != nil {
+	todo, gone, err := s.due(ctx, order, kept)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.apply(ctx, todo, gone); err != nil {
 		return 0, err
 	}
 	s.cursor = last
@@ -202,40 +222,80 @@ func (s *vectorSync) pass(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// apply embeds and upserts the rows changed in what is embedded or
-// filtered on, and deletes the deleted ones; a row that changed again while
-// its vector was on its way (another isolate's write) is upserted again as
-// it is now (changedSince).
-func (s *vectorSync) apply(ctx context.Context, order []string, changes map[string]*changedRow) error {
-	m := s.emb.Model()
-	var gone []string
+// due reads the rows of keys as they are now, on the primary, and returns
+// those whose vector the index is not known (have) to hold as they are, and
+// the keys of those that no longer exist and may still have a vector.
+func (s *vectorSync) due(ctx context.Context, keys []string, have map[string]held) ([]*rowcall.Row, []string, error) {
+	now, deleted, err := vectors.Current(onPrimary(ctx), sqlstore.New(s.db), keys)
+	if err != nil {
+		return nil, nil, err
+	}
 	var rows []*rowcall.Row
-	for _, key := range order {
-		c := changes[key]
-		switch {
-		case c.deleted:
-			gone = append(gone, key)
-		case c.first != nil && indexedAs(c.first) == indexedAs(&c.last):
-			// nothing embedded or filtered on changed
-		default:
-			rows = append(rows, &c.last)
+	for i := range now {
+		if h, ok := have[now[i].Key]; !ok || h.none || h.as != indexedAs(&now[i]) {
+			rows = append(rows, &now[i])
 		}
 	}
-	if len(gone) > 0 {
-		if err := s.idx.Delete(ctx, m, gone); err != nil {
-			return err
+	var gone []string
+	for _, k := range deleted {
+		if h, ok := have[k]; !ok || !h.none {
+			gone = append(gone, k)
 		}
-		s.noted(func(r *syncReport) { r.Deleted += int64(len(gone)) })
 	}
-	for round := 0; len(rows) > 0; round++ {
+	return rows, gone, nil
+}
+
+// apply upserts the vectors of rows as they are and deletes those of gone,
+// then reads the keys again (due) and does the same for what changed
+// meanwhile: a row edited, deleted, or created again by another isolate's
+// write while this one's index writes were on their way.
+//
+// Vectorize has no conditional write: another isolate may have stored a
+// row's newer vector before this upsert replaced it with an older text's,
+// or the vector of a row created again before this delete removed it. The
+// rows are read on the primary after the index accepted the writes, and
+// Vectorize applies an index's mutations in the order it accepts them
+// (describe's processedUpToMutation is a mark on one sequence; the
+// documentation implies the order but does not state it), so a key's last
+// writer either commits before this read, which then finds the row as it
+// is and writes its vector again, or writes after it and its own sync's
+// writes come later: whichever isolate writes last leaves the vector of the
+// row as it is, or none for a row that does not exist.
+func (s *vectorSync) apply(ctx context.Context, rows []*rowcall.Row, gone []string) error {
+	m := s.emb.Model()
+	for round := 0; len(rows) > 0 || len(gone) > 0; round++ {
 		if round == maxRestores {
-			return fmt.Errorf("vectorize: %s changed %d times while its vector was stored; the next write or a reindex stores it", rows[0].Key, round)
+			var key string
+			if len(rows) > 0 {
+				key = rows[0].Key
+			} else {
+				key = gone[0]
+			}
+			return fmt.Errorf("vectorize: %s changed %d times while its vector was stored; the next write or a reindex stores it", key, round)
 		}
-		if err := s.upsert(ctx, rows); err != nil {
-			return err
+		have := make(map[string]held, len(rows)+len(gone))
+		keys := make([]string, 0, len(rows)+len(gone))
+		if len(gone) > 0 {
+			if err := s.idx.Delete(ctx, m, gone); err != nil {
+				return err
+			}
+			s.noted(func(r *syncReport) { r.Deleted += int64(len(gone)) })
+			for _, k := range gone {
+				have[k] = held{none: true}
+				keys = append(keys, k)
+			}
+		}
+		if len(rows) > 0 {
+			if err := s.upsert(ctx, rows); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				have[r.Key] = held{as: indexedAs(r)}
+				keys = append(keys, r.Key)
+			}
 		}
 		var err error
-		if rows, err = s.changedSince(ctx, rows); err != nil {
+		if rows, gone, err = s.due(ctx, keys, have); err != nil {
 			return err
 		}
 	}
@@ -264,47 +324,9 @@ func (s *vectorSync) upsert(ctx context.Context, rows []*rowcall.Row) error {
 	return nil
 }
 
-// maxRestores is how many times one pass upserts a row's vector again
-// because the row changed meanwhile (changedSince).
+// maxRestores is how many rounds of index writes one pass makes for keys
+// whose rows changed while their vectors were written (apply).
 const maxRestores = 4
-
-// changedSince returns, among rows whose vectors were just upserted, those
-// whose stored row no longer is what its vector holds (indexedAs), as they
-// are now, and deletes the vectors of those deleted. Vectorize has no
-// conditional write: another isolate may have stored a row's newer vector
-// before this upsert replaced it with an older text's. The rows are read on
-// the primary after the upsert was accepted, and Vectorize applies an
-// index's mutations in the order it accepts them (describe's
-// processedUpToMutation is a mark on one sequence; the documentation implies
-// the order but does not state it), so the row's last writer either commits
-// before this read, which then finds its text and upserts it again, or
-// upserts after it: the vector Vectorize keeps is the row's current one.
-func (s *vectorSync) changedSince(ctx context.Context, rows []*rowcall.Row) ([]*rowcall.Row, error) {
-	keys := make([]string, len(rows))
-	for i, r := range rows {
-		keys[i] = r.Key
-	}
-	now, err := sqlstore.New(s.db).RowsByKey(onPrimary(ctx), keys)
-	if err != nil {
-		return nil, err
-	}
-	var changed []*rowcall.Row
-	var gone []string
-	for _, r := range rows {
-		switch c, ok := now[r.Key]; {
-		case !ok:
-			gone = append(gone, r.Key)
-		case indexedAs(&c) != indexedAs(r):
-			changed = append(changed, &c)
-		}
-	}
-	if len(gone) > 0 {
-		if err := s.idx.Delete(ctx, s.emb.Model(), gone); err != nil {
-			return nil, err
-		}
-	}
-	return changed, nil
-}
 
 // indexed is what of a row its vector holds: the text embedded and what
 // queries filter on.
@@ -364,7 +386,7 @@ func (s *vectorSync) reindex(ctx context.Context, after string, limit int, force
 	if len(keys) == 0 {
 		return rep, nil
 	}
-	byKey, err := sqlstore.New(s.db).RowsByKey(ctx, keys)
+	now, _, err := vectors.Current(ctx, sqlstore.New(s.db), keys) // a row deleted since: the sync deletes its vector
 	if err != nil {
 		return rep, err
 	}
@@ -375,25 +397,20 @@ func (s *vectorSync) reindex(ctx context.Context, after string, limit int, force
 			return rep, err
 		}
 	}
-	changes := map[string]*changedRow{}
-	var order []string
-	for _, k := range keys {
-		r, ok := byKey[k]
-		if !ok {
-			continue // deleted since: the sync deletes its vector
-		}
-		rep.Checked++
-		if cur, ok := have[k]; ok && !force && cur == rowcall.EmbedHash(m, rowcall.EmbedText(&r)) {
+	var rows []*rowcall.Row
+	for i := range now {
+		r := &now[i]
+		if cur, ok := have[r.Key]; ok && !force && cur == rowcall.EmbedHash(m, rowcall.EmbedText(r)) {
 			continue
 		}
-		changes[k] = &changedRow{last: r}
-		order = append(order, k)
+		rows = append(rows, r)
 	}
-	if err := s.apply(ctx, order, changes); err != nil {
+	rep.Checked = len(now)
+	if err := s.apply(ctx, rows, nil); err != nil {
 		s.failed(err)
 		return rep, err
 	}
-	rep.Embedded = len(order)
+	rep.Embedded = len(rows)
 	if len(keys) == limit {
 		rep.Next = keys[len(keys)-1]
 	}

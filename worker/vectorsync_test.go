@@ -286,3 +286,153 @@ func TestVectorizeLateOldTextIsReplaced(t *testing.T) {
 		t.Error("a deleted row's vector is in Vectorize after a late upsert of its text")
 	}
 }
+
+// hookIndex is a mapIndex whose Delete first runs beforeDelete (once).
+type hookIndex struct {
+	mapIndex
+	beforeDelete func()
+}
+
+func (x *hookIndex) Delete(ctx context.Context, m rowcall.EmbedModel, keys []string) error {
+	if f := x.beforeDelete; f != nil {
+		x.beforeDelete = nil
+		f()
+	}
+	return x.mapIndex.Delete(ctx, m, keys)
+}
+
+// isolates is a directory whose index two isolates keep current: A created
+// the row PAY and synced, then B placed its cursor.
+type isolates struct {
+	store *sqlstore.Store
+	pay   rowcall.Row // PAY as it was created
+	a, b  *vectorSync
+	embB  *hashEmbedder // B's
+}
+
+func newIsolates(t *testing.T, idx rowcall.VectorIndex) isolates {
+	t.Helper()
+	ctx := context.Background()
+	db := testdb.Open(t)
+	x := isolates{store: sqlstore.New(db), pay: rowcall.NewRow("PAY", rowcall.TypeHTTP), embB: &hashEmbedder{}}
+	x.pay.Category, x.pay.Target, x.pay.Content = "misc", "GET https://example.test/pay", "# WHAT: Return money to a buyer."
+	x.a, x.b = newVectorSync(db, &hashEmbedder{}, idx), newVectorSync(db, x.embB, idx)
+	x.a.before(ctx)
+	if _, err := x.store.Create(ctx, x.pay); err != nil {
+		t.Fatal(err)
+	}
+	x.a.after(ctx)
+	x.b.before(ctx)
+	return x
+}
+
+// holds fails the test unless idx holds the vector of PAY as it is now, or
+// none when there is no such row, or either isolate's sync failed.
+func (x isolates) holds(t *testing.T, idx mapIndex) {
+	t.Helper()
+	for _, s := range []*vectorSync{x.a, x.b} {
+		if r := s.snapshot(); r.LastError != "" {
+			t.Fatalf("sync: %+v", r)
+		}
+	}
+	v, ok := idx["PAY"]
+	r, err := x.store.Get(context.Background(), "PAY")
+	switch {
+	case err != nil && !ok:
+	case err != nil:
+		t.Error("PAY does not exist, but the index holds a vector for it")
+	case !ok:
+		t.Error("PAY exists, but the index holds no vector for it (ask finds it by words alone until its next edit or a reindex)")
+	case v.TextHash != rowcall.EmbedHash(x.embB.Model(), rowcall.EmbedText(&r)) || v.Category != r.Category || v.Enabled != (r.Enabled != 0):
+		t.Error("the index holds a vector of PAY other than its current text's")
+	}
+}
+
+// Isolate A serves the delete of a row; while its Vectorize delete is on its
+// way, isolate B creates the row again and syncs, its upsert landing first.
+// A's delete then removes the new row's vector, so A reads the row again
+// after its delete, as after an upsert, and stores the vector of the row
+// that exists now.
+func TestVectorSyncDeleteRacingRecreateLeavesVector(t *testing.T) {
+	ctx := context.Background()
+	idx := &hookIndex{mapIndex: mapIndex{}}
+	x := newIsolates(t, idx)
+	x.holds(t, idx.mapIndex)
+	if err := x.store.Delete(ctx, "PAY", 0); err != nil { // served by A
+		t.Fatal(err)
+	}
+	idx.beforeDelete = func() { // served by B, and synced, while A's delete is on its way
+		again := x.pay
+		again.Content = "# WHAT: Refund a buyer's payment."
+		if _, err := x.store.Create(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		x.b.after(ctx)
+	}
+	x.a.after(ctx)
+	if idx.beforeDelete != nil {
+		t.Fatal("A's sync deleted nothing")
+	}
+	x.holds(t, idx.mapIndex)
+}
+
+// Isolate A serves the delete of a row and syncs: its vector goes. Isolate
+// B, whose cursor is from before that delete, serves the same row's
+// creation again and syncs: the row is as it was before the delete, but
+// the index no longer holds its vector, so B stores it.
+func TestVectorSyncRecreateAfterDeleteSyncedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	idx := mapIndex{}
+	x := newIsolates(t, idx)
+	if err := x.store.Delete(ctx, "PAY", 0); err != nil { // served by A
+		t.Fatal(err)
+	}
+	x.a.after(ctx)
+	if _, ok := idx["PAY"]; ok {
+		t.Fatal("A's sync left the deleted row's vector")
+	}
+	if _, err := x.store.Create(ctx, x.pay); err != nil { // served by B
+		t.Fatal(err)
+	}
+	x.b.after(ctx)
+	x.holds(t, idx)
+}
+
+// The same with edits: isolate A serves an edit of a row's text and syncs
+// (the index holds the new text's vector); isolate B, whose cursor is from
+// before that edit, serves an edit back to the old text and syncs. Across
+// B's events the row ends as it began, but the index holds A's vector, so
+// B stores the old text's again. An edit of nothing embedded or filtered on
+// still embeds nothing.
+func TestVectorSyncEditBackAfterEditSyncedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	idx := mapIndex{}
+	x := newIsolates(t, idx)
+	cur, err := x.store.Get(ctx, "PAY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Content = "# WHAT: Send a letter to an inbox." // served by A
+	if cur, err = x.store.Replace(ctx, cur, 0); err != nil {
+		t.Fatal(err)
+	}
+	x.a.after(ctx)
+	x.holds(t, idx)
+	cur.Content = x.pay.Content // served by B
+	if cur, err = x.store.Replace(ctx, cur, 0); err != nil {
+		t.Fatal(err)
+	}
+	x.b.after(ctx)
+	x.holds(t, idx)
+
+	cur.PlannerRank = 5 // served by B
+	if _, err = x.store.Replace(ctx, cur, 0); err != nil {
+		t.Fatal(err)
+	}
+	n := len(x.embB.texts)
+	x.b.after(ctx)
+	if len(x.embB.texts) != n {
+		t.Errorf("a planner_rank edit embedded %v", x.embB.texts[n:])
+	}
+	x.holds(t, idx)
+}

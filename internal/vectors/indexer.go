@@ -129,17 +129,9 @@ func (x *Indexer) Pass(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		byKey, err := x.Store.RowsByKey(ctx, keys)
-		if err != nil {
-			return err
-		}
 		var gone []string
-		for _, k := range keys {
-			if r, ok := byKey[k]; ok {
-				rows = append(rows, r)
-			} else {
-				gone = append(gone, k)
-			}
+		if rows, gone, err = Current(ctx, x.Store, keys); err != nil {
+			return err
 		}
 		if len(gone) > 0 {
 			if err := x.Index.Delete(ctx, x.Embedder.Model(), gone); err != nil {
@@ -158,6 +150,32 @@ func (x *Indexer) Pass(ctx context.Context) error {
 	x.started, x.cursor, x.Force = true, last, false
 	x.mu.Unlock()
 	return nil
+}
+
+// Current reads the rows of keys as they are now, in one read (none for no
+// keys): those that exist, in the order of keys, and the keys of those that
+// do not. What a changed key's vector needs is decided from them, not from
+// what the events say happened: a row the event log shows deleted may exist
+// again, and one it shows written may be gone. The Indexer and the worker's
+// sync of Vectorize (worker/vectorsync.go) both decide this way.
+func Current(ctx context.Context, s interface {
+	RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error)
+}, keys []string) (rows []rowcall.Row, gone []string, err error) {
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
+	byKey, err := s.RowsByKey(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, k := range keys {
+		if r, ok := byKey[k]; ok {
+			rows = append(rows, r)
+		} else {
+			gone = append(gone, k)
+		}
+	}
+	return rows, gone, nil
 }
 
 // stale returns the rows whose vector is missing or embeds other text.
