@@ -194,10 +194,17 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 // write links and signs one group (one signature for all of it), then stores
 // it in as few statements as the backend's bound-parameter limit allows (one
 // on SQLite; each statement its own commit), setting each pending's err. When a
-// statement loses the race for the chain's end to another process (the unique
-// seq refuses the fork), what is left is linked and signed again on the new
-// end; when a condition no longer holds, what is left is rowcall.ErrStale. Receipts
-// already stored keep their signature: their paths still lead to it.
+// statement loses the race for the chain's end to another process, what is
+// left is linked and signed again on the new end; when a condition no longer
+// holds, what is left is rowcall.ErrStale. Receipts already stored keep their
+// signature: their paths still lead to it.
+//
+// The writer knows the chain's end from its own last write, so it learns that
+// another process wrote since only from its statement: refused by the unique
+// seq, or storing nothing because its first seq is not past the last sealed
+// one (stmt). A statement that stored nothing has lost the race if the
+// chain's end, read again, moved; else its condition no longer held
+// (rowcall.ErrStale), or the table ends below its sealed segments (unmoved).
 //
 // Any other failure (a lost connection, an expired libSQL stream, a restarted
 // server) drops the writer's connection and tries again on a fresh one, up to
@@ -212,7 +219,7 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 func (l *ReceiptLog) write(group []pending) {
 	ctx := context.Background()
 	cond := group[0].cond
-	per := max(1, (l.store.maxParams()-1)/len(receiptCols))
+	per := max(1, (l.store.maxParams()-tailParams)/len(receiptCols))
 	rcs := make([]*rowcall.Receipt, len(group))
 	for i := range group {
 		rcs[i] = &group[i].rc
@@ -231,6 +238,22 @@ func (l *ReceiptLog) write(group []pending) {
 		}
 	}
 	start, races, lostRun := time.Now(), 0, 0
+	// raced counts a race lost to another writer and says whether to link
+	// again (after giving way a little) or to give up.
+	raced := func() (again bool) {
+		if races++; time.Since(start) > raceFor {
+			fail(&rowcall.Error{Code: rowcall.EInternal,
+				Message:  fmt.Sprintf("other writers of the receipt chain took its end %d times in %s: nothing was stored for this call", races, raceFor),
+				HowToFix: "call again; if this persists, fewer hosts or workers should write to this database at once"})
+			return false
+		}
+		if races > 1 {
+			// Lost again: the other writer, which knows the end it
+			// just wrote, is a round trip ahead; give way a little.
+			time.Sleep(time.Duration(rand.Int64N(int64(min(races, 16)) * int64(time.Millisecond))))
+		}
+		return true
+	}
 	// lost drops the writer's connection after err and says whether to try
 	// again (on a fresh one, after a pause) or to give up.
 	lost := func(err error) (again bool) {
@@ -279,14 +302,8 @@ func (l *ReceiptLog) write(group []pending) {
 						})
 						break
 					}
-					if races++; time.Since(start) > raceFor {
-						fail(err)
+					if !raced() {
 						return
-					}
-					if races > 1 {
-						// Lost again: the other writer, which knows the end it
-						// just wrote, is a round trip ahead; give way a little.
-						time.Sleep(time.Duration(rand.Int64N(int64(min(races, 16)) * int64(time.Millisecond))))
 					}
 					break // another writer took the end: link again
 				}
@@ -296,8 +313,22 @@ func (l *ReceiptLog) write(group []pending) {
 				break
 			}
 			if !stored {
-				fail(rowcall.ErrStale)
-				return
+				seq, hash := l.seq, l.hash
+				l.know = false
+				if err := l.chainEnd(ctx); err != nil {
+					if !lost(err) {
+						return
+					}
+					break
+				}
+				if l.seq == seq && l.hash == hash {
+					fail(l.unmoved(ctx, cond))
+					return
+				}
+				if !raced() {
+					return
+				}
+				break // another writer took the end, and it may be pruned: link again
 			}
 			lostRun = 0
 			l.seq, l.hash = rcs[n-1].Seq, rcs[n-1].SHA256
@@ -344,6 +375,23 @@ func (l *ReceiptLog) taken(ctx context.Context, rcs []*rowcall.Receipt) (map[str
 	return taken, err
 }
 
+// unmoved is why a statement that linked to the chain's end as it still is
+// stored nothing: cond no longer held (rowcall.ErrStale), or the table ends
+// below its last sealed segment — its newest receipts were deleted, and no
+// receipt can be linked to what is left.
+func (l *ReceiptLog) unmoved(ctx context.Context, cond condition) error {
+	last, err := sealed(ctx, l.conn)
+	if err != nil {
+		return err
+	}
+	if cond.set && last <= l.seq {
+		return rowcall.ErrStale
+	}
+	return &rowcall.Error{Code: rowcall.EInternal,
+		Message:  fmt.Sprintf("the receipts table ends at seq %d, below its last sealed segment (seq %d): its newest receipts were deleted, so no receipt can be linked to the chain's end", l.seq, last),
+		HowToFix: "restore the receipts table from a backup copy that holds the chain up to its last sealed segment (receipt_segments)"}
+}
+
 // chainEnd makes sure the writer has its connection and knows the chain's end.
 func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 	if l.conn == nil {
@@ -364,11 +412,12 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 	return nil
 }
 
-// insert stores rcs in one statement; stored is false when cond no longer
-// held (nothing was written).
+// insert stores rcs in one statement; stored is false when nothing was
+// written: rcs[0].Seq is not past the last sealed segment (stmt), or cond no
+// longer held.
 func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
 	k := insertKind{n: len(rcs), cond: cond.set, shared: sharing(rcs)}
-	args := make([]any, 0, len(rcs)*len(receiptCols)+1)
+	args := make([]any, 0, len(rcs)*len(receiptCols)+tailParams)
 	size := 0
 	for _, rc := range rcs {
 		size += receiptBlobs(rc)
@@ -381,9 +430,11 @@ func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond co
 		}
 		args = appendReceiptArgs(args, &blobs, rc, prev)
 	}
+	first := args[colSeq] // rcs[0].Seq, boxed once
 	if k.shared {
 		args = sharedValues(args, k.n)
 	}
+	args = append(args, first)
 	if cond.set {
 		args = append(args, cond.event)
 	}
@@ -392,16 +443,23 @@ func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond co
 		return false, err
 	}
 	res, err := stmt.ExecContext(ctx, args...)
-	if err != nil || !cond.set {
-		return err == nil, err
+	if err != nil {
+		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
 }
 
-// stmt returns a prepared INSERT. The conditional one selects its rows from a
-// VALUES list only while the event log's newest id is the last parameter. At
-// most maxStmts are kept (one per group size seen): past that they start over.
+// stmt returns a prepared INSERT. It selects its rows (selectSQL) only
+// while the parameter after them, its first receipt's seq, is past the last
+// sealed segment, and, for a conditional one, while the event log's newest id
+// is the last parameter: all of its rows or none. The unique seq refuses a
+// receipt linked to an end another writer has since moved past only while
+// that writer's receipt at the seq is in the table; Archive.Prune deletes
+// sealed receipts, so a stale writer's end may be followed by a pruned seq,
+// and without the first condition its receipt would be stored there, outside
+// the chain the segments hold. At most maxStmts are kept (one per group size
+// seen): past that they start over.
 func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) {
 	if s, ok := l.stmts[k]; ok {
 		return s, nil
@@ -409,10 +467,10 @@ func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) 
 	if len(l.stmts) >= maxStmts {
 		l.closeStmts()
 	}
-	cols, values := valuesSQL(k)
-	q := `INSERT INTO receipts (` + cols + `) ` + values
+	cols, rows := selectSQL(k)
+	q := `INSERT INTO receipts (` + cols + `) ` + rows + ` WHERE ? > ` + sealedSQL
 	if k.cond {
-		q = `INSERT INTO receipts (` + cols + `) SELECT * FROM (` + values + `) WHERE ` + lastEventSQL + ` = ?`
+		q += ` AND ` + lastEventSQL + ` = ?`
 	}
 	s, err := l.conn.PrepareContext(ctx, q)
 	if err == nil {
@@ -421,13 +479,15 @@ func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) 
 	return s, err
 }
 
-// valuesSQL is the column list and the VALUES list of k's INSERT: a ? for
-// each of each receipt's values, in receiptCols' order; or, when k.shared,
-// the sharedCols first, as ?1… in every row (bound once), then the others,
-// each a ? (which SQLite numbers after them, in order): sharedValues' order.
-// Only those few are numbered: the driver reads every numbered parameter's
-// name back, an allocation each.
-func valuesSQL(k insertKind) (cols, values string) {
+// selectSQL is the column list and the SELECT of k's INSERT, its receipts'
+// values: SELECT ?, … for one receipt, SELECT * FROM (VALUES (?, …), …) for
+// several (D1 counts rows read for a one-row VALUES list that a plain SELECT
+// does not: docs/d1.md). Each row is a ? for each of a receipt's values, in
+// receiptCols' order; or, when k.shared, the sharedCols first, as ?1… in every
+// row (bound once), then the others, each a ? (which SQLite numbers after
+// them, in order): sharedValues' order. Only those few are numbered: the
+// driver reads every numbered parameter's name back, an allocation each.
+func selectSQL(k insertKind) (cols, rows string) {
 	names, row := receiptCols, strings.Repeat(",?", len(receiptCols))[1:]
 	if k.shared {
 		names, row = nil, ""
@@ -441,8 +501,15 @@ func valuesSQL(k insertKind) (cols, values string) {
 		}
 		row = strings.TrimSuffix(row, ",")
 	}
-	return strings.Join(names, ", "), `VALUES ` + strings.TrimSuffix(strings.Repeat("("+row+"),", k.n), ",")
+	if k.n == 1 {
+		return strings.Join(names, ", "), `SELECT ` + row
+	}
+	return strings.Join(names, ", "), `SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("("+row+"),", k.n), ",") + `)`
 }
+
+// tailParams is how many parameters an INSERT has after its receipts'
+// values: the first receipt's seq, and a condition's event.
+const tailParams = 2
 
 // sharedCols are the columns a shared INSERT binds once for all its receipts.
 var sharedCols = []int{colActor, colKey, colType, colRunner, colContract, colToken, colSig, colKeyID}
@@ -467,7 +534,7 @@ func sharing(rcs []*rowcall.Receipt) bool {
 // receipt's others.
 func sharedValues(rows []any, n int) []any {
 	w := len(receiptCols)
-	out := make([]any, 0, len(sharedCols)+n*(w-len(sharedCols)))
+	out := make([]any, 0, len(sharedCols)+n*(w-len(sharedCols))+tailParams)
 	for _, c := range sharedCols {
 		out = append(out, rows[c])
 	}
@@ -507,11 +574,12 @@ func (l *ReceiptLog) release() {
 // receiptCols are the receipts table's columns in the order appendReceiptArgs gives.
 var receiptCols = strings.Split(strings.Join(strings.Fields(receiptColumns), ""), ",")
 
-// The places in receiptCols of the columns appendReceiptArgs may carry over.
+// The places in receiptCols of the columns appendReceiptArgs may carry over,
+// and of seq (insert's condition binds the first receipt's again).
 var (
 	colActor, colKey, colType, colRunner = col("actor"), col("key"), col("type"), col("runner")
 	colContract, colToken, colSHA256     = col("contract_sha256"), col("token_id"), col("sha256")
-	colSig, colKeyID                     = col("sig"), col("key_id")
+	colSig, colKeyID, colSeq             = col("sig"), col("key_id"), col("seq")
 )
 
 func col(name string) int {

@@ -110,9 +110,12 @@ func (s *Store) ChainHead(ctx context.Context) (seq int64, sha256 string, err er
 	return chainHead(ctx, s.DB)
 }
 
-func chainHead(ctx context.Context, q interface {
+// rowQuerier is a *sql.DB or a *sql.Conn (the receipt writer's own).
+type rowQuerier interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (int64, string, error) {
+}
+
+func chainHead(ctx context.Context, q rowQuerier) (int64, string, error) {
 	var seq sql.NullInt64
 	var hash string
 	err := q.QueryRowContext(ctx, `SELECT seq, sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts)`).Scan(&seq, hexCol{&hash})

