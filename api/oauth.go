@@ -419,19 +419,19 @@ func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "no such authorization code", "start the sign-in again")
 			return
 		case !first:
-			h.store.RevokeToken(r.Context(), code.TokenID)
+			h.revokeWithConnections(r, code.TokenID)
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "this authorization code was already used; the token it issued is revoked", "start the sign-in again")
 			return
 		case code.ExpiresAt < time.Now().UTC().Format(rowcall.Timestamp):
-			h.store.RevokeToken(r.Context(), code.TokenID)
+			h.revokeWithConnections(r, code.TokenID)
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "this authorization code has expired", "redeem a code within a minute; start the sign-in again")
 			return
 		case code.ClientID != client || code.RedirectURI != f.Get("redirect_uri"):
-			h.store.RevokeToken(r.Context(), code.TokenID)
+			h.revokeWithConnections(r, code.TokenID)
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "client_id and redirect_uri must be those of the authorization request", "send the same client_id and redirect_uri as to "+authorizePath)
 			return
 		case !pkce(f.Get("code_verifier"), code.CodeChallenge):
-			h.store.RevokeToken(r.Context(), code.TokenID)
+			h.revokeWithConnections(r, code.TokenID)
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge (S256)", "send the verifier whose S256 challenge began the sign-in")
 			return
 		}
@@ -443,7 +443,7 @@ func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "no such refresh token", "sign in again")
 			return
 		case !first:
-			h.store.RevokeToken(r.Context(), id)
+			h.revokeWithConnections(r, id)
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "this refresh token was already used; its token is revoked", "sign in again; a refresh token is good for one use")
 			return
 		case owner != client:
@@ -553,10 +553,10 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
 	secret, client := r.PostForm.Get("token"), r.PostForm.Get("client_id")
 	if strings.HasPrefix(secret, TokenPrefix) {
 		if t, err := h.store.TokenBySecret(r.Context(), hashHex(secret)); err == nil && t.Client != "" && t.Client == client {
-			h.store.RevokeToken(r.Context(), t.ID)
+			h.revokeWithConnections(r, t.ID)
 		}
 	} else if id, owner, err := h.cfg.OAuth.RefreshToken(r.Context(), hashHex(secret)); err == nil && owner == client {
-		h.store.RevokeToken(r.Context(), id)
+		h.revokeWithConnections(r, id)
 	}
 	cors(w)
 	writeJSON(w, http.StatusOK, ordered{})

@@ -189,18 +189,24 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c Caller) 
 		writeError(w, r, err)
 		return
 	}
-	t, err := h.store.RevokeToken(r.Context(), r.PathValue("id"))
+	t, err := h.revokeWithConnections(r, r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if h.cfg.Connect != nil { // its connections go with it (docs/security.md#connections)
-		if err := h.forgetConnections(r, t.ID); err != nil {
-			writeError(w, r, err)
-			return
-		}
-	}
 	writeJSON(w, http.StatusOK, ordered{{"ok", true}, {"id", t.ID}, {"revoked_at", t.RevokedAt}})
+}
+
+// revokeWithConnections revokes the capability token id, and its connections
+// go with it (docs/security.md#connections): every path that revokes a token
+// (DELETE /api/tokens/{id}, /oauth/revoke, a replayed refresh token or
+// authorization code) comes here.
+func (h *Handler) revokeWithConnections(r *http.Request, id string) (rowcall.Token, error) {
+	t, err := h.store.RevokeToken(r.Context(), id)
+	if err == nil && h.cfg.Connect != nil {
+		err = h.forgetConnections(r, t.ID)
+	}
+	return t, err
 }
 
 func invalid(msg, fix string) error {

@@ -270,6 +270,24 @@ func TestConnections(t *testing.T) {
 	if all := h.do(t, req{Method: "GET", Path: "/api/connections"}); strings.Contains(string(all.Raw), aliceID) {
 		t.Fatalf("a revoked token's connection is kept: %s", all.Raw)
 	}
+
+	// So does a client's revocation of its OAuth grant (RFC 7009).
+	agent := registerClient(t, h, "Agent")
+	access := agent.exchange(t, agent.code(t)).JSON["access_token"].(string)
+	connectAs(t, required(call(access, false)), "alice")
+	expect(t, call(access, false), 200, map[string]any{"result": "HTTP 200:you are alice"})
+	count := func() int {
+		conns, _ := h.do(t, req{Method: "GET", Path: "/api/connections"}).JSON["connections"].([]any)
+		return len(conns)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d connections after the grant connected, want its one", n)
+	}
+	expect(t, h.do(t, req{Method: "POST", Path: "/oauth/revoke", NoAuth: true, Body: url.Values{"token": {access}, "client_id": {agent.id}}.Encode(),
+		Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}), 200, nil)
+	if n := count(); n != 0 {
+		t.Fatalf("a revoked OAuth grant's connection is kept (%d connections)", n)
+	}
 }
 
 // unreadable checks that no token the upstream was sent shows in answers
