@@ -66,13 +66,14 @@ func CallerOf(tok *Token) string {
 // The approval codes. approval_required:<id> is a call that did not run and
 // waits (HTTP 202); the others refuse a call that named an approval.
 const (
-	EApprovalRequired Code = "approval_required" // the new approval's id
-	EApprovalPending  Code = "approval_pending"  // the id: not decided yet
-	EApprovalDenied   Code = "approval_denied"   // the id
-	EApprovalExpired  Code = "approval_expired"  // the id
-	EApprovalUsed     Code = "approval_used"     // the id: it already let one call run
-	EApprovalMismatch Code = "approval_mismatch" // the id, then what differs: key, contract, input or caller
-	EApprovalUnknown  Code = "approval_unknown"  // the id
-	EApproveForbidden Code = "approve_forbidden" // the approver's actor: may not decide this approval
-	EApprovalDecided  Code = "approval_decided"  // the id, then its status: decided already
+	EApprovalRequired Code = "approval_required"  // the new approval's id
+	EApprovalPending  Code = "approval_pending"   // the id: not decided yet
+	EApprovalDenied   Code = "approval_denied"    // the id
+	EApprovalExpired  Code = "approval_expired"   // the id
+	EApprovalUsed     Code = "approval_used"      // the id: it already let one call run
+	EApprovalMismatch Code = "approval_mismatch"  // the id, then what differs: key, contract, input or caller
+	EApprovalUnknown  Code = "approval_unknown"   // the id
+	EApproveForbidden Code = "approve_forbidden"  // the approver's actor: may not decide this approval
+	EApprovalDecided  Code = "approval_decided"   // the id, then its status: decided already
+	ETooManyApprovals Code = "too_many_approvals" // the cap: the caller has that many approvals waiting already
 )

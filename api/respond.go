@@ -48,6 +48,7 @@ var statuses = map[rowcall.Code]int{
 	rowcall.EApprovalMismatch: http.StatusConflict, rowcall.EApprovalDecided: http.StatusConflict,
 	rowcall.EApprovalDenied: http.StatusForbidden, rowcall.EApproveForbidden: http.StatusForbidden,
 	rowcall.EApprovalExpired: http.StatusGone, rowcall.EApprovalUnknown: http.StatusNotFound,
+	rowcall.ETooManyApprovals: http.StatusTooManyRequests,
 
 	// auth columns a row may not have
 	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,

@@ -12,20 +12,52 @@ import (
 const approvalColumns = `id, key, contract_sha256, input_sha256, caller, actor, why, shape, status, created_at, expires_at,
 	decided_at, decided_by, reason, used_by`
 
-// CreateApproval stores a new approval (pending).
-func (s *Store) CreateApproval(ctx context.Context, a rowcall.Approval) error {
+// CreateApproval stores a new pending approval in one statement, unless
+// the same call (key, contract, input, caller) already waits unexpired at
+// a.CreatedAt, or its caller already has limit approvals waiting: id is then
+// the waiting one's (created false), or "" when the cap refused it. One
+// statement decides both, so hosts sharing the database cannot pass the cap
+// or store one call twice.
+func (s *Store) CreateApproval(ctx context.Context, a rowcall.Approval, limit int) (id string, created bool, err error) {
 	var shape any
 	if a.Shape != nil {
 		b, err := json.Marshal(a.Shape)
 		if err != nil {
-			return err
+			return "", false, err
 		}
 		shape = string(b)
 	}
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,NULL,NULL,NULL,NULL)`,
-		a.ID, a.Key, a.Contract, a.Input, a.Caller, a.Actor, a.Why, shape, a.Status, a.CreatedAt, a.ExpiresAt)
-	return err
+	for range 3 { // again only when what refused it was decided meanwhile
+		err = s.DB.QueryRowContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
+			SELECT ?,?,?,?,?,?,?,?,?,?,?,NULL,NULL,NULL,NULL
+			WHERE NOT EXISTS (SELECT 1 FROM approvals WHERE `+waiting+` AND key = ? AND contract_sha256 = ? AND input_sha256 = ?)
+			AND (SELECT COUNT(*) FROM approvals WHERE `+waiting+`) < ?
+			RETURNING id`,
+			a.ID, a.Key, a.Contract, a.Input, a.Caller, a.Actor, a.Why, shape, a.Status, a.CreatedAt, a.ExpiresAt,
+			a.CreatedAt, a.Caller, a.Key, a.Contract, a.Input, a.CreatedAt, a.Caller, limit).Scan(&id)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return id, err == nil, err
+		}
+		var same sql.NullString
+		var n int
+		err = s.DB.QueryRowContext(ctx, `SELECT (SELECT id FROM approvals WHERE `+waiting+` AND key = ? AND contract_sha256 = ? AND input_sha256 = ?
+			ORDER BY created_at, id LIMIT 1), (SELECT COUNT(*) FROM approvals WHERE `+waiting+`)`,
+			a.CreatedAt, a.Caller, a.Key, a.Contract, a.Input, a.CreatedAt, a.Caller).Scan(&same, &n)
+		switch {
+		case err != nil:
+			return "", false, err
+		case same.Valid:
+			return same.String, false, nil
+		case n >= limit:
+			return "", false, nil
+		}
+	}
+	return "", false, errors.New("the approval was neither stored nor refused after three tries")
 }
+
+// waiting is the condition of a caller's approvals waiting for a decision at
+// a time (the parameters: the time, the caller).
+const waiting = `status = 'pending' AND expires_at > ? AND caller = ?`
 
 // Approval returns one approval; a missing one is ENotFound.
 func (s *Store) Approval(ctx context.Context, id string) (rowcall.Approval, error) {

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +15,7 @@ import (
 // change of state is one conditional statement, so hosts sharing a database
 // cannot both decide or both use one.
 type Approvals interface {
-	CreateApproval(ctx context.Context, a rowcall.Approval) error
+	CreateApproval(ctx context.Context, a rowcall.Approval, limit int) (id string, created bool, err error)
 	Approval(ctx context.Context, id string) (rowcall.Approval, error)
 	PendingApprovals(ctx context.Context) ([]rowcall.Approval, error)
 	DecideApproval(ctx context.Context, id, status, by, reason, now, expiresAt string) (rowcall.Approval, bool, error)
@@ -39,6 +40,13 @@ const (
 	notifyTimeout = 10 * time.Second
 )
 
+// MaxPendingPerCaller is how many approvals one calling credential (a
+// token, or the owner) may have waiting for a decision at once; a call that
+// would ask for one more is refused (too_many_approvals). A call identical to
+// one that waits (same row, contract, arguments and credential) asks for no
+// new one: it is answered with the waiting one's id.
+const MaxPendingPerCaller = 20
+
 // NotifyActor is the actor of the calls of the notification row
 // (Dispatcher.ApprovalNotify).
 const NotifyActor = "approval_notify"
@@ -58,19 +66,17 @@ func bound(c *call, inv *rowcall.Invocation, l *looked) rowcall.Approval {
 		Caller: rowcall.CallerOf(c.token), Actor: c.actor}
 }
 
-// approval decides, for a top-level call that needs a person's approval
-// (why), which approval it runs on: the one the request names, or an
-// approved one of exactly this call. Without one it records a new pending
-// approval (with the shape of what would be sent) and refuses the call with
-// approval_required:<id>. The approval is used (approve.use) only when the
-// call passes its limits.
-func (d *Dispatcher) approval(ctx context.Context, c *call, inv *rowcall.Invocation, l *looked, named, why string, now time.Time) (string, *rowcall.Error) {
+// approved decides, for a call that needs a person's approval, which
+// approval it runs on: the one the request names (named: the top-level
+// call's), or an approved one of exactly this call; "" when there is none
+// and the call must ask for one (ask). It only reads: nothing is stored or
+// sent before the call has passed its limits.
+func (d *Dispatcher) approved(ctx context.Context, c *call, inv *rowcall.Invocation, l *looked, named string, now time.Time) (string, *rowcall.Error) {
 	store := d.approvals()
 	if store == nil {
 		return "", refuse(rowcall.EApprovalUnknown, []string{named}, "this host keeps no approvals", "call it on a host with a database")
 	}
 	want := bound(c, inv, l)
-	at := now.UTC().Format(rowcall.Timestamp)
 	if named != "" {
 		d.expire(ctx, now)
 		a, err := store.Approval(ctx, named)
@@ -82,25 +88,48 @@ func (d *Dispatcher) approval(ctx context.Context, c *call, inv *rowcall.Invocat
 		}
 		return named, nil
 	}
-	id, err := store.MatchApproval(ctx, at, want)
+	id, err := store.MatchApproval(ctx, now.UTC().Format(rowcall.Timestamp), want)
 	if err != nil {
 		return "", refuse(rowcall.EInternal, nil, "the approvals could not be read: "+err.Error(), "try again")
 	}
-	if id != "" {
-		return id, nil
-	}
+	return id, nil
+}
+
+// ask records, for a call that needs a person's approval (why) and has
+// none, a pending approval with the shape of what would be sent, and
+// notifies the operator's row of it; it always refuses the call:
+// approval_required:<id>. The same call already waiting is answered with
+// that approval's id and notifies no one again; a caller with
+// MaxPendingPerCaller approvals waiting is refused too_many_approvals. The
+// call has passed its limits (its asking is the call they count).
+func (d *Dispatcher) ask(ctx context.Context, c *call, inv *rowcall.Invocation, l *looked, why string, now time.Time) *rowcall.Error {
+	store := d.approvals()
+	want := bound(c, inv, l)
+	at := now.UTC().Format(rowcall.Timestamp)
 	want.ID, want.Why, want.Status = newID("apr_", now, 10), why, rowcall.ApprovalPending
 	want.CreatedAt, want.ExpiresAt = at, now.Add(ApprovalPendingFor).UTC().Format(rowcall.Timestamp)
 	want.Shape = d.preview(ctx, inv, *l)
-	if err := store.CreateApproval(ctx, want); err != nil {
-		return "", refuse(rowcall.EInternal, nil, "the approval could not be stored: "+err.Error(), "try again")
+	id, created, err := store.CreateApproval(ctx, want, MaxPendingPerCaller)
+	switch {
+	case err != nil:
+		return refuse(rowcall.EInternal, nil, "the approval could not be stored: "+err.Error(), "try again")
+	case id == "":
+		return refuse(rowcall.ETooManyApprovals, []string{strconv.Itoa(MaxPendingPerCaller)},
+			"this credential already has "+strconv.Itoa(MaxPendingPerCaller)+" calls waiting for a person's approval, the most it may have; "+inv.Row.Key+" did not run and no approval was asked for",
+			"wait until a person decides one of them (or it expires, an hour after it was asked), then send this call again; sending a call that already waits asks for nothing new")
+	case created:
+		d.notify(ctx, c, want)
+	default: // the same call waits already
+		if a, err := store.Approval(ctx, id); err == nil {
+			want = a
+		}
+		want.ID = id
 	}
-	d.notify(ctx, c, want)
 	e := refuse(rowcall.EApprovalRequired, []string{want.ID},
 		inv.Row.Key+" waits for a person's approval ("+approvalCause(why)+"); it did not run",
 		"a person approves it (the owner, or a token minted with \"approve\":true over this row); then send the same call again, with \"approval\":\""+want.ID+"\" or without, or send it with the header Prefer: wait=N to wait up to N seconds")
 	e.Extra["approval_id"], e.Extra["status"], e.Extra["expires_at"], e.Extra["shape"] = want.ID, want.Status, want.ExpiresAt, want.Shape
-	return "", e
+	return e
 }
 
 func approvalCause(why string) string {

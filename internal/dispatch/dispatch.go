@@ -331,18 +331,26 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 
 	contract := l.contract
 	var counted <-chan struct{}
-	var approval, approver string
+	var approval, approver, asks string
 	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && !inv.Shape {
 		if why := rowcall.ApprovalWhy(row, c.token); why != "" { // a nested call runs on an approval of exactly itself
 			named := ""
 			if top {
 				named = c.approval
 			}
-			approval, refused = d.approval(ctx, c, inv, &l, named, why, start)
+			if approval, refused = d.approved(ctx, c, inv, &l, named, start); refused == nil && approval == "" {
+				asks = why
+			}
 		}
 	}
+	// The limits come before anything the call does: asking for an approval
+	// (its row and its notification) counts as the call; the one run of an
+	// approval is not counted again (limits.go).
 	if refused == nil && top {
-		refused, counted = d.limit(ctx, c.payer, start)
+		refused, counted = d.limit(ctx, c.payer, start, approval != "")
+	}
+	if refused == nil && asks != "" {
+		refused = d.ask(ctx, c, inv, &l, asks, start)
 	}
 	if refused == nil && approval != "" {
 		approver, refused = d.use(ctx, c, inv, &l, approval, id, start)

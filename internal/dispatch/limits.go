@@ -179,8 +179,11 @@ func (d *Dispatcher) meter() Meter {
 // call uses up nothing). A token without limits costs one comparison. When
 // counted is not nil the call passed and is being counted in the shared
 // count: it is closed once it is, and the call waits for it before it is
-// answered.
-func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Time) (refused *rowcall.Error, counted <-chan struct{}) {
+// answered. A call that runs on an approval (approved) is checked against
+// the budgets only: the call that asked for the approval took its slot of
+// the rate and of calls_day, and an approval lets one call run, so a token
+// allowed one call a day can still run the call it asked approval for.
+func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Time, approved bool) (refused *rowcall.Error, counted <-chan struct{}) {
 	if tok == nil || !tok.Limits.Any() {
 		return nil, nil
 	}
@@ -194,7 +197,7 @@ func (d *Dispatcher) limit(ctx context.Context, tok *rowcall.Token, now time.Tim
 			return e, nil
 		}
 	}
-	if !tok.Limits.Metered() {
+	if !tok.Limits.Metered() || approved {
 		return nil, nil
 	}
 	giveBack := func() {}

@@ -59,14 +59,14 @@ func BenchmarkLimitGate(b *testing.B) {
 				}
 			}
 			if c.refuse {
-				d.limit(ctx, tok, now) // takes the one slot
+				d.limit(ctx, tok, now, false) // takes the one slot
 			}
 			var took, counted []time.Duration
 			admitted := 0
 			for b.Loop() {
 				now = now.Add(c.step)
 				start := time.Now()
-				e, done := d.limit(ctx, tok, now)
+				e, done := d.limit(ctx, tok, now, false)
 				took = append(took, time.Since(start))
 				if (e != nil) != c.refuse {
 					b.Fatal(e)

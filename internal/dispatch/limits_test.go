@@ -15,7 +15,7 @@ import (
 // gateCall is a top-level call's pass through the limits: its refusal, or
 // nil once it is in the shared count (as a call waits before it is answered).
 func gateCall(d *Dispatcher, tok *rowcall.Token, now time.Time) *rowcall.Error {
-	e, counted := d.limit(context.Background(), tok, now)
+	e, counted := d.limit(context.Background(), tok, now, false)
 	if counted != nil {
 		<-counted
 	}
