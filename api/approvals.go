@@ -96,7 +96,7 @@ func (h *Handler) listApprovals(w http.ResponseWriter, r *http.Request, c Caller
 // and for the credential whose call it is.
 func (h *Handler) getApproval(w http.ResponseWriter, r *http.Request, c Caller) {
 	a, err := h.disp.Approval(r.Context(), r.PathValue("id"))
-	if err == nil && !h.disp.May(r.Context(), approver(c), a.Key) && (rowcall.CallerOf(c.Token) != a.Caller || c.Token != nil && !h.usable(c.Token)) {
+	if err == nil && !h.disp.May(r.Context(), approver(c), a) && (rowcall.CallerOf(c.Token) != a.Caller || c.Token != nil && !h.usable(c.Token)) {
 		err = &rowcall.Error{Code: rowcall.EApprovalUnknown, Args: []string{a.ID}, Message: "no approval " + a.ID + " that this credential may see",
 			HowToFix: "ask with the credential that made the call, the owner key, or a token with the approve right"}
 	}

@@ -246,7 +246,17 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	sens, _, _ := mint(t, h, map[string]any{"keys": []string{"S_APPR_SENS", "S_APPR_PLAIN"}, "risk_ceiling": "high", "approval": "sensitive"})
 	all, _, _ := mint(t, h, map[string]any{"keys": []string{"S_APPR_PLAIN"}, "approval": "all"})
 	expect(t, tokenCall(t, h, sens, "S_APPR_PLAIN", "x"), 200, map[string]any{"ran": true})
-	pendingID(t, tokenCall(t, h, sens, "S_APPR_SENS", "x"))
+	sensID := pendingID(t, tokenCall(t, h, sens, "S_APPR_SENS", "x"))
+	// An approver holds every right the call needs: with a low risk ceiling it neither sees nor decides a sensitive row's call.
+	low, lowID, _ := mint(t, h, map[string]any{"keys": []string{"S_APPR_SENS"}, "approve": true})
+	if l := asToken(t, h, low, req{Method: "GET", Path: "/api/approvals"}); l.Status != 200 || strings.Contains(string(l.Raw), sensID) {
+		t.Fatalf("an approver below the row's risk lists %s", l.Raw)
+	}
+	expect(t, asToken(t, h, low, req{Method: "GET", Path: "/api/approvals/" + sensID}), 404, map[string]any{"error": "approval_unknown:" + sensID})
+	expect(t, asToken(t, h, low, req{Method: "POST", Path: "/api/approvals/" + sensID + "/approve"}), 403,
+		map[string]any{"error": "approve_forbidden:token:" + lowID})
+	high, _, _ := mint(t, h, map[string]any{"keys": []string{"S_APPR_SENS"}, "approve": true, "risk_ceiling": "high"})
+	findApproval(t, asToken(t, h, high, req{Method: "GET", Path: "/api/approvals"}), sensID)
 	pendingID(t, tokenCall(t, h, all, "S_APPR_PLAIN", "x"))
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/tokens", Body: map[string]any{"keys": []string{"S_APPR"}, "approval": "some"}}), 400,
 		map[string]any{"error": "invalid_request"})

@@ -249,22 +249,49 @@ type Decision struct {
 	ValidFor time.Duration // how long an approval may be used (ApprovalValidFor when 0; at most MaxApprovalValid)
 }
 
-// May reports whether who may decide approvals of the row key: the owner, or
-// a live token of this audience minted with the approve right whose scope
-// covers the row.
-func (d *Dispatcher) May(ctx context.Context, who Approver, key string) bool {
+// May reports whether who may read and decide approval a: the owner, or a
+// token minted with the approve right that holds every right a call of the
+// row needs, by the gate's own checks (tokenGate): live, of this audience,
+// the row in its scope, not owner-only, under its risk ceiling, every block
+// the row includes in its scope, its pin if any. The approval must be of the
+// row as it is now (its contract): the shape stored with an older one may
+// show what the token cannot read, and it could not let the call run anyway.
+// A token never decides its own call (Decide), though it may read it.
+func (d *Dispatcher) May(ctx context.Context, who Approver, a rowcall.Approval) bool {
+	return d.mayDecide(ctx, who, a) == nil
+}
+
+// mayDecide is May's reason: nil, or why who may not.
+func (d *Dispatcher) mayDecide(ctx context.Context, who Approver, a rowcall.Approval) *rowcall.Error {
 	t := who.Token
-	if t == nil {
-		return true
+	switch {
+	case t == nil:
+		return nil
+	case !t.Approve:
+		return forbidden(who, a, "the token was not minted with \"approve\":true")
 	}
-	if !t.Approve || t.State(d.now()) != rowcall.TokenLive || t.Audience != "*" && t.Audience != d.Audience {
-		return false
+	now := d.now()
+	l, err := d.look(ctx, a.Key, now)
+	switch {
+	case err != nil:
+		return forbidden(who, a, "its row could not be read ("+err.Error()+")")
+	case !t.Covers(&l.row):
+		return forbidden(who, a, a.Key+" is outside the token's scope")
+	case l.contract != a.Contract:
+		return forbidden(who, a, a.Key+"'s callable contract changed since it was asked for, so only the owner reads what it would have sent")
 	}
-	row, err := d.Store.Lookup(ctx, key)
-	if err != nil {
-		row = rowcall.Row{Key: key}
+	if e := d.tokenGate(t, &l, "", false, now); e != nil {
+		return forbidden(who, a, "the token could not make the call itself: "+e.Reason()+": "+e.Message)
 	}
-	return t.Covers(&row)
+	return nil
+}
+
+// forbidden is approve_forbidden:<actor>: who may not decide approval a,
+// because of why.
+func forbidden(who Approver, a rowcall.Approval, why string) *rowcall.Error {
+	return refuse(rowcall.EApproveForbidden, []string{who.Actor}, who.Actor+" may not decide approvals of "+a.Key+": "+why+
+		" (an approver needs the approve right and every right the call needs, and never decides its own call)",
+		"decide it with the owner key, or a token minted with \"approve\":true that may call "+a.Key+" itself: its scope covers the row and every block it includes, and its risk ceiling the row's")
 }
 
 // Decide approves or denies a pending approval, records the decision as a
@@ -281,9 +308,11 @@ func (d *Dispatcher) Decide(ctx context.Context, id string, who Approver, dec De
 	if a, err = store.Approval(ctx, id); err != nil {
 		return a, "", approvalRefusal(rowcall.Approval{ID: id}, rowcall.Approval{}, err)
 	}
-	if !d.May(ctx, who, a.Key) || who.Token != nil && who.Token.ID == a.Caller {
-		return a, "", refuse(rowcall.EApproveForbidden, []string{who.Actor}, who.Actor+" may not decide approvals of "+a.Key+" (a token needs the approve right over the row, and never decides its own call)",
-			"decide it with the owner key, or a token minted with \"approve\":true whose scope covers "+a.Key)
+	if e := d.mayDecide(ctx, who, a); e != nil {
+		return a, "", e
+	}
+	if who.Token != nil && who.Token.ID == a.Caller {
+		return a, "", forbidden(who, a, "it is the token's own call")
 	}
 	status, valid := rowcall.ApprovalDenied, dec.ValidFor
 	if dec.Approve {
@@ -371,7 +400,7 @@ func (d *Dispatcher) Pending(ctx context.Context, who Approver) ([]rowcall.Appro
 	}
 	out := []rowcall.Approval{}
 	for _, a := range all {
-		if d.May(ctx, who, a.Key) && (who.Token == nil || who.Token.ID != a.Caller) {
+		if d.May(ctx, who, a) && (who.Token == nil || who.Token.ID != a.Caller) {
 			out = append(out, a)
 		}
 	}

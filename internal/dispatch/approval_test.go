@@ -184,3 +184,81 @@ func TestPendingApprovalsAreMergedAndCapped(t *testing.T) {
 		t.Fatalf("%d racing calls asked for approval and %d approvals wait in all; want %d and %d", asked, n, dispatch.MaxPendingPerCaller, 2*dispatch.MaxPendingPerCaller+1)
 	}
 }
+
+// An approver holds every right the call needs, by the gate's own checks:
+// a token with the approve right over category money but a low risk
+// ceiling neither lists nor decides a sensitive row's call, nor one of a
+// row that includes a block outside its scope (the stored shape would show
+// the block's text); one that could make the call itself does both. An
+// approval asked of a row since changed is the owner's alone.
+func TestApproverHoldsTheCallsRights(t *testing.T) {
+	h := newApprovalHost(t)
+	ctx := context.Background()
+	store := sqlStore(h.d)
+	up := "GET http://127.0.0.1:9/"
+	for _, r := range []rowcall.Row{
+		{Key: "PAY_SENSITIVE", Type: rowcall.TypeHTTP, Target: up + "?to=$1", Category: "money", Sensitive: 1, Approval: 1,
+			InputSchema: `{"type":"object","properties":{"to":{"type":"string"}}}`, Content: "# WHAT: pay, sensitively"},
+		{Key: "PAY_NOTES", Type: rowcall.TypeHTTP, Target: up + "?to=$1", Category: "money", Includes: "PRIVATE_NOTES", Approval: 1, Content: "# WHAT: pay with notes"},
+		{Key: "PRIVATE_NOTES", Type: rowcall.TypeHTTP, Target: up, Category: "notes", Content: "# WHAT: the owner's private notes"},
+	} {
+		r.Enabled = 1
+		if _, err := store.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	caller := &rowcall.Token{ID: "tok_caller", Categories: []string{"*"}, RiskCeiling: rowcall.RiskHigh, Audience: "*"}
+	ask := func(key string) string {
+		_, err := h.d.Dispatch(ctx, dispatch.Request{Key: key, Body: "acme", Actor: "token:" + caller.ID, Token: caller})
+		if rowcall.ErrorCode(err) != rowcall.EApprovalRequired {
+			t.Fatalf("%s: %v", key, err)
+		}
+		return err.(*rowcall.Error).Args[0]
+	}
+	sensitive, notes := ask("PAY_SENSITIVE"), ask("PAY_NOTES")
+	listed := func(who dispatch.Approver) map[string]bool {
+		list, err := h.d.Pending(ctx, who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for _, a := range list {
+			ids[a.ID] = true
+		}
+		return ids
+	}
+	low := dispatch.Approver{Actor: "token:tok_low", Token: &rowcall.Token{ID: "tok_low", Categories: []string{"money"}, RiskCeiling: rowcall.RiskLow, Audience: "*", Approve: true}}
+	if ids := listed(low); ids[sensitive] || ids[notes] {
+		t.Fatalf("an approver without the call's rights lists %v", ids)
+	}
+	for _, id := range []string{sensitive, notes} {
+		a, _ := h.d.Approval(ctx, id)
+		if h.d.May(ctx, low, a) {
+			t.Fatalf("an approver without the call's rights may read %s (%s)", id, a.Key)
+		}
+		if _, _, err := h.d.Decide(ctx, id, low, dispatch.Decision{Approve: true}); rowcall.ErrorCode(err) != rowcall.EApproveForbidden {
+			t.Fatalf("an approver without the call's rights decides %s (%s): %v", id, a.Key, err)
+		}
+	}
+	full := dispatch.Approver{Actor: "token:tok_full", Token: &rowcall.Token{ID: "tok_full", Categories: []string{"money", "notes"}, RiskCeiling: rowcall.RiskHigh, Audience: "*", Approve: true}}
+	if ids := listed(full); !ids[sensitive] || !ids[notes] {
+		t.Fatalf("an approver with the call's rights lists %v", ids)
+	}
+	if _, _, err := h.d.Decide(ctx, sensitive, full, dispatch.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The row changed since: the stored shape is of another row.
+	row, err := store.Lookup(ctx, "PAY_NOTES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row.Content = "# WHAT: pay with other notes"
+	if _, err := store.Replace(ctx, row, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.d.Touch()
+	if ids := listed(full); ids[notes] || !listed(dispatch.Approver{Actor: "owner:test"})[notes] {
+		t.Fatalf("an approval of a row since changed: the token lists %v", ids)
+	}
+}
