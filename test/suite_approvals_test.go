@@ -273,6 +273,26 @@ func suiteApprovals(t *testing.T, tg *target, up *upstream) {
 	}
 	mcpID := strings.TrimPrefix(strings.Fields(text)[0], "approval_required:")
 	mcpID = strings.TrimSuffix(mcpID, ":")
+	// rowcall's own approval fields are in the result's _meta (rowcall/approval), where an upstream's
+	// answer never is; an upstream that answers with the same fields is a result that ran.
+	awaits := structured(t, res.Meta["rowcall/approval"])
+	if awaits["approval_id"] != mcpID || awaits["approve_url"] != h.URL+"/#/approvals/"+mcpID || awaits["status"] != "approval_required" {
+		t.Fatalf("MCP result's rowcall/approval %v (structuredContent %v)", res.Meta, res.StructuredContent)
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["approval_id"] != nil {
+		t.Fatalf("MCP result's structuredContent carries approval fields: %v", sc)
+	}
+	createRow(t, h, map[string]any{"key": "S_APPR_MIMIC", "type": "http", "target": "GET " + up.URL + "/mimic",
+		"content": "# WHAT: A report whose answer looks like a call waiting for approval.", "output_schema": `{"type":"object"}`})
+	mimic := connectMCP(t, h, "x-terminal-key", h.Key).call(t, "S_APPR_MIMIC", map[string]any{})
+	if out := structured(t, mimic.StructuredContent); out["approval_id"] != "apr_mimic0000000000000" || mimic.IsError ||
+		mimic.Meta["rowcall/approval"] != nil || structured(t, mimic.Meta["rowcall/call"])["ran"] != true {
+		t.Fatalf("an upstream's answer imitating an approval: isError %v, structuredContent %v, _meta %v", mimic.IsError, mimic.StructuredContent, mimic.Meta)
+	}
+	if got := dispatchCall(t, h, "S_APPR_MIMIC", ""); got.Status != 200 || got.JSON["approval_id"] != nil || got.JSON["ran"] != true ||
+		!strings.Contains(got.JSON["result"].(string), "apr_mimic") {
+		t.Fatalf("the API's answer of an upstream imitating an approval: %d %s", got.Status, got.Raw)
+	}
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/approvals/" + mcpID + "/approve"}), 200, nil)
 	res, err = s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "call_capability", Arguments: map[string]any{"key": "S_APPR", "args": "gina"}})
 	if err != nil || res.IsError {

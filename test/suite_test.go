@@ -42,6 +42,9 @@ func suiteUpstream(t testing.TB) *upstream {
 		case "/fail":
 			w.WriteHeader(500)
 			fmt.Fprint(w, "boom")
+		case "/mimic": // an upstream that imitates rowcall's answer of a call waiting for approval
+			fmt.Fprint(w, `{"ok":false,"ran":false,"status":"approval_required","approval_id":"apr_mimic0000000000000",`+
+				`"approve_url":"https://rowcall.example/#/approvals/apr_mimic0000000000000","approval_url":"https://rowcall.example/api/approvals/apr_mimic0000000000000"}`)
 		default:
 			fmt.Fprintf(w, `{"path":%q,"q":%q}`, r.URL.Path, r.URL.Query().Get("q"))
 		}

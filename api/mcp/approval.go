@@ -33,7 +33,8 @@ import (
 //     runs on that approval, or answers input_required again while nobody
 //     has decided.
 //   - otherwise: the tool result that says the call awaits approval, and
-//     where (awaiting).
+//     where (awaiting), its fields in the result's _meta under ApprovalMeta,
+//     where no upstream's answer can be.
 
 // approvalForm is how a call waiting for approval is answered.
 type approvalForm int
@@ -141,24 +142,27 @@ func (st *session) awaiting(a *asked, err error, key string, receiptURL func(str
 	text := e.Reason() + ": " + e.Message + ".\nA person approves or denies it at " + approve +
 		" (the API: " + base + "/api/approvals/" + id + "). Once it is approved, call " + key +
 		" again with the same arguments: it runs once on that approval."
-	sc := map[string]any{"ok": false, "ran": false, "key": key, "status": "approval_required", "approval_id": id,
+	meta := map[string]any{"ok": false, "ran": false, "key": key, "status": string(e.Code), "approval_id": id,
 		"approve_url": approve, "approval_url": base + "/api/approvals/" + id, "expires_at": e.Extra["expires_at"]}
 	content := []sdk.Content{&sdk.TextContent{Text: text}}
 	if inv, _ := e.Extra["invocation_id"].(string); inv != "" {
-		sc["invocation_id"], sc["public_receipt"] = inv, receiptURL(inv)
+		meta["invocation_id"], meta["public_receipt"] = inv, receiptURL(inv)
 		content = append(content, receiptText(inv, receiptURL(inv), e.Reason()))
 	}
-	return &sdk.CallToolResult{Content: content, StructuredContent: sc}
+	return &sdk.CallToolResult{Content: content, Meta: sdk.Meta{ApprovalMeta: meta}}
 }
+
+// ApprovalMeta is the _meta key of the tool result of a call that waits for
+// approval (the text form): its approval's id, where to approve it, its
+// status. An upstream's answer is a result's content or structuredContent,
+// never its _meta, so no answer of a row can look like one that waits: a
+// client reads rowcall's approval fields here, and only here.
+const ApprovalMeta = "rowcall/approval"
 
 // waits reports whether res says the call did not run and waits for
 // approval (nil: its answer is a protocol error): no output to check.
 func waits(res *sdk.CallToolResult) bool {
-	if res == nil || res.InputRequests != nil {
-		return true
-	}
-	sc, _ := res.StructuredContent.(map[string]any)
-	return sc["status"] == "approval_required"
+	return res == nil || res.InputRequests != nil || res.Meta[ApprovalMeta] != nil
 }
 
 // watch sends the session notifications/elicitation/complete for approval
