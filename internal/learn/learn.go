@@ -114,10 +114,13 @@ func (l *Learner) now() time.Time {
 }
 
 // ScopeID names a token scope for learned phrases: "*" for the whole
-// directory (the owner, anonymous asks, and a token of every category),
-// else the scope's keys and categories, sorted.
+// directory (no token: the owner and anonymous asks), else the scope's keys
+// and categories, sorted. A token's scope is never "*", whatever its
+// categories: a token of every category ("categories=*") teaches its own
+// scope, so no token's teaching moves the owner's ranking (docs/security.md,
+// "Learning from use").
 func ScopeID(s *rowcall.Scope) string {
-	if s == nil || slices.Contains(s.Categories, "*") {
+	if s == nil {
 		return "*"
 	}
 	keys, cats := slices.Sorted(slices.Values(s.Keys)), slices.Sorted(slices.Values(s.Categories))
