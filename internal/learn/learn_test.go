@@ -70,11 +70,11 @@ func TestLessons(t *testing.T) {
 		t.Fatalf("the lesson: %+v %v", ps, err)
 	}
 	q, _ := emb.Embed(ctx, []string{"when is high water"})
-	cos, err := l.Cosines(ctx, emb.Model(), q[0], scoped)
+	cos, _, err := l.Cosines(ctx, emb.Model(), q[0], scoped)
 	if err != nil || cos["TIDES"] < 1 {
 		t.Fatalf("the phrase does not lift its row under its scope: %v %v", cos, err)
 	}
-	if cos, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
+	if cos, _, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
 		t.Fatalf("a phrase lifts a row under another scope: %v", cos)
 	}
 
@@ -169,10 +169,10 @@ func TestEveryCategoryTokenTeachesItsOwnScope(t *testing.T) {
 	emb := encoder(t)
 	l = &learn.Learner{Store: store, Embedder: emb}
 	q, _ := emb.Embed(ctx, []string{"when is high water"})
-	if cos, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
+	if cos, _, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
 		t.Fatalf("the token's phrase lifts the row for the owner: %v", cos)
 	}
-	if cos, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{Scope: rowcall.ScopeOf(tok)}); cos["TIDES"] < 1 {
+	if cos, _, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{Scope: rowcall.ScopeOf(tok)}); cos["TIDES"] < 1 {
 		t.Fatalf("the token's phrase does not lift the row for the token: %v", cos)
 	}
 }
