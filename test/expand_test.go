@@ -200,3 +200,48 @@ func TestAskExpand(t *testing.T) {
 		t.Fatalf("EX_WEATHER has questions from a failed call: %v", ps)
 	}
 }
+
+// The expansion's spend is capped a day (ROWCALL_ASK_EXPAND_DAILY_USD):
+// once its calls, run as tok_ask_expand, have cost the cap, a row written
+// after is not sent to the model, and the refusal is on the receipts.
+func TestAskExpandDailyBudget(t *testing.T) {
+	skipWithoutMeaning(t)
+	ms := modelserver.Start(t)
+	ms.Key = suiteSecret
+	ms.Fallback(func(modelserver.Request) modelserver.Reply {
+		return modelserver.Reply{Content: "how do I pay my supplier", Usage: spendUsage}
+	})
+	// One call costs more than the cap: the first passes (nothing spent yet), the next is refused.
+	h := startHost(t, allowLoopback, spendEnv(ms, "ROWCALL_ASK_EXPAND=ASK_EXPAND", "ROWCALL_ASK_EXPAND_DAILY_USD=0.0000001")...)
+	createRow(t, h, map[string]any{"key": "ASK_EXPAND", "type": "agent", "target": "suite-1", "auth": "bearer:SUITE_API_KEY",
+		"category": "system", "content": "# WHAT: Writes the questions people would ask of a capability\n" + expand.Prompt})
+	db := h.db(t)
+	wait := func(what, query string) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			var n int
+			if err := db.QueryRow(query).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	createRow(t, h, map[string]any{"key": "BUDGET_PAY", "type": "http", "target": "GET https://api.example.test/pay",
+		"content": "# WHAT: Pay a supplier's invoice."})
+	wait("questions for BUDGET_PAY", `SELECT count(*) FROM learned WHERE key = 'BUDGET_PAY' AND source = 'model'`)
+	createRow(t, h, map[string]any{"key": "BUDGET_REFUND", "type": "http", "target": "GET https://api.example.test/refund",
+		"content": "# WHAT: Refund a card charge."})
+	wait("refused expansion", `SELECT count(*) FROM receipts WHERE key = 'ASK_EXPAND' AND token_id = '`+expand.TokenID+`' AND outcome LIKE 'refused:budget_exhausted%'`)
+	if n := len(ms.Requests()); n != 1 {
+		t.Fatalf("the model was sent %d requests, want 1 (the cap was spent by the first)", n)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM learned WHERE key = 'BUDGET_REFUND'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("BUDGET_REFUND has %d questions past the cap (%v)", n, err)
+	}
+}

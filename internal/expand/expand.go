@@ -8,23 +8,30 @@
 //	directory.Subscribe(x.Notify) // a write wakes it
 //	go x.Run(ctx)                 // follows the event log from where it stands
 //
-// The call is a dispatch of the row Key with the owner's authority and actor
-// Actor: the model's spend is the operator's, and its receipt is the one every
-// phrase it wrote names. The call body (Body) is the row's key and what its
-// docstring says; the answer is read a line a question (Questions): list
-// markers and quotes are dropped, control characters removed, and a heading
-// or a line that is not a question ask would take (rowcall.CheckAsk) is
-// skipped, up to learn.Keep (what the store keeps of one source for a row).
-// The questions of a row's earlier text are replaced; a row whose text is
-// what its phrases were written from (the receipt's input
-// fingerprint) is not sent again, so a write that changes no text costs
-// nothing. Hosts that expand the same row at once (they follow one event
-// log) each pay their call, and the row keeps one call's whole set of
-// questions (sqlstore's LearnSet, then ForgetPhrases). Phrases of source
-// model rank the row under every token scope (internal/learn), since the
-// model wrote them from the row alone; they are listed, edited, approved and
-// deleted with the others (/api/learned), and they are not part of the row
-// or its contract.
+// The call is a dispatch of the row Key as Token (tok_ask_expand: its scope
+// is that row alone, it teaches nothing, and its daily budget DailyUSD sums
+// its receipts' cost on every host) and actor Actor: the model's spend is
+// the operator's, capped, and its receipt is the one every phrase it wrote
+// names. A row Key that offers tools (allowed_categories) is refused
+// (Check). The call body (Body) is a line saying the row's text is data,
+// then the row's key and what its docstring says as one JSON object: the
+// text may be an imported server's. The answer is read a line a question
+// (Questions): list markers and quotes are dropped, control characters
+// removed, and a heading or a line that is not a question ask would take
+// (rowcall.CheckAsk) is skipped, up to learn.Keep (what the store keeps of
+// one source for a row). The questions of a row's earlier text are
+// replaced; a row whose text is what its phrases were written from (the
+// receipt's input fingerprint) is not sent again, so a write that changes
+// no text costs nothing, and a text that comes back takes the questions
+// written for it before (the expansions table, by the body's fingerprint).
+// Hosts that expand the same row at once (they follow one event log) each
+// pay their call, and the row keeps one call's whole set of questions
+// (sqlstore's LearnSet, then ForgetPhrases). Phrases of source model rank
+// the row under every token scope (internal/learn), since the model wrote
+// them from the row alone, but unconfirmed until the owner approves them:
+// no lift, and never above another row's own match (vectors.Written). They
+// are listed, edited, approved and deleted with the others (/api/learned),
+// and they are not part of the row or its contract.
 //
 // A failed call is logged and tried again at the next write of that row; a
 // host that was down while rows were written expands only rows written after
