@@ -1,13 +1,17 @@
 package test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/expand"
 	"github.com/rowcall/rowcall/test/modelserver"
 )
@@ -243,5 +247,22 @@ func TestAskExpandDailyBudget(t *testing.T) {
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM learned WHERE key = 'BUDGET_REFUND'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("BUDGET_REFUND has %d questions past the cap (%v)", n, err)
+	}
+}
+
+// A host whose ROWCALL_ASK_EXPAND names a row that offers tools does not
+// start: it says so, with the code.
+func TestAskExpandRowWithToolsRefusedAtStart(t *testing.T) {
+	h := startHost(t, nil)
+	createRow(t, h, map[string]any{"key": "ASK_EXPAND", "type": "agent", "target": "suite-1", "allowed_categories": "*",
+		"category": "system", "content": "# WHAT: Writes the questions people would ask of a capability\n" + expand.Prompt})
+	h.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a host that starts is stopped
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "serve", "--addr", "127.0.0.1:0", "--data", h.Data, "--no-examples")
+	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=", "ROWCALL_EMBED_PROVIDER=off", "ROWCALL_ASK_EXPAND=ASK_EXPAND")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), string(rowcall.EExpandTools)) || !strings.Contains(string(out), "allowed_categories") {
+		t.Fatalf("the host started, or did not say why not (%v):\n%s", err, out)
 	}
 }
