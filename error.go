@@ -97,6 +97,12 @@ const (
 	// segment is missing from object storage, or the storage fails). The
 	// answer names the segment, never where the storage keeps it.
 	EReceiptUnavailable Code = "receipt_unavailable"
+
+	// EExpandTools: the row ROWCALL_ASK_EXPAND names offers tools (its
+	// allowed_categories is not empty), so rows' text, which may be a
+	// hostile server's, would reach a model that may call rows
+	// (internal/expand).
+	EExpandTools Code = "expand_row_offers_tools"
 )
 
 // The gate's refusal codes (a call a token or the row's input_schema does not

@@ -16,6 +16,8 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,6 +67,9 @@ type Settings struct {
 	// would ask of each new or changed row, kept as its learned phrases
 	// (package expand; "": off).
 	AskExpand string
+	// ROWCALL_ASK_EXPAND_DAILY_USD: what the expansion's calls may cost in
+	// a UTC day, all hosts together ("": expand.DefaultDailyUSD).
+	AskExpandDailyUSD string
 	// ROWCALL_ASK_LEARN: whose use teaches ask (learn.ParseTeachers):
 	// owner,tokens (the default, ""), owner, tokens or off.
 	AskLearn string
@@ -141,7 +146,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		Embed: EmbedSettings{Provider: lookup("ROWCALL_EMBED_PROVIDER"), Model: lookup("ROWCALL_EMBED_MODEL"),
 			Auth: lookup("ROWCALL_EMBED_AUTH"), Dim: lookup("ROWCALL_EMBED_DIM")},
 		AskRerank: lookup("ROWCALL_ASK_RERANK"), AskRerankAnonymous: lookup("ROWCALL_ASK_RERANK_ANONYMOUS"),
-		AskExpand:      lookup("ROWCALL_ASK_EXPAND"),
+		AskExpand: lookup("ROWCALL_ASK_EXPAND"), AskExpandDailyUSD: lookup("ROWCALL_ASK_EXPAND_DAILY_USD"),
 		AskLearn:       lookup("ROWCALL_ASK_LEARN"),
 		ApprovalNotify: lookup("ROWCALL_APPROVAL_NOTIFY"),
 		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
@@ -348,7 +353,24 @@ func New(s Settings, p Platform) (*App, error) {
 		a.Ranker.Reranker = a.Reranker
 	}
 	if s.AskExpand != "" {
-		a.Expander = &expand.Expander{Dispatcher: a.Dispatcher, Store: a.Store, Learner: a.Learner, Key: s.AskExpand}
+		daily := expand.DefaultDailyUSD
+		if s.AskExpandDailyUSD != "" {
+			var err error
+			if daily, err = strconv.ParseFloat(s.AskExpandDailyUSD, 64); err != nil || !(daily > 0) || math.IsInf(daily, 0) {
+				return nil, &rowcall.Error{Code: rowcall.EInvalid, Message: "ROWCALL_ASK_EXPAND_DAILY_USD is " + strconv.Quote(s.AskExpandDailyUSD) + ", not an amount of US dollars above 0",
+					HowToFix: fmt.Sprintf("give what the expansion's calls may cost in a UTC day, e.g. 0.50, or leave it unset for %g", expand.DefaultDailyUSD)}
+			}
+		}
+		// An expansion row that offers tools is refused now, and again
+		// before each call (it may be written later).
+		if rows, err := a.Store.RowsByKey(context.Background(), []string{s.AskExpand}); err == nil {
+			if r, ok := rows[s.AskExpand]; ok {
+				if err := expand.Check(&r); err != nil {
+					return nil, err
+				}
+			}
+		}
+		a.Expander = &expand.Expander{Dispatcher: a.Dispatcher, Store: a.Store, Learner: a.Learner, Key: s.AskExpand, DailyUSD: daily}
 		a.Directory.Subscribe(a.Expander.Notify)
 	}
 	envOf := func(context.Context) rowcall.Env { return env }

@@ -17,7 +17,9 @@
 // phrase learned from use not taught again for TTL ages out, unless the
 // owner approved it. Phrases a model wrote for a row (package expand) rank
 // it under every scope: they come from the row's own text, not from anyone's
-// asks. Phrases are
+// asks; until the owner approves one it is unconfirmed, without Lift, and
+// never ranks its row above another row's own match (vectors.Written).
+// Phrases are
 // not part of a row: its version and contract hash do not change
 // (docs/RATIONALE.md, "Why does ask learn from calls, and from whom?").
 package learn
@@ -84,13 +86,14 @@ type Learner struct {
 	mu   sync.Mutex
 	asks map[string][]asked // holder → its recent asks, oldest first
 
-	imu     sync.Mutex
-	stamp   string
-	checked time.Time
-	touched bool
-	model   string
-	scopes  map[string]*phrases // learned from use and the owner's, by scope
-	shared  *phrases            // written by a model (package expand): for every scope
+	imu      sync.Mutex
+	stamp    string
+	checked  time.Time
+	touched  bool
+	model    string
+	scopes   map[string]*phrases // learned from use and the owner's, by scope
+	shared   *phrases            // written by a model (package expand), unapproved: for every scope, unconfirmed
+	approved *phrases            // written by a model and approved by the owner: for every scope, as taught
 }
 
 // asked is one ask of a teaching credential.
@@ -114,10 +117,13 @@ func (l *Learner) now() time.Time {
 }
 
 // ScopeID names a token scope for learned phrases: "*" for the whole
-// directory (the owner, anonymous asks, and a token of every category),
-// else the scope's keys and categories, sorted.
+// directory (no token: the owner and anonymous asks), else the scope's keys
+// and categories, sorted. A token's scope is never "*", whatever its
+// categories: a token of every category ("categories=*") teaches its own
+// scope, so no token's teaching moves the owner's ranking (docs/security.md,
+// "Learning from use").
 func ScopeID(s *rowcall.Scope) string {
-	if s == nil || slices.Contains(s.Categories, "*") {
+	if s == nil {
 		return "*"
 	}
 	keys, cats := slices.Sorted(slices.Values(s.Keys)), slices.Sorted(slices.Values(s.Categories))
@@ -287,26 +293,30 @@ func (l *Learner) Touch() {
 	l.imu.Unlock()
 }
 
-// Cosines returns, for each row with phrases learned under f's scope, the
-// best cosine of q with one of them times Lift: what ask takes for the row's
-// cosine when it is higher than the row's own (vectors.Ranker).
-func (l *Learner) Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32, f rowcall.SearchFilter) (map[string]float64, error) {
+// Cosines returns, for each row with phrases learned under f's scope (and
+// those a model wrote that the owner approved), the best cosine of q with
+// one of them times Lift (taught): what ask takes for the row's cosine when
+// it is higher than the row's own (vectors.Ranker). written is, for each row
+// with unapproved phrases a model wrote (package expand), the best cosine of
+// q with one of them, without Lift: they are unconfirmed, so ask ranks with
+// them only as far as no other row's own match is outranked
+// (vectors.Written).
+func (l *Learner) Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32, f rowcall.SearchFilter) (taught, written map[string]float64, err error) {
 	l.imu.Lock()
 	defer l.imu.Unlock()
 	if err := l.sync(ctx, m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(q) != m.Dim {
-		return nil, nil
+		return nil, nil, nil
 	}
 	lift := l.Lift
 	if lift == 0 {
 		lift = Lift
 	}
-	var out map[string]float64
-	for _, ps := range []*phrases{l.scopes[ScopeID(f.Scope)], l.shared} {
+	best := func(out map[string]float64, ps *phrases, lift float64) map[string]float64 {
 		if ps == nil || len(ps.keys) == 0 {
-			continue
+			return out
 		}
 		if out == nil {
 			out = make(map[string]float64, len(ps.keys))
@@ -316,8 +326,10 @@ func (l *Learner) Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32
 		for i, k := range ps.keys {
 			out[k] = max(out[k], lift*float64(scores[i]))
 		}
+		return out
 	}
-	return out, nil
+	taught = best(best(nil, l.scopes[ScopeID(f.Scope)], lift), l.approved, lift)
+	return taught, best(nil, l.shared, 1), nil
 }
 
 // sync reads the learned phrases again when the table changed (looked at
@@ -365,13 +377,18 @@ func (l *Learner) sync(ctx context.Context, m rowcall.EmbedModel) error {
 			slog.Warn("learn: phrase vectors not stored", "err", err)
 		}
 	}
-	scopes, shared := map[string]*phrases{}, &phrases{}
+	scopes, shared, approved := map[string]*phrases{}, &phrases{}, &phrases{}
 	for _, p := range all {
 		if p.Model != m.ID() || len(p.Vector) != m.Dim || (!p.Approved && p.Source == rowcall.SourceUse && p.UsedAt < stale) {
 			continue
 		}
-		ps := shared // a model wrote it from the row alone: it ranks the row for every scope
-		if p.Source != rowcall.SourceModel {
+		// A model wrote it from the row alone: it ranks the row for every
+		// scope, unconfirmed (shared) until the owner approves it.
+		ps := shared
+		switch {
+		case p.Source == rowcall.SourceModel && p.Approved:
+			ps = approved
+		case p.Source != rowcall.SourceModel:
 			if ps = scopes[p.Scope]; ps == nil {
 				ps = &phrases{}
 				scopes[p.Scope] = ps
@@ -380,7 +397,7 @@ func (l *Learner) sync(ctx context.Context, m rowcall.EmbedModel) error {
 		ps.keys = append(ps.keys, p.Key)
 		ps.vecs = append(ps.vecs, p.Vector...)
 	}
-	l.scopes, l.shared, l.stamp, l.model = scopes, shared, stamp, m.ID()
+	l.scopes, l.shared, l.approved, l.stamp, l.model = scopes, shared, approved, stamp, m.ID()
 	return nil
 }
 

@@ -70,11 +70,11 @@ func TestLessons(t *testing.T) {
 		t.Fatalf("the lesson: %+v %v", ps, err)
 	}
 	q, _ := emb.Embed(ctx, []string{"when is high water"})
-	cos, err := l.Cosines(ctx, emb.Model(), q[0], scoped)
+	cos, _, err := l.Cosines(ctx, emb.Model(), q[0], scoped)
 	if err != nil || cos["TIDES"] < 1 {
 		t.Fatalf("the phrase does not lift its row under its scope: %v %v", cos, err)
 	}
-	if cos, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
+	if cos, _, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
 		t.Fatalf("a phrase lifts a row under another scope: %v", cos)
 	}
 
@@ -139,5 +139,40 @@ func TestTeachers(t *testing.T) {
 	}
 	if _, err := learn.ParseTeachers("everyone"); err == nil || !strings.Contains(err.Error(), `"everyone" is not owner, tokens, owner,tokens or off`) {
 		t.Fatalf("an unknown value: %v", err)
+	}
+}
+
+// A token of every category teaches its own scope, never the owner's: its
+// phrase is not kept under "*" and does not lift the row for the owner's asks
+// (docs/security.md: a teaching token cannot move another scope's ranking,
+// the owner's included).
+func TestEveryCategoryTokenTeachesItsOwnScope(t *testing.T) {
+	ctx := context.Background()
+	store := sqlstore.New(testdb.Open(t))
+	if err := store.Upsert(ctx, []rowcall.Row{{Key: "TIDES", Type: "fn", Target: "echo", Content: "# WHAT: Tide times for a harbour.", Enabled: 1, PlannerVisible: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	tok := &rowcall.Token{ID: "tok_all", Teach: true, Categories: []string{"*"}}
+	if got := learn.ScopeID(rowcall.ScopeOf(tok)); got == learn.ScopeID(nil) {
+		t.Fatalf("a token of every category has the owner's scope %q", got)
+	}
+	l := &learn.Learner{Store: store}
+	l.Asked(ctx, "when is high water", rowcall.SearchFilter{Scope: rowcall.ScopeOf(tok), For: &rowcall.Asker{Token: tok}}, []rowcall.Hit{{Row: rowcall.Row{Key: "TIDES"}}})
+	l.Called(ctx, false, tok, rowcall.Receipt{ID: "inv_t", Actor: "token:tok_all", Key: "TIDES", OK: true})
+	ps, err := l.Phrases(ctx, "TIDES")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("the lesson: %+v %v", ps, err)
+	}
+	if ps[0].Scope == "*" {
+		t.Fatalf("a token of every category taught under the owner's scope: %+v", ps[0])
+	}
+	emb := encoder(t)
+	l = &learn.Learner{Store: store, Embedder: emb}
+	q, _ := emb.Embed(ctx, []string{"when is high water"})
+	if cos, _, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{}); len(cos) != 0 {
+		t.Fatalf("the token's phrase lifts the row for the owner: %v", cos)
+	}
+	if cos, _, _ := l.Cosines(ctx, emb.Model(), q[0], rowcall.SearchFilter{Scope: rowcall.ScopeOf(tok)}); cos["TIDES"] < 1 {
+		t.Fatalf("the token's phrase does not lift the row for the token: %v", cos)
 	}
 }

@@ -101,9 +101,11 @@ type Ranker struct {
 // the asks it learns from.
 type Learned interface {
 	// Cosines is, for each row with a phrase learned under f.Scope, how
-	// near the question's vector q its phrases are: the hybrid takes it for
-	// the row's cosine when it is higher than the row's own.
-	Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32, f rowcall.SearchFilter) (map[string]float64, error)
+	// near the question's vector q its phrases are (taught: the hybrid takes
+	// it for the row's cosine when it is higher than the row's own), and,
+	// for each row with unconfirmed phrases a model wrote, how near those
+	// are (written: ranked by Written).
+	Cosines(ctx context.Context, m rowcall.EmbedModel, q []float32, f rowcall.SearchFilter) (taught, written map[string]float64, err error)
 	// Asked is told of each search made for someone (f.For) and its hits.
 	Asked(ctx context.Context, query string, f rowcall.SearchFilter, hits []rowcall.Hit)
 }
@@ -197,7 +199,8 @@ func (r *Ranker) Search(ctx context.Context, query string, f rowcall.SearchFilte
 type nearest struct {
 	qv      []float32
 	hits    []rowcall.VectorHit
-	learned map[string]float64 // Learned's cosines
+	learned map[string]float64 // Learned's cosines: taught
+	written map[string]float64 // and written by a model, unconfirmed
 	fused   []rowcall.Hit
 	err     error
 }
@@ -213,7 +216,7 @@ func (r *Ranker) nearest(ctx context.Context, query string, f rowcall.SearchFilt
 	}
 	n.qv = qvs[0]
 	if r.Learned != nil {
-		if n.learned, err = r.Learned.Cosines(ctx, r.Embedder.Model(), n.qv, f); err != nil {
+		if n.learned, n.written, err = r.Learned.Cosines(ctx, r.Embedder.Model(), n.qv, f); err != nil {
 			slog.Warn("vectors: ranking without learned phrases", "err", err)
 		}
 	}
@@ -268,7 +271,92 @@ func (r *Ranker) fuse(ctx context.Context, n *nearest, words []rowcall.Hit) erro
 		}
 	}
 	n.fused = Fuse(words, near, r.Weight)
+	if len(n.written) > 0 {
+		n.fused = Written(n.fused, words, near, n.written, r.Weight)
+	}
 	return nil
+}
+
+// Written ranks fused, the hits Fuse made of words and near (their own
+// text, and phrases taught under the search's scope), with the unconfirmed
+// phrases a model wrote (written: a row's best cosine with one, without
+// Lift). A row whose written phrase is nearer than its own cosine scores as
+// if that were its cosine, but never above the best score another row has
+// of its own: a model's phrase can bring its row into the hits and up to the
+// best own match, never past it, and at an equal score the row matched by
+// its own text goes first (docs/finding.md, "Questions written by a model";
+// docs/RATIONALE.md). So text a model wrote from a row's description, which
+// may be a hostile server's, ranks the row no higher than its description
+// could by itself ranked another row's.
+func Written(fused, words []rowcall.Hit, near []rowcall.VectorHit, written map[string]float64, weight float64) []rowcall.Hit {
+	cos := make(map[string]float64, len(near))
+	for _, h := range near {
+		cos[h.Key] = h.Cosine
+	}
+	var raised []rowcall.VectorHit
+	for k, c := range written {
+		if c > cos[k] {
+			raised = append(raised, rowcall.VectorHit{Key: k, Cosine: c})
+		}
+	}
+	if len(raised) == 0 {
+		return fused
+	}
+	// The two best own scores: the best of another row's is the first, or
+	// the second for the first's own row.
+	var top [2]rowcall.Hit
+	for _, h := range fused {
+		if h.Score > top[0].Score || top[0].Row.Key == "" {
+			top[0], top[1] = h, top[0]
+		} else if h.Score > top[1].Score || top[1].Row.Key == "" {
+			top[1] = h
+		}
+	}
+	with := map[string]float64{} // a raised row's score with its phrase for its cosine
+	for _, h := range Fuse(words, append(slices.Clone(near), raised...), weight) {
+		with[h.Row.Key] = h.Score
+	}
+	at := make(map[string]int, len(fused))
+	for i, h := range fused {
+		at[h.Row.Key] = i
+	}
+	lifted := map[string]bool{}
+	for _, v := range raised {
+		other := top[0]
+		if other.Row.Key == v.Key {
+			other = top[1]
+		}
+		i, ok := at[v.Key]
+		if !ok {
+			i = len(fused)
+			at[v.Key] = i
+			fused = append(fused, rowcall.Hit{Row: rowcall.Row{Key: v.Key}})
+		}
+		if s := min(with[v.Key], other.Score); s > fused[i].Score {
+			fused[i].Score, lifted[v.Key] = s, true
+		}
+	}
+	sortHits(fused, lifted)
+	return fused
+}
+
+// sortHits orders hits best first; at an equal score a hit whose key last
+// holds goes after one whose does not, then by key.
+func sortHits(hits []rowcall.Hit, last map[string]bool) {
+	slices.SortStableFunc(hits, func(a, b rowcall.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case last[a.Row.Key] != last[b.Row.Key]:
+			if last[a.Row.Key] {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.Row.Key, b.Row.Key)
+	})
 }
 
 // rows returns the best need of hits (best first) that the filter passes,
@@ -368,15 +456,7 @@ func Fuse(words []rowcall.Hit, vecs []rowcall.VectorHit, weight float64) []rowca
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b rowcall.Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return strings.Compare(a.Row.Key, b.Row.Key)
-	})
+	sortHits(out, nil)
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/learn"
 	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/sqlstore"
@@ -670,3 +671,46 @@ func TestVectorsOfTheFirstAnswerAreFound(t *testing.T) {
 		t.Errorf("a restart's first pass embedded %d texts, want 2", n)
 	}
 }
+
+// A model's questions for a row whose text is a hostile server's do not make
+// it the top answer for a question another row's own text matches: the
+// question the model wrote word for word brings the row into the hits, after
+// the row whose text matched; once the owner approves the question, it ranks
+// as a taught phrase does.
+func TestModelWrittenPhrasesDoNotOutrankOwnText(t *testing.T) {
+	ctx := context.Background()
+	store := seed(t)
+	if err := store.Upsert(ctx, []rowcall.Row{row("PAY_SUPPLIER", "payments", "pay an invoice of a supplier from the company account")}); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, store, "m1")
+	f.pass(t)
+	l := &learn.Learner{Store: store, Embedder: f.emb}
+	f.rank.Learned = l
+	const q = "pay my supplier invoice"
+	if err := l.TeachSet(ctx, []rowcall.Phrase{{Key: "WX_FORECAST", Scope: "*", Text: q, Source: rowcall.SourceModel, Actor: "model:ASK_EXPAND", Receipt: "inv_x"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sf := range []rowcall.SearchFilter{{Limit: 5}, {Limit: 5, Near: true, Scope: &rowcall.Scope{Categories: []string{"payments", "weather"}}}} {
+		hits, err := f.rank.Search(ctx, q, sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(hits); len(got) < 2 || got[0] != "PAY_SUPPLIER" || !slices.Contains(got, "WX_FORECAST") {
+			t.Fatalf("scope %v: %v, want PAY_SUPPLIER first and WX_FORECAST among the hits", sf.Scope, got)
+		}
+	}
+	ps, err := l.Phrases(ctx, "WX_FORECAST")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("%v %v", ps, err)
+	}
+	if err := l.Edit(ctx, ps[0].ID, nil, ptr(true)); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := f.rank.Search(ctx, q, rowcall.SearchFilter{Limit: 5})
+	if err != nil || len(hits) == 0 || hits[0].Row.Key != "WX_FORECAST" {
+		t.Fatalf("the owner's approved question does not lift its row: %v %v", keys(hits), err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
