@@ -129,12 +129,16 @@ func Sync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []stri
 // connection of the host's own (the owner's), never a caller's.
 func ListAuth(stored []rowcall.Row) (auth, provider string) {
 	for _, row := range stored {
-		if a, err := rowcall.ParseAuth(row.Auth); err != nil || a.Connection == "" {
+		if a, err := rowcall.ParseAuth(row.Auth); err == nil && a.Connection == "" {
 			return row.Auth, ""
 		}
 	}
-	a, _ := rowcall.ParseAuth(stored[0].Auth)
-	return stored[0].Auth, a.Connection
+	for _, row := range stored {
+		if a, err := rowcall.ParseAuth(row.Auth); err == nil {
+			return row.Auth, a.Connection
+		}
+	}
+	return stored[0].Auth, "" // no auth that parses: the listing says why
 }
 
 // toolOf is the tool an MCP row's target names.
