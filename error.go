@@ -119,6 +119,10 @@ const (
 	EPayloadCeiling     Code = "payload_ceiling"      // the body's length, the token's ceiling
 	EInvalidInputSchema Code = "invalid_input_schema" // the row's key
 	EInvalidArguments   Code = "invalid_arguments"
+	// EDefinitionChanged: the row's MCP server changed the tool's definition
+	// (the row is drifted) and the owner has not accepted or rejected the
+	// change yet; the row is held for every caller (ROWCALL_MCP_DRIFT).
+	EDefinitionChanged Code = "definition_changed" // the row's key
 )
 
 // Errorf returns an *Error with code and a formatted message.

@@ -103,6 +103,7 @@ type Handler struct {
 	mux   *http.ServeMux
 	mcp   *mcp.Handler                             // the MCP server at /mcp
 	keys  func() ([]ledger.PublicKey, ledger.Keys) // cfg.ReceiptKeys, and parsed, on first use
+	syncs mcpSyncs                                 // each MCP server's last sync (SyncMCP)
 }
 
 // Store is what the API keeps besides the directory: tokens, breakers and the

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
 // createRow handles POST /api/directory: key and type required; 201 with
@@ -86,7 +87,27 @@ func (h *Handler) getRow(w http.ResponseWriter, r *http.Request, c Caller) {
 	if err == nil && c.Token != nil && !c.Token.Covers(&row) {
 		err = notFound(key) // outside the token's scope, a row does not exist
 	}
+	if st := h.mcpSyncOf(row, c); st != nil && err == nil {
+		versioned(w, r, row.Version, struct {
+			rowcall.Row
+			MCPSync *MCPSyncStatus `json:"mcp_sync"`
+		}{row, st}, nil)
+		return
+	}
 	versioned(w, r, row.Version, row, err)
+}
+
+// mcpSyncOf is, for the owner, the last sync of the MCP server row calls
+// (nil for another row, another caller, or before a sync).
+func (h *Handler) mcpSyncOf(row rowcall.Row, c Caller) *MCPSyncStatus {
+	if !c.Owner || !strings.EqualFold(row.Runner, "mcp") {
+		return nil
+	}
+	t, err := mcpcall.ParseTarget(row.Target)
+	if err != nil {
+		return nil
+	}
+	return h.syncs.get(t.Server())
 }
 
 // listRows handles GET /api/directory?type=&category=&enabled=&limit=&offset=.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/runners/mcpcall"
@@ -106,7 +107,9 @@ type MCPSyncResult struct {
 // (Config.MCPSync) and, unless dry, stores what the comparison changed,
 // each write guarded by the version read. It is the one path of `rowcall
 // mcp sync` and of the host's background checks; only accept and reject
-// decide a change. err is a failure to read or write the directory.
+// decide a change. Each server's outcome is kept (MCPSyncStatuses): a server
+// whose tools cannot be listed shows why on its rows, never silently. err is
+// a failure to read or write the directory.
 func (h *Handler) SyncMCP(ctx context.Context, server string, accept, reject func(key string) bool, dry bool) ([]MCPSyncResult, error) {
 	servers, byServer, err := h.mcpRows(ctx, server)
 	if err != nil {
@@ -115,6 +118,7 @@ func (h *Handler) SyncMCP(ctx context.Context, server string, accept, reject fun
 	var out []MCPSyncResult
 	for _, s := range servers {
 		writes, changes, err := h.cfg.MCPSync(ctx, s, byServer[s], accept, reject)
+		h.syncs.record(s, time.Now(), err)
 		if err != nil {
 			out = append(out, MCPSyncResult{Server: s, Err: err})
 			continue

@@ -37,6 +37,7 @@ var statuses = map[rowcall.Code]int{
 	rowcall.EIncludeOutOfScope: http.StatusForbidden, rowcall.ERiskCeiling: http.StatusForbidden,
 	rowcall.EFixedBody:          http.StatusForbidden,
 	rowcall.EContractChanged:    http.StatusConflict,
+	rowcall.EDefinitionChanged:  http.StatusConflict,
 	rowcall.EPayloadCeiling:     http.StatusRequestEntityTooLarge,
 	rowcall.EInvalidInputSchema: http.StatusUnprocessableEntity,
 	rowcall.EInvalidArguments:   http.StatusBadRequest,

@@ -30,6 +30,12 @@ func TestConsoleShowsMCPDrift(t *testing.T) {
 	}
 
 	run(t, ctx, console.Go("#/row/UP_LOOKUP"), console.Wait(`!!document.getElementById('drift-diff')`))
+	if got := textOf(t, ctx, `#mcp-last-sync`); !strings.HasPrefix(got, "Last synced ") {
+		t.Fatalf("the last sync shows %q", got)
+	}
+	if got := textOf(t, ctx, `#drift-state`); !strings.Contains(got, "definition_changed") {
+		t.Fatalf("the drift says %q", got)
+	}
 	if got := textOf(t, ctx, `#drift-diff [data-field=description]`); !strings.Contains(got, "+ Looks a word up and deletes it.") {
 		t.Fatalf("the description's diff shows %q", got)
 	}

@@ -237,8 +237,7 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 		(!strings.Contains(out, ": 1 drifted, 1 unchanged\n") && !strings.Contains(out, ": 1 unchanged, 1 drifted\n")) {
 		t.Fatalf("sync: %s", out)
 	}
-	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
-	refused(t, h, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 409, "contract_changed:"+pinned+"!="+current)
+	heldDrifted(t, h, tok, pinned)
 	row := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
 	if !strings.Contains(row["content"].(string), "# DRIFTED: ") || strings.Contains(row["input_schema"].(string), "force") {
 		t.Fatalf("drifted row: %v", row)
@@ -296,6 +295,22 @@ func rowUntil(t *testing.T, h *host, key, what string, cond func(row map[string]
 	}
 }
 
+// heldDrifted checks that drifted UP_LOOKUP is held: the owner's call is
+// refused with definition_changed, and the token pinned to the row's
+// contract (pinned) stops with contract_changed, the row's contract now
+// being another.
+func heldDrifted(t *testing.T, h *host, tok, pinned string) {
+	t.Helper()
+	refused(t, h, dispatchCall(t, h, "UP_LOOKUP", "dog"), 409, "definition_changed")
+	got := tokenCall(t, h, tok, "UP_LOOKUP", "cat")
+	e, _ := got.JSON["error"].(string)
+	current, ok := strings.CutPrefix(e, "contract_changed:"+pinned+"!=")
+	if !ok || len(current) != 64 {
+		t.Fatalf("the pinned token's call of the drifted row: %d %s", got.Status, got.Raw)
+	}
+	refused(t, h, got, 409, e)
+}
+
 func drifted(row map[string]any) bool {
 	c, _ := row["content"].(string)
 	return strings.Contains(c, "# DRIFTED: ")
@@ -315,12 +330,7 @@ func TestMCPDriftCheckedOnListChanged(t *testing.T) {
 
 	up.set("Looks a word up and deletes it.", changedSchema) // the SDK server sends list_changed
 	rowUntil(t, h, "UP_LOOKUP", "the host to mark UP_LOOKUP drifted", drifted)
-	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
-	got := tokenCall(t, h, tok, "UP_LOOKUP", "cat")
-	refused(t, h, got, 409, "contract_changed:"+pinned+"!="+current)
-	if !strings.HasPrefix(got.JSON["error"].(string), "contract_changed:") {
-		t.Fatalf("pinned call: %s", got.Raw)
-	}
+	heldDrifted(t, h, tok, pinned)
 
 	// Reject: the approved definition stays, so the pinned contract holds
 	// again, but the call is refused before it reaches the changed tool.
@@ -329,7 +339,7 @@ func TestMCPDriftCheckedOnListChanged(t *testing.T) {
 	if drifted(row) || !strings.Contains(row["content"].(string), "# REJECTED: sha256:") || strings.Contains(row["input_schema"].(string), "force") || row["enabled"] != float64(1) {
 		t.Fatalf("rejected row: %v", row)
 	}
-	got = tokenCall(t, h, tok, "UP_LOOKUP", "cat")
+	got := tokenCall(t, h, tok, "UP_LOOKUP", "cat")
 	if res, _ := got.JSON["result"].(string); !strings.HasPrefix(res, "ERR:mcp:definition_rejected:sha256:") {
 		t.Fatalf("a call against the rejected definition: %d %s", got.Status, got.Raw)
 	}
@@ -353,7 +363,56 @@ func TestMCPDriftCheckedPeriodically(t *testing.T) {
 	up.set("Looks a word up and deletes it.", changedSchema)
 	up.remove("old")
 	rowUntil(t, h, "UP_LOOKUP", "the periodic check to mark UP_LOOKUP drifted", drifted)
-	current := proof(t, dispatchCall(t, h, "UP_LOOKUP", "dog"))["contract_sha256"].(string)
-	refused(t, h, tokenCall(t, h, tok, "UP_LOOKUP", "cat"), 409, "contract_changed:"+pinned+"!="+current)
+	heldDrifted(t, h, tok, pinned)
 	rowUntil(t, h, "UP_OLD", "the removed tool's row to be disabled", func(row map[string]any) bool { return row["enabled"] == float64(0) })
+}
+
+// ROWCALL_MCP_DRIFT=warn: a drifted row stays callable, marked, by the
+// owner and by an unpinned token; a token pinned to it still stops with
+// contract_changed.
+func TestMCPDriftWarnOnly(t *testing.T) {
+	up := newChangingServer(t, true)
+	h := startHost(t, allowLoopback, "ROWCALL_MCP_DRIFT=warn")
+	tok, pinned := importChanging(t, h, up)
+	free, _, _ := mint(t, h, map[string]any{"keys": []string{"UP_LOOKUP"}})
+
+	up.set("Looks a word up and deletes it.", changedSchema)
+	expect(t, h.do(t, req{Method: "POST", Path: "/api/mcp/sync", Body: map[string]any{}}), 200, map[string]any{"ok": true})
+	if row := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON; !drifted(row) || !strings.Contains(row["content"].(string), "# WHAT: (drifted: ") {
+		t.Fatalf("the changed tool's row is not marked drifted: %v", row)
+	}
+	expect(t, dispatchCall(t, h, "UP_LOOKUP", "dog"), 200, map[string]any{"ok": true, "result": `found {"word":"dog"}`})
+	expect(t, tokenCall(t, h, free, "UP_LOOKUP", "cat"), 200, map[string]any{"ok": true, "result": `found {"word":"cat"}`})
+	if e, _ := tokenCall(t, h, tok, "UP_LOOKUP", "cat").JSON["error"].(string); !strings.HasPrefix(e, "contract_changed:"+pinned+"!=") {
+		t.Fatalf("the pinned token's call: %q", e)
+	}
+}
+
+// A background check that cannot list a server's tools is not silent: once
+// every row of the server names a per-caller connection (and the owner has
+// none, the host no providers), the host's metrics show the server failing
+// and the rows' mcp_sync says why.
+func TestMCPSyncFailureIsVisible(t *testing.T) {
+	up := newChangingServer(t, true)
+	h := startHost(t, append([]string{"--mcp-sync-every", "200ms"}, allowLoopback...))
+	importChanging(t, h, up)
+	for _, k := range []string{"UP_LOOKUP", "UP_OLD"} {
+		expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/" + k, Body: map[string]any{"auth": "bearer:connection:idp"}}), 200, map[string]any{"ok": true})
+	}
+	server := map[string]string{"server": up.URL}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fams := scrape(t, h.URL+"/metrics", map[string]string{"X-Terminal-Key": h.Key})
+		if sample(fams, "rowcall_mcp_sync_failing", server) == 1 && sample(fams, "rowcall_mcp_sync_failures_total", server) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the metrics to show the failing sync")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st, _ := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON["mcp_sync"].(map[string]any)
+	if e, _ := st["error"].(string); !strings.Contains(e, "per-caller connection") || !strings.Contains(e, "connections_off:idp") {
+		t.Fatalf("the row's mcp_sync: %v", st)
+	}
 }

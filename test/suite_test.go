@@ -77,6 +77,7 @@ func TestHosts(t *testing.T) {
 			t.Run("openapi", func(t *testing.T) { suiteOpenAPI(t, tg, up) })
 			t.Run("mcp", func(t *testing.T) { suiteMCP(t, tg) })
 			t.Run("mcp_import", func(t *testing.T) { suiteMCPImport(t, tg) })
+			t.Run("mcp_drift", func(t *testing.T) { suiteMCPDrift(t, tg) })
 			t.Run("mcp_output", func(t *testing.T) { suiteMCPOutput(t, tg, up) })
 			t.Run("limits", func(t *testing.T) { suiteLimits(t, tg, up, ms) })
 			t.Run("meaning", func(t *testing.T) { suiteMeaning(t, tg) })

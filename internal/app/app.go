@@ -76,7 +76,7 @@ type Settings struct {
 	// ROWCALL_APPROVAL_NOTIFY: the row called, as the owner, for each new
 	// approval (body id|key|actor|why; "": none).
 	ApprovalNotify string
-	MCP            MCPSettings // ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL
+	MCP            MCPSettings // ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL, ROWCALL_MCP_DRIFT
 }
 
 // MCPSettings bound /mcp (mcp.Limits; "" is the default).
@@ -85,6 +85,22 @@ type MCPSettings struct {
 	Idle          string // a duration: a session without a request this long is closed (mcp.DefaultIdle)
 	Sessions      string // sessions open at once on the host (mcp.DefaultMaxSessions)
 	PerCredential string // sessions open at once for one credential (mcp.DefaultSessionsPerCredential)
+	// Drift is what a drifted MCP row does until the owner accepts or
+	// rejects the change: hold (the default, ""): every call is refused
+	// (definition_changed); warn: it runs, marked.
+	Drift string
+}
+
+// DriftWarn parses Drift: whether drifted rows run (warn) or are held.
+func (s MCPSettings) DriftWarn() (bool, error) {
+	switch s.Drift {
+	case "", "hold":
+		return false, nil
+	case "warn":
+		return true, nil
+	}
+	return false, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_MCP_DRIFT: " + strconv.Quote(s.Drift) + " is neither hold nor warn",
+		HowToFix: "give hold (the default: a row whose MCP tool changed is refused until the owner accepts or rejects the change) or warn (it stays callable, marked drifted)"}
 }
 
 // Limits parses the settings (an error names the setting and its form).
@@ -150,7 +166,8 @@ func ReadSettings(lookup func(name string) string) Settings {
 		AskLearn:       lookup("ROWCALL_ASK_LEARN"),
 		ApprovalNotify: lookup("ROWCALL_APPROVAL_NOTIFY"),
 		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
-			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL")},
+			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL"),
+			Drift: lookup("ROWCALL_MCP_DRIFT")},
 	}
 }
 
@@ -258,6 +275,10 @@ func New(s Settings, p Platform) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	driftWarn, err := s.MCP.DriftWarn()
+	if err != nil {
+		return nil, err
+	}
 	models, err := s.Models.Config()
 	if err != nil {
 		return nil, &rowcall.Error{Code: rowcall.EInternal, Message: "agent settings: " + err.Error(),
@@ -329,7 +350,7 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	a.Dispatcher = &dispatch.Dispatcher{
 		Store: ranked, Receipts: a.Receipts, Env: env, Audience: s.Audience, Now: p.Now,
-		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn, Approvals: a.Store, ApprovalNotify: s.ApprovalNotify,
+		Fresh: p.Fresh, Speculate: p.Speculate, Modules: p.Fn, Approvals: a.Store, ApprovalNotify: s.ApprovalNotify, DriftWarn: driftWarn,
 		Runners: map[rowcall.Type]rowcall.Runner{
 			rowcall.TypeHTTP:  wrap(mcpcall.Route{HTTP: httpRunner, MCP: a.mcp}),
 			rowcall.TypeFlow:  wrap(flow.Runner{}),
@@ -476,11 +497,23 @@ func (a *App) mcpTools(envOf func(context.Context) rowcall.Env) func(context.Con
 }
 
 // mcpSync is POST /api/mcp/sync's comparison: the MCP runner lists the
-// server's tools with the first row's credential, and mcpimport.Sync
-// compares.
+// server's tools with a credential the host holds (mcpimport.ListAuth: a
+// row's that is not a per-caller connection, else the owner's own
+// connection to that provider), and mcpimport.Sync compares. A server it
+// cannot list is an error, which SyncMCP keeps on the server's rows.
 func (a *App) mcpSync(envOf func(context.Context) rowcall.Env) func(context.Context, string, []rowcall.Row, func(string) bool, func(string) bool) ([]rowcall.Row, any, error) {
 	return func(ctx context.Context, server string, stored []rowcall.Row, accept, reject func(string) bool) ([]rowcall.Row, any, error) {
-		tools, secrets, err := a.mcp.ListTools(ctx, server, stored[0].Auth, envOf(ctx))
+		auth, provider := mcpimport.ListAuth(stored)
+		if provider != "" && a.Dispatcher.Connect != nil {
+			ctx = rowcall.WithConnector(ctx, func(ctx context.Context, p string) (string, *rowcall.Failure) {
+				return a.Dispatcher.Connect(ctx, rowcall.OwnerHolder, p)
+			})
+		}
+		tools, secrets, err := a.mcp.ListTools(ctx, server, auth, envOf(ctx))
+		if err != nil && provider != "" {
+			return nil, nil, fmt.Errorf("every row that calls %s uses a per-caller connection (%s), so its tools were listed with the owner's connection to %s: %w; "+
+				"connect the owner's %s account, or give one of the server's rows an auth the host holds (bearer:ENV), then sync again", server, auth, provider, err, provider)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -84,6 +84,9 @@ type Dispatcher struct {
 	// or rowcall.OwnerHolder), so a connection serves only the credential
 	// that made it. nil: the host has no providers.
 	Connect func(ctx context.Context, holder, provider string) (string, *rowcall.Failure)
+	// DriftWarn lets drifted MCP rows run, marked (ROWCALL_MCP_DRIFT=warn);
+	// by default the gate holds them (driftHold).
+	DriftWarn bool
 	// Called, when set, is told of each top-level call that ran and
 	// succeeded, before Dispatch returns: whether the owner made it (not a
 	// call made for someone else, such as ask's rerank), the token that made

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -16,7 +17,8 @@ import (
 // ceiling — the last two only for the caller's own (top-level) call. Scope is
 // settled before the gate: a row outside the token's scope does not exist for
 // it (unknown_key), for reads and calls alike, nested calls included.
-// Then, for every caller, the arguments against the row's input_schema. A
+// Then, for every caller, the owner included, a drifted MCP row is held
+// (driftHold), and the arguments are checked against the row's input_schema. A
 // refusal's code is stable (rowcall.ETokenRevoked, …) and its Args are the
 // dynamic parts of the seed's literal reason (rowcall.Error.Reason).
 func (d *Dispatcher) gate(tok *rowcall.Token, l *looked, inv *rowcall.Invocation, top bool, now time.Time) *rowcall.Error {
@@ -25,6 +27,9 @@ func (d *Dispatcher) gate(tok *rowcall.Token, l *looked, inv *rowcall.Invocation
 		if e := d.tokenGate(tok, l, inv.Body, top, now); e != nil {
 			return e
 		}
+	}
+	if e := d.driftHold(row); e != nil {
+		return e
 	}
 	if row.InputSchema == "" {
 		return nil
@@ -81,6 +86,20 @@ func (d *Dispatcher) tokenGate(tok *rowcall.Token, l *looked, body string, top b
 			fmt.Sprintf("the body is %d bytes; this token allows at most %d", len(body), tok.MaxPayload), "send a smaller body")
 	}
 	return nil
+}
+
+// driftHold refuses a drifted MCP row (its server changed the tool, and the
+// owner has neither accepted nor rejected the change: a "# DRIFTED:" line)
+// unless the operator chose warn-only (DriftWarn). It holds for every
+// caller and every call, nested ones included, so a changed tool never runs
+// until someone decides.
+func (d *Dispatcher) driftHold(row *rowcall.Row) *rowcall.Error {
+	if d.DriftWarn || !strings.EqualFold(row.Runner, "mcp") || row.DocLine("DRIFTED") == "" {
+		return nil
+	}
+	return refuse(rowcall.EDefinitionChanged, nil,
+		row.Key+"'s MCP server changed the tool's definition; the row is held until the owner accepts or rejects the change",
+		"the owner reviews the change on the console's page of the row (/#/row/"+row.Key+") or with POST /api/mcp/sync?dry_run=1, then accepts or rejects it: POST /api/mcp/sync?accept="+row.Key+" or ?reject="+row.Key+" (rowcall mcp sync --accept|--reject "+row.Key+")")
 }
 
 func refuse(code rowcall.Code, args []string, message, fix string) *rowcall.Error {

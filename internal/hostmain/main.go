@@ -115,6 +115,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.Int("mcp-sessions", mcp.DefaultMaxSessions, "most MCP sessions open at once; past it an initialize closes the least recently used idle one, else is refused 429")
 	fs.Int("mcp-sessions-per-credential", mcp.DefaultSessionsPerCredential, "most MCP sessions open at once for the owner key or one token (as --mcp-sessions)")
 	fs.DurationVar(&m.mcpSyncEvery, "mcp-sync-every", DefaultMCPSyncEvery, "compare the tools of every MCP server rows call with their rows this often, as rowcall mcp sync does (drift is marked, never accepted); 0: only when a server sends tools/list_changed")
+	fs.String("mcp-drift", "hold", "what a row does once its MCP server changed the tool, until the owner accepts or rejects the change: hold (every call is refused with definition_changed) or warn (it stays callable, marked drifted)")
 	fs.String("audience", "rowcall", "this host's audience: tokens minted for another audience are refused")
 	fs.Bool("no-examples", false, "do not install the example rows into a new database")
 	fs.String("allow-outbound", "", "comma-separated CIDRs, IP:port or CIDR:port entries ([::1]:9000 for IPv6) or host names http rows may reach although they are loopback, private or link-local (e.g. 127.0.0.1/32, 127.0.0.1:9000)")

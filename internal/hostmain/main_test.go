@@ -40,6 +40,7 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 		"ROWCALL_MCP_IDLE":                    "2m0s",
 		"ROWCALL_MCP_SESSIONS":                "50",
 		"ROWCALL_MCP_SESSIONS_PER_CREDENTIAL": "4",
+		"ROWCALL_MCP_DRIFT":                   "warn",
 	}
 	app.ReadSettings(func(name string) string {
 		if _, ok := samples[name]; !ok {

@@ -19,7 +19,13 @@ import (
 // and what to close at shutdown.
 func (m *Main) observe(ctx context.Context, a *app.App, fnRunner *fn.Runner, ownerKeys func() []string) (http.Handler, func() error, error) {
 	metricsAddr := m.MetricsAddr
-	mx := observe.NewMetrics(observe.Sources{Breakers: a.Store.BreakerStates, Fn: fnRunner.Counts})
+	mx := observe.NewMetrics(observe.Sources{Breakers: a.Store.BreakerStates, Fn: fnRunner.Counts, MCPSyncs: func() []observe.MCPSync {
+		var out []observe.MCPSync
+		for _, s := range a.API.MCPSyncStatuses() {
+			out = append(out, observe.MCPSync{Server: s.Server, Failing: s.Error != "", Failures: s.Failures})
+		}
+		return out
+	}})
 	t, err := observe.NewTracing(ctx, func(name string) string { v, _ := m.lookup(name); return v })
 	if err != nil {
 		return nil, nil, err

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/runners/mcpcall"
 )
 
@@ -82,5 +83,25 @@ func TestToolOutputSchema(t *testing.T) {
 	b, _ := json.Marshal([]any{tools[4].Name, tools[4].Title, tools[4].Description, tools[4].InputSchema, tools[4].Annotations})
 	if sum := sha256.Sum256(b); mcpcall.Fingerprint(tools[4]) != "sha256:"+hex.EncodeToString(sum[:]) || mcpcall.Fingerprint(tools[0]) == mcpcall.Fingerprint(&sdk.Tool{Name: "weather", InputSchema: tools[0].InputSchema}) {
 		t.Fatal("the fingerprint of a tool without an output schema changed, or one with it ignores it")
+	}
+}
+
+// A sync lists a server's tools with the first of its rows' auths that the
+// host holds itself; only when every row names a per-caller connection
+// does it name that provider (the owner's connection is then used).
+func TestListAuth(t *testing.T) {
+	row := func(auth string) rowcall.Row { return rowcall.Row{Key: "K", Auth: auth} }
+	for _, c := range []struct {
+		rows           []rowcall.Row
+		auth, provider string
+	}{
+		{[]rowcall.Row{row("bearer:connection:idp"), row("bearer:API_KEY")}, "bearer:API_KEY", ""},
+		{[]rowcall.Row{row("bearer:connection:idp"), row("")}, "", ""},
+		{[]rowcall.Row{row("nonsense:"), row("bearer:connection:gh"), row("bearer:connection:idp")}, "bearer:connection:gh", "gh"},
+		{[]rowcall.Row{row("nonsense:")}, "nonsense:", ""},
+	} {
+		if auth, provider := ListAuth(c.rows); auth != c.auth || provider != c.provider {
+			t.Errorf("ListAuth(%v) = %q, %q; want %q, %q", c.rows, auth, provider, c.auth, c.provider)
+		}
 	}
 }

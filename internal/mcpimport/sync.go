@@ -121,6 +121,26 @@ func Sync(server string, stored []rowcall.Row, tools []*sdk.Tool, secrets []stri
 	return writes, changes
 }
 
+// ListAuth is the auth a sync lists server's tools with, from the rows that
+// call it (stored): the first whose auth the host holds itself (not a
+// per-caller connection), since a sync runs for no caller. When every row
+// names a per-caller connection (bearer:connection:NAME), auth is the first
+// row's and provider its NAME: the tools can be listed only with a
+// connection of the host's own (the owner's), never a caller's.
+func ListAuth(stored []rowcall.Row) (auth, provider string) {
+	for _, row := range stored {
+		if a, err := rowcall.ParseAuth(row.Auth); err == nil && a.Connection == "" {
+			return row.Auth, ""
+		}
+	}
+	for _, row := range stored {
+		if a, err := rowcall.ParseAuth(row.Auth); err == nil {
+			return row.Auth, a.Connection
+		}
+	}
+	return stored[0].Auth, "" // no auth that parses: the listing says why
+}
+
 // toolOf is the tool an MCP row's target names.
 func toolOf(row rowcall.Row) string { return row.Target[strings.LastIndexByte(row.Target, '#')+1:] }
 

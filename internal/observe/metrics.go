@@ -27,11 +27,19 @@ import (
 	"github.com/rowcall/rowcall/sqlstore"
 )
 
-// Sources are what the metrics read when scraped: the breakers' states and
-// the fn runner's counts (either may be nil).
+// Sources are what the metrics read when scraped: the breakers' states, the
+// fn runner's counts and the MCP servers' syncs (any may be nil).
 type Sources struct {
 	Breakers func(ctx context.Context, now time.Time) ([]sqlstore.BreakerState, error)
 	Fn       func() (compiles, instances int64)
+	MCPSyncs func() []MCPSync
+}
+
+// MCPSync is how one MCP server's syncs went (api.Handler.MCPSyncStatuses).
+type MCPSync struct {
+	Server   string
+	Failing  bool  // the last sync could not list the server's tools
+	Failures int64 // failed syncs since the host started
 }
 
 // Metrics are the host's Prometheus metrics, on their own registry.
@@ -78,6 +86,9 @@ func NewMetrics(src Sources) *Metrics {
 				func() float64 { c, _ := src.Fn(); return float64(c) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rowcall_fn_instances_total", Help: "fn module instances started (one per call)."},
 				func() float64 { _, n := src.Fn(); return float64(n) }))
+	}
+	if src.MCPSyncs != nil {
+		m.reg.MustRegister(mcpSyncs(src.MCPSyncs))
 	}
 	return m
 }
@@ -153,6 +164,31 @@ func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, open, b.Key)
 		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.GaugeValue, float64(b.Failures), b.Key)
+	}
+}
+
+// syncCollector reads the MCP servers' syncs when scraped.
+type syncCollector struct {
+	syncs             func() []MCPSync
+	failing, failures *prometheus.Desc
+}
+
+func mcpSyncs(syncs func() []MCPSync) prometheus.Collector {
+	return &syncCollector{syncs: syncs,
+		failing:  prometheus.NewDesc("rowcall_mcp_sync_failing", "1 while an MCP server's last sync could not list its tools (its rows' drift goes uncaught).", []string{"server"}, nil),
+		failures: prometheus.NewDesc("rowcall_mcp_sync_failures_total", "MCP server syncs that could not list the server's tools, since the host started.", []string{"server"}, nil)}
+}
+
+func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.failing; ch <- c.failures }
+
+func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.syncs() {
+		failing := 0.0
+		if s.Failing {
+			failing = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.failing, prometheus.GaugeValue, failing, s.Server)
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(s.Failures), s.Server)
 	}
 }
 

@@ -154,9 +154,18 @@ function mcpSection(row) {
     const s = (res.servers || [])[0] || {};
     if (s.error) return box.replaceChildren(title, h('div', { class: 'alert', role: 'alert', id: 'mcp-error' }, 'The server could not be listed: ', s.error));
     const changes = s.changes || [];
-    box.replaceChildren(title, driftView(row, changes.find(c => c.key === row.key), sync), offeredView(changes.filter(c => c.state === 'new')));
+    box.replaceChildren(title, lastSync(row.mcp_sync), driftView(row, changes.find(c => c.key === row.key), sync), offeredView(changes.filter(c => c.state === 'new')));
   }).catch(err => box.replaceChildren(title, errorBox(err, 'mcp-error')));
   return box;
+}
+
+// lastSync is how the host's last sync of the row's server went (the row's
+// mcp_sync): a sync that could not list the tools caught no drift.
+function lastSync(st) {
+  if (!st) return '';
+  if (st.error) return h('div', { class: 'alert', role: 'alert', id: 'mcp-last-sync' }, 'The last sync (', st.at, ') could not list the server\'s tools, so no change was caught',
+    st.last_ok ? ' since ' + st.last_ok : '', ': ', st.error);
+  return h('p', { class: 'help', id: 'mcp-last-sync' }, 'Last synced ', st.at, '.');
 }
 
 // driftView is the approved definition against the server's current one,
@@ -179,7 +188,7 @@ function driftView(row, c, sync) {
   } }, label);
   return h('div', { id: 'drift' },
     h('p', { class: 'warn', id: 'drift-state' }, c.state === 'drifted'
-      ? 'The server changed this tool since it was approved. Nothing of the change is applied: calls through tokens pinned to this row stop (contract_changed) until you accept or reject it.'
+      ? 'The server changed this tool since it was approved. Nothing of the change is applied: until you accept or reject it, every call of this row is refused (definition_changed; unless the operator set ROWCALL_MCP_DRIFT=warn), and calls through tokens pinned to it stop (contract_changed).'
       : 'You rejected the server\'s changed definition: the row keeps the approved one, and its calls are refused (definition_rejected) while the server lists the changed one.'),
     h('p', { class: 'help' }, 'Approved ', h('code', {}, c.was || '—'), ' → now ', h('code', {}, c.now || '—'), '. Removed lines are the approved definition, added lines the server\'s.'),
     changed.length ? h('dl', { class: 'kv', id: 'drift-diff' }, changed.map(([f, label, x, y]) => [h('dt', {}, label), h('dd', { 'data-field': f }, diffValue(x, y))]))
