@@ -48,7 +48,7 @@ const (
 	codeChallengeBytes = 43 // an S256 challenge: 32 bytes, base64url without padding
 )
 
-func (h *Handler) oauthRoutes(m *http.ServeMux) {
+func (h *Handler) oauthRoutes(m *router) {
 	if h.cfg.OAuth == nil {
 		return
 	}
@@ -57,9 +57,9 @@ func (h *Handler) oauthRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /.well-known/oauth-authorization-server", h.serverMetadata)
 	m.HandleFunc("GET /.well-known/openid-configuration", h.serverMetadata)
 	m.HandleFunc("GET "+authorizePath, h.authorize)
-	m.HandleFunc("POST "+tokenPath, h.tokenGrant)
-	m.HandleFunc("POST "+registerPath, h.register)
-	m.HandleFunc("POST "+revokePath, h.revoke)
+	m.HandleFuncUpTo("POST "+tokenPath, oauthBody, h.tokenGrant)
+	m.HandleFuncUpTo("POST "+registerPath, oauthBody, h.register)
+	m.HandleFuncUpTo("POST "+revokePath, oauthBody, h.revoke)
 	m.HandleFunc("OPTIONS /.well-known/", preflight)
 	m.HandleFunc("OPTIONS /oauth/", preflight)
 	m.HandleFunc("GET /api/oauth/consent/{id}", h.owner(h.consentGet))

@@ -395,8 +395,10 @@ func TestOAuthRegistrationBounded(t *testing.T) {
 	register := func(body any) resp {
 		return h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: body})
 	}
+	if res := register(`{"redirect_uris":["` + strings.Repeat("a", 17<<10) + `"]}`); res.Status != 413 || res.JSON["error"] != "too_large" {
+		t.Fatalf("registration of 17 KiB: %d %s, want 413 too_large", res.Status, res.Raw)
+	}
 	for _, body := range []any{
-		`{"redirect_uris":["` + strings.Repeat("a", 17<<10) + `"]}`,
 		map[string]any{"redirect_uris": []string{"javascript:alert(1)//"}},
 		map[string]any{"redirect_uris": []string{"http://evil.example/cb"}},
 		map[string]any{"redirect_uris": []string{"https://ok.example/cb#frag"}},
