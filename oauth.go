@@ -10,6 +10,7 @@ type OAuthClient struct {
 	LogoURI      string   `json:"logo_uri,omitempty"`
 	RedirectURIs []string `json:"redirect_uris"`
 	CreatedAt    string   `json:"created_at"`
+	Remote       string   `json:"-"` // the address it registered from
 }
 
 // OAuthRequest is an authorization request waiting for the owner's consent.
@@ -26,6 +27,18 @@ type OAuthRequest struct {
 	Resource      string `json:"resource"`
 	Scope         string `json:"scope,omitempty"`
 	ExpiresAt     string `json:"expires_at"`
+	Remote        string `json:"-"` // the address it came from
+}
+
+// OAuthBounds are the authorization server's bounds, each for everyone
+// together and for one source: registrations in the last minute and
+// registered clients never used, in all and from one address (Remote);
+// authorization requests waiting for consent, in all, for one client and
+// from one address.
+type OAuthBounds struct {
+	RegisterPerMinute, RegisterPerMinutePerAddress  int
+	MaxUnused, MaxUnusedPerAddress                  int
+	MaxPending, PendingPerClient, PendingPerAddress int
 }
 
 // OAuthCode is an authorization code, stored by its SHA-256: the token the
@@ -37,14 +50,16 @@ type OAuthCode struct {
 // OAuthGrants keeps OAuth clients, pending consents, codes and refresh
 // tokens. Codes and refresh tokens are stored only as their SHA-256.
 type OAuthGrants interface {
-	// RegisterClient stores c unless perMinute clients registered in the
-	// last minute or maxUnused registered clients were never used; clients
-	// unused after a day are forgotten first. It reports whether c was stored.
-	RegisterClient(ctx context.Context, c *OAuthClient, perMinute, maxUnused int) (bool, error)
+	// RegisterClient stores c unless that would pass b's registration
+	// bounds (in the last minute, never used: in all, from c.Remote);
+	// clients unused after a day are forgotten first. It reports whether c
+	// was stored.
+	RegisterClient(ctx context.Context, c *OAuthClient, b OAuthBounds) (bool, error)
 	OAuthClient(ctx context.Context, id string) (OAuthClient, error)
-	// CreateOAuthRequest stores q unless maxPending requests wait already;
+	// CreateOAuthRequest stores q unless that would pass b's bounds of
+	// requests waiting for consent (in all, for q.ClientID, from q.Remote);
 	// it reports whether q was stored.
-	CreateOAuthRequest(ctx context.Context, q *OAuthRequest, maxPending int) (bool, error)
+	CreateOAuthRequest(ctx context.Context, q *OAuthRequest, b OAuthBounds) (bool, error)
 	OAuthRequest(ctx context.Context, id string) (OAuthRequest, error)
 	// FinishOAuthRequest marks the request answered; only the first call
 	// reports true.

@@ -96,14 +96,15 @@ type Learned interface {
 
 // Handler serves the API.
 type Handler struct {
-	cfg   Config
-	dir   rowcall.DirectoryService // rows: reads, and writes through its rules
-	store Store
-	disp  *dispatch.Dispatcher
-	mux   *http.ServeMux
-	mcp   *mcp.Handler                             // the MCP server at /mcp
-	keys  func() ([]ledger.PublicKey, ledger.Keys) // cfg.ReceiptKeys, and parsed, on first use
-	syncs mcpSyncs                                 // each MCP server's last sync (SyncMCP)
+	cfg    Config
+	dir    rowcall.DirectoryService // rows: reads, and writes through its rules
+	store  Store
+	disp   *dispatch.Dispatcher
+	mux    *http.ServeMux
+	router *router                                  // registers on mux, each route behind its body bound (bodies.go)
+	mcp    *mcp.Handler                             // the MCP server at /mcp
+	keys   func() ([]ledger.PublicKey, ledger.Keys) // cfg.ReceiptKeys, and parsed, on first use
+	syncs  mcpSyncs                                 // each MCP server's last sync (SyncMCP)
 }
 
 // Store is what the API keeps besides the directory: tokens, breakers and the
@@ -134,12 +135,13 @@ func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.D
 			// client is sent to sign in for this one (RFC 8707).
 			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token) && h.ours(c.Token))
 		}})
+	h.router = &router{mux: h.mux}
 	h.routes()
 	return h
 }
 
 func (h *Handler) routes() {
-	m := h.mux
+	m := h.router
 	m.HandleFunc("POST /api/directory", h.owner(h.createRow))
 	m.HandleFunc("GET /api/directory", h.reader(h.listRows))
 	m.HandleFunc("GET /api/directory/{key}", h.reader(h.getRow))
@@ -159,12 +161,12 @@ func (h *Handler) routes() {
 	m.HandleFunc("DELETE /api/tokens/{id}", h.owner(h.revokeToken))
 	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
 	m.HandleFunc("POST /api/import", h.owner(h.importRows))
-	m.HandleFunc("POST /api/import/openapi", h.owner(h.importOpenAPI))
+	m.HandleFuncUpTo("POST /api/import/openapi", MaxOpenAPIDocument, h.owner(h.importOpenAPI))
 	m.HandleFunc("POST /api/import/mcp", h.owner(h.importMCP))
 	m.HandleFunc("POST /api/mcp/sync", h.owner(h.syncMCP))
 	m.HandleFunc("GET /api/openapi.json", h.reader(h.exportOpenAPI))
 	m.HandleFunc("POST /api/dispatch/{key}", h.invoker(h.callNamed))
-	m.HandleFunc("PUT /api/modules/{name}", h.owner(h.putModule))
+	m.HandleFuncUpTo("PUT /api/modules/{name}", modules.MaxSize, h.owner(h.putModule))
 	m.HandleFunc("GET /api/modules", h.reader(h.listModules))
 	m.HandleFunc("GET /api/modules/{name}", h.reader(h.getModule))
 	m.HandleFunc("DELETE /api/modules/{name}", h.owner(h.deleteModule))

@@ -9,11 +9,15 @@ import (
 	"github.com/rowcall/rowcall/internal/connect"
 )
 
+// connectBody is the most POST /connect reads: its form holds one
+// invitation (the c of the link), a few hundred bytes.
+const connectBody = 16 << 10
+
 // connectionRoutes serves callers' connections to the operator's providers
 // (docs/tokens.md#connections): the JSON API for the credential that holds
 // them, and the pages a person opens to connect. None of them ever shows a
 // connection's tokens.
-func (h *Handler) connectionRoutes(m *http.ServeMux) {
+func (h *Handler) connectionRoutes(m *router) {
 	if h.cfg.Connect == nil {
 		return
 	}
@@ -21,7 +25,7 @@ func (h *Handler) connectionRoutes(m *http.ServeMux) {
 	m.HandleFunc("POST /api/connections/{provider}", h.holder(h.startConnection))
 	m.HandleFunc("DELETE /api/connections/{provider}", h.holder(h.deleteConnection))
 	m.HandleFunc("GET /connect", h.connectPage)
-	m.HandleFunc("POST /connect", h.connectGo)
+	m.HandleFuncUpTo("POST /connect", connectBody, h.connectGo)
 	m.HandleFunc("GET "+connect.CallbackPath, h.connectCallback)
 	m.HandleFunc("GET "+connect.JWKSPath, h.subjectKeys)
 }

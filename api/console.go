@@ -10,7 +10,7 @@ import (
 // files under /console/, and the one read it needs beyond the rest of the
 // API: which rows use a module. Every other path stays "… is not part of the
 // API".
-func (h *Handler) consoleRoutes(m *http.ServeMux) {
+func (h *Handler) consoleRoutes(m *router) {
 	m.HandleFunc("GET /{$}", console.Index)
 	m.HandleFunc("GET /console/", console.Assets)
 	m.HandleFunc("GET /api/modules/{name}/rows", h.reader(h.moduleRows))

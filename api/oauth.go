@@ -6,7 +6,9 @@ import (
 	"errors"
 	"html"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -33,11 +35,17 @@ const (
 	oauthBody          = 16 << 10 // bytes of a registration or token request
 	cimdBody           = 8 << 10  // bytes of a client ID metadata document
 	registerPerMinute  = 10       // registrations per minute, for the whole database
+	registerPerAddress = 3        // of those, from one address
 	maxUnusedClients   = 200      // registered clients no consent has used yet
+	unusedPerAddress   = 20       // of those, registered from one address
 	maxPendingConsents = 200      // authorization requests waiting for consent
+	pendingPerClient   = 10       // of those, for one client
+	pendingPerAddress  = 10       // of those, from one address
 	maxRedirectURIs    = 8
-	maxURILength       = 1024
+	maxURILength       = 1024 // a redirect_uri, logo_uri or client_id URL
 	maxClientName      = 120
+	maxState           = 1024 // bytes of an authorization request's state
+	maxScope           = 1024 // bytes of its scope
 	consentLife        = 10 * time.Minute
 	codeLife           = time.Minute
 	metadataPath       = "/.well-known/oauth-protected-resource"
@@ -48,7 +56,41 @@ const (
 	codeChallengeBytes = 43 // an S256 challenge: 32 bytes, base64url without padding
 )
 
-func (h *Handler) oauthRoutes(m *http.ServeMux) {
+// oauthBounds are the bounds the store keeps, counted in the statement that
+// stores (sqlstore/oauth.go).
+var oauthBounds = rowcall.OAuthBounds{
+	RegisterPerMinute: registerPerMinute, RegisterPerMinutePerAddress: registerPerAddress,
+	MaxUnused: maxUnusedClients, MaxUnusedPerAddress: unusedPerAddress,
+	MaxPending: maxPendingConsents, PendingPerClient: pendingPerClient, PendingPerAddress: pendingPerAddress,
+}
+
+// remoteAddress is the address a request came from, for the bounds each
+// source has its share of: the connection's peer (the worker's is Cloudflare's
+// CF-Connecting-IP), or with TrustForwarded the last X-Forwarded-For entry,
+// which the proxy in front appended. An IPv6 address counts as its /64, which
+// one client holds whole.
+func (h *Handler) remoteAddress(r *http.Request) string {
+	addr := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	if h.cfg.TrustForwarded {
+		if f := lastValue(r.Header.Get("X-Forwarded-For")); f != "" {
+			addr = f
+		}
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+func (h *Handler) oauthRoutes(m *router) {
 	if h.cfg.OAuth == nil {
 		return
 	}
@@ -57,9 +99,9 @@ func (h *Handler) oauthRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /.well-known/oauth-authorization-server", h.serverMetadata)
 	m.HandleFunc("GET /.well-known/openid-configuration", h.serverMetadata)
 	m.HandleFunc("GET "+authorizePath, h.authorize)
-	m.HandleFunc("POST "+tokenPath, h.tokenGrant)
-	m.HandleFunc("POST "+registerPath, h.register)
-	m.HandleFunc("POST "+revokePath, h.revoke)
+	m.HandleFuncUpTo("POST "+tokenPath, oauthBody, h.tokenGrant)
+	m.HandleFuncUpTo("POST "+registerPath, oauthBody, h.register)
+	m.HandleFuncUpTo("POST "+revokePath, oauthBody, h.revoke)
 	m.HandleFunc("OPTIONS /.well-known/", preflight)
 	m.HandleFunc("OPTIONS /oauth/", preflight)
 	m.HandleFunc("GET /api/oauth/consent/{id}", h.owner(h.consentGet))
@@ -190,7 +232,8 @@ func checkClient(c *rowcall.OAuthClient) error {
 		}
 	}
 	if len(c.Name) > maxClientName {
-		c.Name = c.Name[:maxClientName]
+		return &rowcall.Error{Code: rowcall.EInvalid, Message: "client_name is " + strconv.Itoa(len(c.Name)) + " bytes; at most " + strconv.Itoa(maxClientName),
+			HowToFix: "name the client in at most " + strconv.Itoa(maxClientName) + " bytes", Extra: map[string]any{"field": "client_name"}}
 	}
 	if c.LogoURI != "" {
 		if u, err := url.Parse(c.LogoURI); err != nil || u.Scheme != "https" || len(c.LogoURI) > maxURILength {
@@ -209,7 +252,9 @@ func checkRedirect(s string) error {
 		return invalid("redirect_uri "+strconv.Quote(s)+" "+why, "use https://…, http://127.0.0.1:port/… or http://localhost:port/… for a local client, or a reverse-domain scheme (com.example.app:/callback)")
 	}
 	switch {
-	case err != nil || len(s) > maxURILength || !u.IsAbs():
+	case len(s) > maxURILength:
+		return invalid("a redirect_uri is "+strconv.Itoa(len(s))+" bytes; at most "+strconv.Itoa(maxURILength), "register a shorter redirect URI")
+	case err != nil || !u.IsAbs():
 		return bad("is not an absolute URI")
 	case u.Fragment != "" || strings.Contains(s, "#"):
 		return bad("has a fragment")
@@ -239,6 +284,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 		showError(w, http.StatusBadRequest, "the request names no client_id", "start the sign-in from the client")
 		return
 	}
+	if len(id) > maxURILength || len(redirect) > maxURILength {
+		showError(w, http.StatusBadRequest, "client_id or redirect_uri is over "+strconv.Itoa(maxURILength)+" bytes", "start the sign-in from the client")
+		return
+	}
 	c, err := h.client(r, id)
 	if err != nil {
 		var e *rowcall.Error
@@ -258,7 +307,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	base := h.baseURL(r)
 	back := func(code, description string) {
 		v := url.Values{"error": {code}, "error_description": {description}, "iss": {base}}
-		if s := q.Get("state"); s != "" {
+		if s := q.Get("state"); s != "" && len(s) <= maxState {
 			v.Set("state", s)
 		}
 		http.Redirect(w, r, withQuery(redirect, v), http.StatusFound)
@@ -272,16 +321,22 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 		back("unsupported_response_type", "response_type must be code")
 	case q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != codeChallengeBytes:
 		back("invalid_request", "PKCE is required: send code_challenge (43 characters) with code_challenge_method=S256")
+	case len(q.Get("state")) > maxState:
+		back("invalid_request", "state is "+strconv.Itoa(len(q.Get("state")))+" bytes; this server takes at most "+strconv.Itoa(maxState))
+	case len(q.Get("scope")) > maxScope:
+		back("invalid_request", "scope is "+strconv.Itoa(len(q.Get("scope")))+" bytes; this server takes at most "+strconv.Itoa(maxScope))
 	case !h.ourResource(r, resource):
 		back("invalid_target", "resource "+resource+" is not this server ("+base+"/mcp)")
 	default:
 		req := rowcall.OAuthRequest{ID: "ocr_" + randomID(24), ClientID: id, ClientName: c.Name, LogoURI: c.LogoURI, RedirectURI: redirect,
 			CodeChallenge: q.Get("code_challenge"), State: q.Get("state"), Resource: resource, Scope: q.Get("scope"),
-			ExpiresAt: time.Now().Add(consentLife).UTC().Format(rowcall.Timestamp)}
-		stored, err := h.cfg.OAuth.CreateOAuthRequest(r.Context(), &req, maxPendingConsents)
+			ExpiresAt: time.Now().Add(consentLife).UTC().Format(rowcall.Timestamp), Remote: h.remoteAddress(r)}
+		stored, err := h.cfg.OAuth.CreateOAuthRequest(r.Context(), &req, oauthBounds)
 		if err != nil || !stored {
 			w.Header().Set("Retry-After", "60")
-			showError(w, http.StatusTooManyRequests, "this server holds "+strconv.Itoa(maxPendingConsents)+" sign-in requests waiting for consent already", "answer or let expire the waiting requests (they last ten minutes), then start the sign-in again")
+			showError(w, http.StatusTooManyRequests, "too many sign-in requests wait for consent: this server holds at most "+strconv.Itoa(maxPendingConsents)+
+				", "+strconv.Itoa(pendingPerClient)+" for one client and "+strconv.Itoa(pendingPerAddress)+" from one address",
+				"answer or let expire the waiting requests (they last ten minutes), then start the sign-in again")
 			return
 		}
 		http.Redirect(w, r, base+"/#/consent/"+req.ID, http.StatusFound)
@@ -515,21 +570,26 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c := rowcall.OAuthClient{ID: "oc_" + randomID(24), Name: m.ClientName, LogoURI: m.LogoURI, RedirectURIs: m.RedirectURIs}
+	c := rowcall.OAuthClient{ID: "oc_" + randomID(24), Name: m.ClientName, LogoURI: m.LogoURI, RedirectURIs: m.RedirectURIs, Remote: h.remoteAddress(r)}
 	if err := checkClient(&c); err != nil {
 		var e *rowcall.Error
 		errors.As(err, &e)
-		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", e.Message, e.HowToFix)
+		code := "invalid_redirect_uri"
+		if e.Extra["field"] != nil {
+			code = "invalid_client_metadata"
+		}
+		oauthError(w, http.StatusBadRequest, code, e.Message, e.HowToFix)
 		return
 	}
-	ok, err := h.cfg.OAuth.RegisterClient(r.Context(), &c, registerPerMinute, maxUnusedClients)
+	ok, err := h.cfg.OAuth.RegisterClient(r.Context(), &c, oauthBounds)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	if !ok {
 		w.Header().Set("Retry-After", "60")
-		oauthError(w, http.StatusTooManyRequests, "too_many_registrations", "this server registers at most "+strconv.Itoa(registerPerMinute)+" clients a minute and keeps at most "+strconv.Itoa(maxUnusedClients)+" that no one has signed in with",
+		oauthError(w, http.StatusTooManyRequests, "too_many_registrations", "this server registers at most "+strconv.Itoa(registerPerMinute)+" clients a minute ("+strconv.Itoa(registerPerAddress)+
+			" from one address) and keeps at most "+strconv.Itoa(maxUnusedClients)+" that no one has signed in with ("+strconv.Itoa(unusedPerAddress)+" registered from one address)",
 			"retry in a minute; unused clients are forgotten after a day")
 		return
 	}

@@ -25,16 +25,25 @@ func (s *Store) ago(d time.Duration) string { return s.clock().Add(-d).Format(ro
 
 // RegisterClient stores c in one statement, which also counts the bounds, so
 // hosts sharing a database (sqld, D1) cannot pass them together.
-func (s *Store) RegisterClient(ctx context.Context, c *rowcall.OAuthClient, perMinute, maxUnused int) (bool, error) {
+func (s *Store) RegisterClient(ctx context.Context, c *rowcall.OAuthClient, b rowcall.OAuthBounds) (bool, error) {
 	if _, err := s.DB.ExecContext(ctx, `DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < ?`, s.ago(unusedClientLife)); err != nil {
 		return false, err
 	}
 	c.CreatedAt = s.now()
 	uris, _ := json.Marshal(c.RedirectURIs)
-	res, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_clients (client_id, name, logo_uri, redirect_uris, created_at)
-		SELECT ?,?,?,?,? WHERE (SELECT COUNT(*) FROM oauth_clients WHERE created_at > ?) < ?
-		AND (SELECT COUNT(*) FROM oauth_clients WHERE used_at IS NULL) < ?`,
-		c.ID, nullable(c.Name), nullable(c.LogoURI), string(uris), c.CreatedAt, s.ago(time.Minute), perMinute, maxUnused)
+	minute := s.ago(time.Minute)
+	return s.stored(s.DB.ExecContext(ctx, `INSERT INTO oauth_clients (client_id, name, logo_uri, redirect_uris, created_at, remote)
+		SELECT ?,?,?,?,?,? WHERE (SELECT COUNT(*) FROM oauth_clients WHERE created_at > ?) < ?
+		AND (SELECT COUNT(*) FROM oauth_clients WHERE created_at > ? AND remote = ?) < ?
+		AND (SELECT COUNT(*) FROM oauth_clients WHERE used_at IS NULL) < ?
+		AND (SELECT COUNT(*) FROM oauth_clients WHERE used_at IS NULL AND remote = ?) < ?`,
+		c.ID, nullable(c.Name), nullable(c.LogoURI), string(uris), c.CreatedAt, c.Remote,
+		minute, b.RegisterPerMinute, minute, c.Remote, b.RegisterPerMinutePerAddress,
+		b.MaxUnused, c.Remote, b.MaxUnusedPerAddress))
+}
+
+// stored reports whether an INSERT … SELECT … WHERE <bounds> stored its row.
+func (s *Store) stored(res sql.Result, err error) (bool, error) {
 	if err != nil {
 		return false, err
 	}
@@ -58,34 +67,36 @@ func (s *Store) OAuthClient(ctx context.Context, id string) (rowcall.OAuthClient
 	return c, err
 }
 
-// CreateOAuthRequest stores a request waiting for consent unless maxPending
-// requests already wait, and first forgets requests and codes an hour past
+// CreateOAuthRequest stores a request waiting for consent unless that would
+// pass b's bounds (in all, for its client, from its address), counted in the
+// INSERT itself so that hosts sharing a database cannot pass them together.
+// It first forgets requests answered or expired, and codes an hour past
 // their expiry, revoking the tokens of codes never redeemed. It reports
 // whether the request was stored.
-func (s *Store) CreateOAuthRequest(ctx context.Context, q *rowcall.OAuthRequest, maxPending int) (bool, error) {
-	old := s.ago(time.Hour)
+func (s *Store) CreateOAuthRequest(ctx context.Context, q *rowcall.OAuthRequest, b rowcall.OAuthBounds) (bool, error) {
+	old, now := s.ago(time.Hour), s.now()
 	for _, stmt := range []string{
 		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id IN (SELECT token_id FROM oauth_codes WHERE used_at IS NULL AND expires_at < ?)`,
 		`DELETE FROM oauth_codes WHERE expires_at < ?`,
-		`DELETE FROM oauth_requests WHERE expires_at < ?`,
+		`DELETE FROM oauth_requests WHERE expires_at <= ? OR done_at IS NOT NULL`,
 	} {
 		args := []any{old}
-		if strings.HasPrefix(stmt, "UPDATE") {
-			args = []any{s.now(), old}
+		switch {
+		case strings.HasPrefix(stmt, "UPDATE"):
+			args = []any{now, old}
+		case strings.Contains(stmt, "oauth_requests"):
+			args = []any{now}
 		}
 		if _, err := s.DB.ExecContext(ctx, stmt, args...); err != nil {
 			return false, err
 		}
 	}
-	res, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, client_name, logo_uri, redirect_uri, code_challenge, state, resource, scope, expires_at)
-		SELECT ?,?,?,?,?,?,?,?,?,? WHERE (SELECT COUNT(*) FROM oauth_requests WHERE done_at IS NULL AND expires_at > ?) < ?`,
+	const waiting = `SELECT COUNT(*) FROM oauth_requests WHERE done_at IS NULL AND expires_at > ?`
+	return s.stored(s.DB.ExecContext(ctx, `INSERT INTO oauth_requests (id, client_id, client_name, logo_uri, redirect_uri, code_challenge, state, resource, scope, expires_at, remote)
+		SELECT ?,?,?,?,?,?,?,?,?,?,? WHERE (`+waiting+`) < ? AND (`+waiting+` AND client_id = ?) < ? AND (`+waiting+` AND remote = ?) < ?`,
 		q.ID, q.ClientID, nullable(q.ClientName), nullable(q.LogoURI), q.RedirectURI, q.CodeChallenge,
-		nullable(q.State), q.Resource, nullable(q.Scope), q.ExpiresAt, s.now(), maxPending)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+		nullable(q.State), q.Resource, nullable(q.Scope), q.ExpiresAt, q.Remote,
+		now, b.MaxPending, now, q.ClientID, b.PendingPerClient, now, q.Remote, b.PendingPerAddress))
 }
 
 // OAuthRequest returns a request that is not answered and not expired.

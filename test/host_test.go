@@ -169,6 +169,8 @@ func (h *host) send(r req) (resp, error) {
 		body = strings.NewReader(b)
 	case []byte:
 		body = bytes.NewReader(b)
+	case io.Reader: // of unknown length: sent chunked
+		body = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {

@@ -47,14 +47,26 @@ type oauthClient struct {
 	h        *host
 	id       string
 	verifier string
+	from     string // the address its requests come from (X-Forwarded-For), or "": loopback
 }
 
 func registerClient(t *testing.T, h *host, name string) *oauthClient {
 	t.Helper()
-	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true,
-		Body: map[string]any{"client_name": name, "redirect_uris": []string{callback}, "grant_types": []string{"authorization_code", "refresh_token"}}})
+	res := registerFrom(t, h, name, "")
 	expect(t, res, http.StatusCreated, map[string]any{"client_name": name, "token_endpoint_auth_method": "none"})
 	return &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("v", 20) + "-verifier-of-forty-three-characters"}
+}
+
+// registerFrom registers a client from the address from (X-Forwarded-For, to
+// a host that trusts it), or from loopback ("").
+func registerFrom(t *testing.T, h *host, name, from string) resp {
+	t.Helper()
+	var hdr map[string]string
+	if from != "" {
+		hdr = map[string]string{"X-Forwarded-For": from}
+	}
+	return h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Header: hdr,
+		Body: map[string]any{"client_name": name, "redirect_uris": []string{callback}, "grant_types": []string{"authorization_code", "refresh_token"}}})
 }
 
 func challenge(verifier string) string {
@@ -75,7 +87,11 @@ func (c *oauthClient) authorize(t *testing.T, params map[string]string) *http.Re
 			v.Set(k, val)
 		}
 	}
-	res, err := noFollow.Get(c.h.URL + "/oauth/authorize?" + v.Encode())
+	r, _ := http.NewRequest("GET", c.h.URL+"/oauth/authorize?"+v.Encode(), nil)
+	if c.from != "" {
+		r.Header.Set("X-Forwarded-For", c.from)
+	}
+	res, err := noFollow.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,23 +404,28 @@ func TestOAuthSecurity(t *testing.T) {
 }
 
 // TestOAuthRegistrationBounded: registration refuses what it cannot bound
-// (size, redirect URIs, confidential clients), keeps to its rate, and
-// forgets a client no one signed in with after a day.
+// (size, redirect URIs, a long name, confidential clients), keeps to its
+// rate, of which one address has a share, and forgets a client no one signed
+// in with after a day.
 func TestOAuthRegistrationBounded(t *testing.T) {
-	h := startHost(t, nil)
+	h := startHost(t, nil, "ROWCALL_TRUST_FORWARDED=1")
 	register := func(body any) resp {
 		return h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: body})
 	}
+	if res := register(`{"redirect_uris":["` + strings.Repeat("a", 17<<10) + `"]}`); res.Status != 413 || res.JSON["error"] != "too_large" {
+		t.Fatalf("registration of 17 KiB: %d %s, want 413 too_large", res.Status, res.Raw)
+	}
 	for _, body := range []any{
-		`{"redirect_uris":["` + strings.Repeat("a", 17<<10) + `"]}`,
 		map[string]any{"redirect_uris": []string{"javascript:alert(1)//"}},
 		map[string]any{"redirect_uris": []string{"http://evil.example/cb"}},
 		map[string]any{"redirect_uris": []string{"https://ok.example/cb#frag"}},
 		map[string]any{"redirect_uris": []string{}},
 		map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"},
+		map[string]any{"redirect_uris": []string{"https://ok.example/" + strings.Repeat("a", 1024)}},
+		map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "client_name": strings.Repeat("n", 121)},
 	} {
-		if res := register(body); res.Status != 400 {
-			t.Fatalf("registration %v: %d %s, want 400", body, res.Status, res.Raw)
+		if res := register(body); res.Status != 400 || res.JSON["error_description"] == nil {
+			t.Fatalf("registration %v: %d %.300s, want 400 with error_description", body, res.Status, res.Raw)
 		}
 	}
 	first := registerClient(t, h, "first")
@@ -414,26 +435,29 @@ func TestOAuthRegistrationBounded(t *testing.T) {
 	if _, err := h.db(t).Exec(`UPDATE oauth_codes SET expires_at = '2000-01-01T00:00:00.000Z'`); err != nil || approved.Get("code") == "" {
 		t.Fatal(err)
 	}
-	// Authorization requests waiting for consent are bounded: 200.
-	for i := 0; ; i++ {
-		res := first.authorize(t, nil)
-		if res.StatusCode == http.StatusFound {
-			continue
-		}
-		if i != 200 || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Location") != "" {
-			t.Fatalf("authorization request %d: %d Location %q, want the 201st waiting (with the approved one) refused with 429 and no redirect", i+1, res.StatusCode, res.Header.Get("Location"))
-		}
-		break
-	}
+	consentID(t, h, first.authorize(t, nil))
 	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
 	if len(toks) != 1 || toks[0].(map[string]any)["revoked_at"] == nil {
 		t.Fatalf("the token of a code never redeemed: %v, want revoked", toks)
 	}
-	var unused *oauthClient
-	for i := 1; i < 10; i++ {
-		unused = registerClient(t, h, "more")
+	// One address registers at most 3 clients a minute; others still can.
+	for i := range 3 {
+		expect(t, registerFrom(t, h, "flood", "203.0.113.7"), http.StatusCreated, nil)
+		if i == 2 {
+			res := registerFrom(t, h, "flood", "203.0.113.7")
+			if res.Status != 429 || res.Header.Get("Retry-After") == "" || !strings.Contains(fmt.Sprint(res.JSON["error_description"]), "3 from one address") {
+				t.Fatalf("a 4th registration from one address in a minute: %d %s, want 429 saying 3 from one address", res.Status, res.Raw)
+			}
+		}
 	}
-	res := register(map[string]any{"redirect_uris": []string{callback}})
+	// The whole server: 10 a minute (4 so far).
+	var unused *oauthClient
+	for i := range 6 {
+		res := registerFrom(t, h, "more", fmt.Sprintf("198.51.100.%d", i))
+		expect(t, res, http.StatusCreated, nil)
+		unused = &oauthClient{h: h, id: res.JSON["client_id"].(string)}
+	}
+	res := registerFrom(t, h, "more", "198.51.100.99")
 	if res.Status != 429 || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("the 11th registration in a minute: %d %s, want 429 with Retry-After", res.Status, res.Raw)
 	}
@@ -446,6 +470,89 @@ func TestOAuthRegistrationBounded(t *testing.T) {
 	registerClient(t, h, "next day")
 	if res := unused.authorize(t, nil); res.StatusCode != 400 {
 		t.Fatalf("an expired client's authorization request: %d, want 400", res.StatusCode)
+	}
+}
+
+// TestOAuthConsentShares: authorization requests waiting for consent are
+// 200 in all, of which one client holds at most 10 and one address at most
+// 10, so one client or one address cannot lock everyone else out of signing
+// in; a request whose state or scope is over 1024 bytes goes back to the
+// client as invalid_request and stores nothing; an expired request is
+// deleted, not kept.
+func TestOAuthConsentShares(t *testing.T) {
+	h := startHost(t, nil, "ROWCALL_TRUST_FORWARDED=1")
+	db := h.db(t)
+	stored := func() (n int) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT COUNT(*) FROM oauth_requests`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	refused := func(res *http.Response, what string) {
+		t.Helper()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Location") != "" || !strings.Contains(string(body), "10 for one client and 10 from one address") {
+			t.Fatalf("%s: %d Location %q, want 429 naming the shares: %s", what, res.StatusCode, res.Header.Get("Location"), body)
+		}
+	}
+	a, b := registerClient(t, h, "A"), registerClient(t, h, "B")
+	// One client, from ten addresses: its eleventh waiting request is refused;
+	// another client still starts a sign-in.
+	for i := range 10 {
+		a.from = fmt.Sprintf("192.0.2.%d", i)
+		consentID(t, h, a.authorize(t, nil))
+	}
+	a.from = "192.0.2.200"
+	refused(a.authorize(t, nil), "client A's 11th waiting request")
+	b.from = "192.0.2.200"
+	consentID(t, h, b.authorize(t, nil))
+
+	// One address, for two clients: its eleventh is refused; another
+	// address still starts one for the same client.
+	c, reg := registerClient(t, h, "C"), registerFrom(t, h, "D", "198.51.100.1")
+	expect(t, reg, http.StatusCreated, nil)
+	d := &oauthClient{h: h, id: reg.JSON["client_id"].(string), verifier: c.verifier}
+	c.from, d.from = "2001:db8:1:1::1", "2001:db8:1:1::2" // one /64
+	for range 5 {
+		consentID(t, h, c.authorize(t, nil))
+		consentID(t, h, d.authorize(t, nil))
+	}
+	d.from = "2001:db8:1:1::3"
+	refused(d.authorize(t, nil), "the 11th waiting request from one /64")
+	d.from = "2001:db8:2::1"
+	consentID(t, h, d.authorize(t, nil))
+
+	refusesOverlong(t, d, stored)
+
+	// Expired requests are deleted at the next request, and free their shares.
+	if _, err := db.Exec(`UPDATE oauth_requests SET expires_at = '2000-01-01T00:00:00.000Z'`); err != nil {
+		t.Fatal(err)
+	}
+	a.from = "192.0.2.200"
+	consentID(t, h, a.authorize(t, nil))
+	if n := stored(); n != 1 {
+		t.Fatalf("%d authorization requests stored, want the new one alone (the expired deleted)", n)
+	}
+}
+
+// refusesOverlong: an authorization request whose state or scope is over
+// 1024 bytes goes back to the client as invalid_request, without the state,
+// and leaves stored (the requests stored) as it was.
+func refusesOverlong(t *testing.T, d *oauthClient, stored func() int) {
+	t.Helper()
+	before := stored()
+	for _, p := range []map[string]string{{"state": strings.Repeat("s", 1025)}, {"scope": strings.Repeat("x ", 513)}} {
+		res := d.authorize(t, p)
+		loc, _ := url.Parse(res.Header.Get("Location"))
+		q := loc.Query()
+		if res.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), callback+"?") || q.Get("error") != "invalid_request" ||
+			!strings.Contains(q.Get("error_description"), "at most 1024") || len(q.Get("state")) > 1024 {
+			t.Fatalf("authorization request with %d bytes in %.40v: %d %s, want invalid_request back to the client", len(p["state"])+len(p["scope"]), p, res.StatusCode, loc)
+		}
+	}
+	if after := stored(); after != before {
+		t.Fatalf("refused requests stored: %d requests, were %d", after, before)
 	}
 }
 
@@ -549,6 +656,15 @@ func suiteOAuth(t *testing.T, tg *target) {
 	if s := status(t, h, next.JSON["access_token"].(string)); s != 401 {
 		t.Fatalf("after a replayed refresh token the access token answers %d, want 401", s)
 	}
+	// Lengths: a state or scope over 1024 bytes, a client_name over 120.
+	refusesOverlong(t, c, func() (n int) {
+		if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM oauth_requests`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
+	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: map[string]any{"client_name": strings.Repeat("n", 121), "redirect_uris": []string{callback}}})
+	expect(t, res, 400, map[string]any{"error": "invalid_client_metadata", "error_description": "client_name is 121 bytes; at most 120"})
 }
 
 // TestOAuthTypeScriptClient: the official TypeScript SDK client

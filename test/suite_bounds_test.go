@@ -1,10 +1,19 @@
 package test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/internal/connect"
+	"github.com/rowcall/rowcall/internal/learn"
+	"github.com/rowcall/rowcall/sqlstore"
 )
 
 // suiteBounds: what a caller without the owner's trust can make a host do
@@ -13,7 +22,9 @@ import (
 // 401 says which headers carry a credential and is the same for no
 // credential, a wrong key, an unknown token and a revoked one; an expires_in
 // past ten years mints nothing; the public receipt page has the console's
-// CSP, no framing and nosniff; a body over 4 MiB is refused saying 4 MiB.
+// CSP, no framing and nosniff; a body over 4 MiB is refused saying 4 MiB,
+// and every route refuses a body over its own bound, unread and changing
+// nothing.
 func suiteBounds(t *testing.T, tg *target, up *upstream) {
 	h := tg.host
 	createRow(t, h, map[string]any{"key": "S_BOUND", "type": "http", "target": "GET " + up.URL + "/bound?q=$1",
@@ -123,4 +134,88 @@ func suiteBounds(t *testing.T, tg *target, up *upstream) {
 			t.Fatalf("the body limit's answer: %s", got.Raw)
 		}
 	})
+
+	t.Run("every route", func(t *testing.T) { suiteBodies(t, h) })
+}
+
+// apiRoutes is every route the API registers (api.Handler.Routes), with every
+// part a host may leave out (OAuth, connections, learned phrases) on.
+func apiRoutes(t *testing.T) []api.Route {
+	a := api.New(api.Config{OAuth: (*sqlstore.Store)(nil), Connect: &connect.Service{}, Learned: (*learn.Learner)(nil)}, nil, nil, nil)
+	defer a.Close()
+	return a.Routes()
+}
+
+// routeRequest is a method and path pattern matches: a wildcard is "x", a
+// pattern without a method takes a POST.
+func routeRequest(pattern string) (method, path string) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, path = "POST", pattern
+	}
+	path = strings.ReplaceAll(path, "{$}", "")
+	path = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(path, "x")
+	if strings.HasSuffix(path, "/") && path != "/" {
+		path += "x"
+	}
+	return method, path
+}
+
+// suiteBodies sends every route of the API, as it registers them, a body one
+// byte over its bound: each is 413 too_large saying the bound, answered
+// before the body is read, and nothing the owner can read changed. A body
+// of unknown length (chunked) is refused the same once read past the bound.
+func suiteBodies(t *testing.T, h *host) {
+	routes := apiRoutes(t)
+	if len(routes) < 50 {
+		t.Fatalf("the API registers %d routes", len(routes))
+	}
+	state := func() string {
+		var b strings.Builder
+		for _, p := range []string{"/api/directory?limit=1000", "/api/tokens", "/api/modules", "/api/receipts", "/api/learned"} {
+			got := h.do(t, req{Method: "GET", Path: p})
+			fmt.Fprintf(&b, "%s %d %s\n", p, got.Status, got.Raw)
+		}
+		return b.String()
+	}
+	refused := func(got resp, limit int64, what string) {
+		t.Helper()
+		if got.Status != http.StatusRequestEntityTooLarge || got.JSON["error"] != "too_large" || got.JSON["max_body"] != float64(limit) {
+			t.Fatalf("%s: %d %.300s, want 413 too_large with max_body %d", what, got.Status, got.Raw, limit)
+		}
+		// "over 16 KiB (16384 bytes)"; how_to_fix: "at most 16 KiB".
+		msg, _ := got.JSON["message"].(string)
+		_, said, _ := strings.Cut(msg, "over ")
+		said, ok := strings.CutSuffix(said[:max(0, strings.Index(said, ")"))], fmt.Sprintf(" (%d bytes", limit))
+		if fix, _ := got.JSON["how_to_fix"].(string); !ok || said == "" || !strings.Contains(fix, "at most "+said) {
+			t.Fatalf("%s: the message and how_to_fix do not say the bound %d: %s", what, limit, got.Raw)
+		}
+	}
+	before := state()
+	for _, rt := range routes {
+		method, path := routeRequest(rt.Pattern)
+		what := fmt.Sprintf("%s %s (%s, bound %d)", method, path, rt.Pattern, rt.MaxBody)
+		got := h.do(t, req{Method: method, Path: path, Body: bytes.Repeat([]byte("a"), int(rt.MaxBody)+1)})
+		limit := rt.MaxBody
+		if got.Status == http.StatusNotFound && strings.HasSuffix(fmt.Sprint(got.JSON["message"]), "is not part of the API") {
+			// A part this host leaves out (connections without providers):
+			// the request is the catch-all's, whose bound is the API's.
+			limit = api.MaxBody
+			got = h.do(t, req{Method: method, Path: path, Body: bytes.Repeat([]byte("a"), int(limit)+1)})
+		}
+		refused(got, limit, what)
+	}
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	for _, p := range []struct {
+		method, path string
+		limit        int64
+		header       map[string]string
+	}{{"POST", "/api/directory", api.MaxBody, nil}, {"POST", "/mcp", api.MaxBody, nil}, {"POST", "/oauth/register", 16 << 10, nil},
+		{"POST", "/oauth/token", 16 << 10, form}, {"PUT", "/api/modules/S_BIG", api.MaxAnyBody, nil}} {
+		chunked := io.MultiReader(bytes.NewReader(bytes.Repeat([]byte(" "), int(p.limit))), strings.NewReader("{}"))
+		refused(h.do(t, req{Method: p.method, Path: p.path, Body: chunked, Header: p.header}), p.limit, p.method+" "+p.path+" chunked")
+	}
+	if after := state(); after != before {
+		t.Fatalf("oversized bodies changed what the owner reads:\nbefore %s\nafter %s", before, after)
+	}
 }

@@ -67,7 +67,8 @@ func (inst *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a.seeder.seed(r.Context())
 	if strings.HasPrefix(r.URL.Path, "/_worker/") {
-		inst.serveWorker(a, w, r)
+		// The worker's own endpoints take the API's body bound too.
+		api.BoundBody(api.MaxBody, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inst.serveWorker(a, w, r) })).ServeHTTP(w, r)
 		return
 	}
 	switch {

@@ -16,13 +16,18 @@ import (
 	"strings"
 	"sync"
 	"syscall/js"
+
+	"github.com/rowcall/rowcall/api"
 )
 
 // The bridge between the shim (build/shim/worker.mjs) and the handler.
 //
 // The shim calls binding.serve(head, body, env, ctx, respond) once per
 // request: head is "METHOD URL" and then one "name:value" line per header,
-// body a Uint8Array (or null), env and ctx the request's own. serve registers
+// body a Uint8Array (or null), env and ctx the request's own. The shim reads
+// at most binding.maxBody (api.MaxAnyBody) bytes and one more of a body, and
+// none of one whose Content-Length says it is longer: every route refuses
+// such a body by its length (api.BoundBody). serve registers
 // the request (its handle, request.go) and hands it to a goroutine of the
 // pool, which builds the *http.Request, runs the handler, and answers with
 // one call:
@@ -66,6 +71,7 @@ func registerServe(inst *instance) {
 		return nil
 	})
 	runtimeContext.Get("binding").Set("serve", serve)
+	runtimeContext.Get("binding").Set("maxBody", api.MaxAnyBody)
 	registerComplete()
 }
 
@@ -85,6 +91,12 @@ func toRequest(head string, jsBody js.Value, h *reqHandle) (*http.Request, error
 		body = make([]byte, jsBody.Length())
 		js.CopyBytesToGo(body, jsBody)
 	}
+	length := int64(len(body))
+	if n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && n > length {
+		// The shim read none of a body longer than api.MaxAnyBody: the
+		// route's bound refuses it by its length (api.BoundBody).
+		length = n
+	}
 	h.origin = u.Scheme + "://" + u.Host
 	ctx, cancel := context.WithCancel(withHandle(context.Background(), h))
 	h.cancel = cancel
@@ -96,7 +108,7 @@ func toRequest(head string, jsBody js.Value, h *reqHandle) (*http.Request, error
 		ProtoMinor:    1,
 		Header:        header,
 		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
+		ContentLength: length,
 		Host:          cmpOr(header.Get("Host"), u.Host),
 		RemoteAddr:    header.Get("Cf-Connecting-Ip"),
 		RequestURI:    u.RequestURI(),

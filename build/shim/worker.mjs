@@ -228,7 +228,7 @@ class Instance {
   }
 
   async serve(request, env, ctx) {
-    const body = request.body === null ? null : new Uint8Array(await request.arrayBuffer());
+    const body = await boundedBody(request, this.binding.maxBody);
     const head = writeHead(request.method + " " + request.url, request.headers);
     const context = new Context(ctx);
     let res;
@@ -382,6 +382,17 @@ function bytesOf(b64) {
   const bin = atob(b64);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+
+// boundedBody is a request's body for Go: null when it has none or when its
+// Content-Length is over max (Go refuses it by that length, unread), else
+// at most max bytes and one more (Go refuses a body over its route's bound,
+// and every bound is at most max).
+async function boundedBody(request, max) {
+  if (request.body === null) return null;
+  if (Number(request.headers.get("content-length")) > max) return null;
+  const [bytes] = await readAtMost(request.body, max + 1);
   return bytes;
 }
 
