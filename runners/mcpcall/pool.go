@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -340,8 +341,9 @@ func (a *sent) retryable(err error, session string) bool {
 	return session != "" && (st == http.StatusNotFound || st == http.StatusBadRequest) && !a.answered(err)
 }
 
-// notListing marks a request's context as one that is not a tools/list
-// (the fast path's messages), so inject does not read its body to find out.
+// notListing marks a request's context as the fast path's (fast.go): not a
+// tools/list, so inject does not read its body to find out, and its event
+// streams read by the fast path itself, as they came.
 type notListing struct{}
 
 // inject puts the row's credential on requests to the server's origin, caps
@@ -394,7 +396,16 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The server's own stream (GET) carries one event after another for
 	// the session's life: the cap holds for each event, not the stream.
-	resp.Body = &capped{r: resp.Body, left: in.max, in: in, sent: a, perEvent: req.Method == http.MethodGet}
+	c := &capped{r: resp.Body, left: in.max, in: in, sent: a, perEvent: req.Method == http.MethodGet}
+	resp.Body = c
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" && req.Context().Value(notListing{}) == nil {
+		// The SDK reads this stream: in the plain form its reader takes (sse.go).
+		var ended func()
+		if c.perEvent {
+			ended = func() { c.left = in.max }
+		}
+		resp.Body = newCanonicalSSE(c, ended)
+	}
 	if listing && resp.StatusCode == http.StatusOK {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
