@@ -23,7 +23,7 @@ import (
 // (discover); the endpoint found is kept for the server, and a token the
 // server refuses later sends discovery again, once per call. fail is the
 // call's failure output when it did not succeed.
-func (r *Runner) authorized(ctx context.Context, key string, u *url.URL, auth string, env rowcall.Env, f func(s *httpSession, secrets []string) error) (fail rowcall.Output) {
+func (r *Runner) authorized(ctx context.Context, key string, u *url.URL, auth string, env rowcall.Env, f func(ctx context.Context, s *httpSession, secrets []string) error) (fail rowcall.Output) {
 	server := u.String()
 	var ep httpcall.TokenEndpoint
 	if v, ok := r.endpoints.Load(server); ok {
@@ -34,7 +34,7 @@ func (r *Runner) authorized(ctx context.Context, key string, u *url.URL, auth st
 		if out.Failed() {
 			return out
 		}
-		ref, err := r.onHTTP(ctx, a, func(s *httpSession) error { return f(s, a.Secrets) })
+		ref, err := r.onHTTP(ctx, a, func(ctx context.Context, s *httpSession) error { return f(ctx, s, a.Secrets) })
 		if err == nil {
 			return rowcall.Output{}
 		}

@@ -1,7 +1,6 @@
 package mcpcall
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -247,7 +245,7 @@ func (f *fastCall) stream(ctx context.Context, resp *http.Response) (*jsonrpc.Re
 			return nil, ctx.Err()
 		case <-time.After(delay):
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+		req, err := http.NewRequestWithContext(context.WithValue(ctx, notListing{}, true), http.MethodGet, f.url, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -263,8 +261,8 @@ func (f *fastCall) stream(ctx context.Context, resp *http.Response) (*jsonrpc.Re
 	}
 }
 
-// events reads one SSE body: the call's response when it came, else the
-// last event id and the server's retry delay.
+// events reads one SSE body (sse.go): the call's response when it came,
+// else the last event id and the server's retry delay.
 func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.Response, last string, delay time.Duration, err error) {
 	defer func() {
 		if r != nil {
@@ -273,53 +271,10 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		}
 		resp.Body.Close()
 	}()
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(resp.Body)
-	defer func() { br.Reset(nil); readers.Put(br) }()
-	var data []byte
-	var name string
-	hasData := false
+	sr := newSSEReader(resp.Body)
+	defer sr.release()
 	for {
-		line, rerr := br.ReadSlice('\n')
-		if errors.Is(rerr, bufio.ErrBufferFull) { // a line longer than the buffer
-			head := append([]byte(nil), line...)
-			rest, e := br.ReadBytes('\n')
-			line, rerr = append(head, rest...), e
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 && rerr == nil { // the end of an event
-			if len(data) > 0 && (name == "" || name == "message") { // an event without data primes a resumable stream
-				m, derr := response(data, f.id)
-				if derr != nil {
-					return nil, "", 0, fmt.Errorf("%s: failed to decode event: %v", summary, derr)
-				}
-				if r, ok := m.(*jsonrpc.Response); ok && r.ID.Raw() == f.id {
-					return r, "", 0, nil
-				}
-				if q, ok := m.(*jsonrpc.Request); ok && q.IsCall() {
-					f.answer(ctx, q)
-				}
-			}
-			data, name, hasData = data[:0], "", false
-			continue
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data, hasData = append(data, value...), true
-		case "event":
-			name = string(value)
-		case "id":
-			last = string(value)
-		case "retry":
-			if n, perr := strconv.ParseInt(string(value), 10, 64); perr == nil {
-				delay = time.Duration(n) * time.Millisecond
-			}
-		}
+		ev, rerr := sr.next()
 		if rerr != nil {
 			if ctx.Err() != nil {
 				return nil, "", 0, ctx.Err()
@@ -327,7 +282,20 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 			if errors.Is(rerr, errTooLarge) {
 				return nil, "", 0, rerr
 			}
-			return nil, last, delay, nil // the server ended the stream
+			return nil, sr.lastID, sr.retry, nil // the server ended the stream
+		}
+		if len(ev.data) == 0 || (ev.name != "" && ev.name != "message") { // an event without data primes a resumable stream
+			continue
+		}
+		m, derr := response(ev.data, f.id)
+		if derr != nil {
+			return nil, "", 0, fmt.Errorf("%s: failed to decode event: %v", summary, derr)
+		}
+		if r, ok := m.(*jsonrpc.Response); ok && r.ID.Raw() == f.id {
+			return r, "", 0, nil
+		}
+		if q, ok := m.(*jsonrpc.Request); ok && q.IsCall() {
+			f.answer(ctx, q)
 		}
 	}
 }
@@ -349,9 +317,6 @@ const (
 	drainMax = 64 << 10
 	drainFor = time.Second
 )
-
-// readers keeps the 4 KB readers of event streams between calls.
-var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 
 // answer replies to a server's request made during the call as the SDK's
 // client (made with no handlers) replies.

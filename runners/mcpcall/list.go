@@ -21,7 +21,7 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 	}
 	ctx, cancel := context.WithTimeout(sdkFree{ctx}, r.cfg.Timeout)
 	defer cancel()
-	list := func(cs *sdk.ClientSession) error {
+	list := func(ctx context.Context, cs *sdk.ClientSession) error {
 		tools = tools[:0]
 		for tool, err := range cs.Tools(ctx, nil) {
 			if err != nil {
@@ -39,16 +39,16 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 		if fail != nil {
 			return nil, nil, errors.New(fail.String())
 		}
-		if err := list(cs); err != nil {
+		if err := list(ctx, cs); err != nil {
 			r.cfg.Stdio.broken(t.Stdio, cs)
 			return nil, nil, err
 		}
 		sch.restore(tools)
 		return tools, nil, nil
 	}
-	if fail := r.authorized(ctx, server, t.URL, auth, env, func(s *httpSession, used []string) error {
+	if fail := r.authorized(ctx, server, t.URL, auth, env, func(ctx context.Context, s *httpSession, used []string) error {
 		secrets = used
-		if err := list(s.cs); err != nil {
+		if err := list(ctx, s.cs); err != nil {
 			return err
 		}
 		s.inject.schemas.restore(tools)

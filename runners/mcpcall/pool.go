@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
@@ -56,6 +58,8 @@ type httpSession struct {
 	url    string
 	ids    atomic.Int64 // the fast path's request ids (fast.go)
 	last   time.Time
+	refs   int  // calls using the session (pool.mu)
+	gone   bool // out of the pool: closed when its last call ends (pool.mu)
 }
 
 func newPool(cfg Config) *pool { return &pool{cfg: cfg, sessions: map[string]*httpSession{}} }
@@ -76,25 +80,23 @@ func poolKey(u *url.URL, h http.Header) string {
 	return u.String() + "\x00" + hex.EncodeToString(sum.Sum(nil))
 }
 
-// get returns the pooled session for key, or connects one.
+// get returns the pooled session for key, or connects one; the caller
+// gives it back with release.
 func (p *pool) get(ctx context.Context, key string, u *url.URL, h http.Header) (*httpSession, error) {
 	now := time.Now()
 	p.mu.Lock()
 	s := p.sessions[key]
 	if s != nil {
 		s.last = now
+		s.refs++
 	}
-	var stale []*httpSession
 	for k, o := range p.sessions { // idle sessions go on any visit
 		if now.Sub(o.last) > p.cfg.Idle {
-			stale = append(stale, o)
 			delete(p.sessions, k)
+			p.retire(o)
 		}
 	}
 	p.mu.Unlock()
-	for _, o := range stale {
-		go o.cs.Close()
-	}
 	if s != nil {
 		return s, nil
 	}
@@ -102,9 +104,10 @@ func (p *pool) get(ctx context.Context, key string, u *url.URL, h http.Header) (
 	if err != nil {
 		return s, err
 	}
-	s.last = now
+	s.last, s.refs = now, 1
 	p.mu.Lock()
 	if old := p.sessions[key]; old != nil { // another call connected first: keep one
+		old.refs++
 		p.mu.Unlock()
 		go s.cs.Close()
 		return old, nil
@@ -117,7 +120,33 @@ func (p *pool) get(ctx context.Context, key string, u *url.URL, h http.Header) (
 	return s, nil
 }
 
-// evictOldest closes the least recently used session; p.mu is held.
+// release gives back a session get returned: one out of the pool is closed
+// when no call uses it any more.
+func (p *pool) release(s *httpSession) {
+	p.mu.Lock()
+	s.refs--
+	closing := s.gone && s.refs == 0
+	p.mu.Unlock()
+	if closing {
+		go s.cs.Close()
+	}
+}
+
+// retire marks s, already out of the map, to be closed: now when no call
+// uses it, else by the last call's release (closing a session ends every
+// request on it, so a session is never closed under another call); p.mu is
+// held.
+func (p *pool) retire(s *httpSession) {
+	if s.gone {
+		return
+	}
+	s.gone = true
+	if s.refs == 0 {
+		go s.cs.Close()
+	}
+}
+
+// evictOldest retires the least recently used session; p.mu is held.
 func (p *pool) evictOldest() {
 	var oldest string
 	for k, o := range p.sessions {
@@ -127,18 +156,19 @@ func (p *pool) evictOldest() {
 	}
 	if o := p.sessions[oldest]; o != nil {
 		delete(p.sessions, oldest)
-		go o.cs.Close()
+		p.retire(o)
 	}
 }
 
-// drop forgets s (the server expired it, or its connection broke).
+// drop takes s out of the pool (the server expired it, or it broke); the
+// next call for key connects anew, and s is closed once no call uses it.
 func (p *pool) drop(key string, s *httpSession) {
 	p.mu.Lock()
 	if p.sessions[key] == s {
 		delete(p.sessions, key)
 	}
+	p.retire(s)
 	p.mu.Unlock()
-	go s.cs.Close()
 }
 
 func (p *pool) closeAll() {
@@ -188,7 +218,7 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 // credential.
 func (r *Runner) callHTTP(ctx context.Context, key string, t Target, auth string, env rowcall.Env, arguments json.RawMessage) rowcall.Output {
 	var out rowcall.Output
-	if fail := r.authorized(ctx, key, t.URL, auth, env, func(s *httpSession, secrets []string) (err error) {
+	if fail := r.authorized(ctx, key, t.URL, auth, env, func(ctx context.Context, s *httpSession, secrets []string) (err error) {
 		res, err := r.callTool(ctx, s, t.Tool, arguments)
 		out, err = r.output(ctx, res, err, secrets)
 		return err
@@ -207,10 +237,18 @@ type refusal struct {
 }
 
 // onHTTP runs f on the pooled session for the server and credential in
-// auth, connecting again once when the server has expired the session. On
+// auth, with a context that records what f's requests got (sent). On
 // failure, ref is the server's refusal, if any, and err the transport's own
 // error when there was one.
-func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*httpSession) error) (ref refusal, err error) {
+//
+// A call ends its session only when the session failed it: a call whose
+// context ended (its client cancelled it, or it timed out) leaves the
+// session to the other calls on it (its request was cancelled upstream,
+// fast.go), as does a JSON-RPC error the server answered. A session that
+// failed is taken out of the pool (drop) and closed once no call uses it,
+// and the call runs once more on a new session when it cannot have reached
+// the tool (retryable).
+func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(context.Context, *httpSession) error) (ref refusal, err error) {
 	key := poolKey(auth.URL, auth.Header)
 	for attempt := 0; ; attempt++ {
 		var s *httpSession
@@ -222,33 +260,90 @@ func (r *Runner) onHTTP(ctx context.Context, auth httpcall.Authorized, f func(*h
 		} else {
 			s, err = r.pool.get(ctx, key, auth.URL, auth.Header)
 		}
+		in := s.inject
+		ref.status = int(in.status.Load()) // the session's initialize
 		if err == nil {
-			if err = f(s); err == nil {
+			a := &sent{}
+			err = f(context.WithValue(ctx, sentKey{}, a), s)
+			if !r.cfg.NoPool {
+				if err != nil && !a.keeps(ctx, err) {
+					r.pool.drop(key, s)
+				}
+				r.pool.release(s)
+			}
+			if err == nil {
 				return refusal{}, nil
 			}
-			if !r.cfg.NoPool {
-				r.pool.drop(key, s)
+			ref.status = int(a.status.Load())
+			if a.retryable(err, s.cs.ID()) && attempt == 0 && ctx.Err() == nil {
+				continue
 			}
+			if cause := a.cause.Load(); cause != nil {
+				err = *cause // the SDK reports a transport failure in its own words ("rejected by transport")
+			}
+		} else if cause := in.cause.Load(); cause != nil {
+			err = *cause
 		}
-		ref.status = int(s.inject.status.Load())
+		if ref.status != 401 && ref.status != 403 {
+			ref.status = 0
+		}
 		if ref.status == 401 {
 			auth.Forget()
-			if c := s.inject.challenge.Load(); c != nil {
+			if c := in.challenge.Load(); c != nil {
 				ref.challenge = *c
 			}
-		}
-		if attempt == 0 && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
-			continue // the server expired the session: initialize anew, send once more
-		}
-		if cause := s.inject.cause.Load(); cause != nil {
-			err = *cause // the SDK reports a transport failure in its own words ("rejected by transport")
 		}
 		return ref, err
 	}
 }
 
-// notListing marks a request's context as one that is not a tools/list
-// (the fast path's messages), so inject does not read its body to find out.
+// sent is what one call's requests on a session got, recorded by inject:
+// whether any was sent, the first one's status, and the last transport
+// error. It is the call's own (a session's other calls run at once).
+type sent struct {
+	posted atomic.Bool
+	status atomic.Int32
+	cause  atomic.Pointer[error]
+}
+
+type sentKey struct{}
+
+// keeps reports whether a call's failure leaves its session to other
+// calls: the call's context ended, or the server answered the request.
+func (a *sent) keeps(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || a.answered(err)
+}
+
+// answered reports whether the server read the request and answered it
+// with a JSON-RPC error: in a 2xx, or in a 4xx whose error is one of the
+// request itself (parse error, invalid request, method not found, invalid
+// params: a stateless server answers an unknown tool with 400), not of the
+// session.
+func (a *sent) answered(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return false
+	}
+	return a.status.Load()/100 == 2 || (we.Code >= jsonrpc.CodeParseError && we.Code <= jsonrpc.CodeInvalidRequest)
+}
+
+// retryable reports whether a failed call cannot have reached the tool, so
+// it may run again on a new session: nothing was sent (the session had
+// failed or closed before), or the server refused the request on a session
+// before handling it, 404 for a session it no longer has or 400 (a server
+// that keeps sessions in a map answers an unknown one so). session is the
+// session's id, "" on a server that keeps none.
+func (a *sent) retryable(err error, session string) bool {
+	if errors.Is(err, sdk.ErrSessionMissing) || !a.posted.Load() {
+		return true
+	}
+	st := a.status.Load()
+	return session != "" && (st == http.StatusNotFound || st == http.StatusBadRequest) && !a.answered(err)
+}
+
+// notListing marks a request's context as the fast path's (fast.go): not a
+// tools/list, so inject does not read its body to find out, and its event
+// streams read by the fast path itself, as they came.
 type notListing struct{}
 
 // inject puts the row's credential on requests to the server's origin, caps
@@ -278,10 +373,20 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 			listing = gjson.GetBytes(sent, "method").String() == "tools/list"
 		}
 	}
+	a, _ := req.Context().Value(sentKey{}).(*sent)
+	if a != nil && req.Method == http.MethodPost {
+		a.posted.Store(true)
+	}
 	resp, err := in.next.RoundTrip(req)
 	if err != nil {
 		in.cause.Store(&err)
+		if a != nil {
+			a.cause.Store(&err)
+		}
 		return resp, err
+	}
+	if a != nil && req.Method == http.MethodPost {
+		a.status.CompareAndSwap(0, int32(resp.StatusCode))
 	}
 	if resp.StatusCode == 401 || resp.StatusCode == 403 {
 		in.status.Store(int32(resp.StatusCode))
@@ -291,7 +396,16 @@ func (in *inject) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The server's own stream (GET) carries one event after another for
 	// the session's life: the cap holds for each event, not the stream.
-	resp.Body = &capped{r: resp.Body, left: in.max, in: in, perEvent: req.Method == http.MethodGet}
+	c := &capped{r: resp.Body, left: in.max, in: in, sent: a, perEvent: req.Method == http.MethodGet}
+	resp.Body = c
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" && req.Context().Value(notListing{}) == nil {
+		// The SDK reads this stream: in the plain form its reader takes (sse.go).
+		var ended func()
+		if c.perEvent {
+			ended = func() { c.left = in.max }
+		}
+		resp.Body = newCanonicalSSE(c, ended)
+	}
 	if listing && resp.StatusCode == http.StatusOK {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -326,7 +440,8 @@ type capped struct {
 	r        io.ReadCloser
 	left     int64
 	in       *inject
-	perEvent bool // the cap starts again after each event (a blank line)
+	sent     *sent // the call the body answers, nil for the session's own requests
+	perEvent bool  // the cap starts again after each event (a blank line)
 }
 
 func (c *capped) Read(p []byte) (int, error) {
@@ -334,6 +449,9 @@ func (c *capped) Read(p []byte) (int, error) {
 		var one [1]byte
 		if n, _ := c.r.Read(one[:]); n > 0 {
 			c.in.cause.Store(&errTooLarge)
+			if c.sent != nil {
+				c.sent.cause.Store(&errTooLarge)
+			}
 			return 0, errTooLarge
 		}
 		return 0, io.EOF

@@ -1,7 +1,6 @@
 package mcpcall
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -40,19 +39,21 @@ func (s *schemas) record(result []byte) {
 }
 
 // recordBody reads an HTTP answer to tools/list: one JSON-RPC response, or
-// server-sent events whose data lines carry it.
+// server-sent events (sse.go) whose data carries it.
 func (s *schemas) recordBody(body []byte) {
 	if r := gjson.GetBytes(body, "result"); r.Exists() {
 		s.record([]byte(r.Raw))
 		return
 	}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, len(body)+1)
-	for sc.Scan() {
-		if data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
-			if r := gjson.GetBytes(data, "result"); r.Exists() {
-				s.record([]byte(r.Raw))
-			}
+	sr := newSSEReader(bytes.NewReader(body))
+	defer sr.release()
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			return
+		}
+		if r := gjson.GetBytes(ev.data, "result"); ev.dispatch && r.Exists() {
+			s.record([]byte(r.Raw))
 		}
 	}
 }
