@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/rowcall/rowcall"
@@ -187,8 +188,31 @@ func (h *Handler) routes() {
 	h.consoleRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: r.Method + " " + r.URL.Path + " is not part of the API",
-			HowToFix: "see docs/rows.md for the endpoints"})
+			HowToFix: "see docs/rows.md for the endpoints", Extra: map[string]any{"routes": h.near(r.URL.Path)}})
 	})
+}
+
+// near lists the routes under the first two segments of path (the routes of
+// /api/directory for /api/directory/X/oops), or every route when none is:
+// what a caller who mistyped a path may have meant.
+func (h *Handler) near(path string) []string {
+	segs := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
+	prefix := "/" + strings.Join(segs[:min(len(segs), 2)], "/")
+	var under, all []string
+	for _, rt := range h.Routes() {
+		p := rt.Pattern[strings.IndexByte(rt.Pattern, ' ')+1:] // "POST /api/x" or "/mcp"
+		if p == "/" {
+			continue
+		}
+		all = append(all, rt.Pattern)
+		if p == prefix || strings.HasPrefix(p, prefix+"/") {
+			under = append(under, rt.Pattern)
+		}
+	}
+	if len(under) > 0 {
+		return under
+	}
+	return all
 }
 
 // ServeHTTP serves one request. Writes that change what calls read tell the

@@ -6,11 +6,13 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +148,26 @@ func TestStoreFailureIsAnInternalError(t *testing.T) {
 	}
 	if store.replaces != 0 {
 		t.Fatalf("%d replaces after a failed read", store.replaces)
+	}
+}
+
+// A path the API does not serve is not_found with the routes under its first
+// two segments, the registered ones themselves: what the caller may have meant.
+func TestUnknownPathListsTheRoutesNearIt(t *testing.T) {
+	h := newAPI(t, &fakeStore{})
+	w := send(t, h, "GET", "/api/directory/X/oops", "")
+	var got struct {
+		Error  string   `json:"error"`
+		Routes []string `json:"routes"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 404 || got.Error != "not_found" {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if !slices.Contains(got.Routes, "GET /api/directory/{key}") || slices.Contains(got.Routes, "POST /api/dispatch") {
+		t.Fatalf("routes near /api/directory/X/oops: %q", got.Routes)
+	}
+	w = send(t, h, "GET", "/nothing", "")
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || !slices.Contains(got.Routes, "POST /api/dispatch") {
+		t.Fatalf("routes for /nothing: %s", w.Body)
 	}
 }
