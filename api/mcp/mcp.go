@@ -395,16 +395,33 @@ func initializing(r *http.Request) bool { return carries(r, "initialize") }
 // carries reports whether a POST's body holds a request for method (the body
 // is read and put back).
 func carries(r *http.Request, method string) bool {
+	for _, m := range messages(r) {
+		if m.Method == method {
+			return true
+		}
+	}
+	return false
+}
+
+// message is what ServeHTTP reads of a request: its method, and the tool a
+// tools/call names.
+type message struct {
+	Method string `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+// messages are the messages of a POST's body (the body is read and put
+// back): one, or an older protocol's batch.
+func messages(r *http.Request) []message {
 	b, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	if err != nil {
-		return false
+		return nil
 	}
-	type message struct {
-		Method string `json:"method"`
-	}
-	var batch []message // an older protocol's batch
+	var batch []message
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
 		json.Unmarshal(t, &batch)
 	} else {
@@ -412,12 +429,19 @@ func carries(r *http.Request, method string) bool {
 		json.Unmarshal(t, &one)
 		batch = append(batch, one)
 	}
-	for _, m := range batch {
-		if m.Method == method {
-			return true
-		}
+	return batch
+}
+
+// calledRow returns the tool a stateless request calls when it is one
+// tools/call of a row's tool (not a meta-tool): its server needs that tool
+// alone, not the caller's projection.
+func calledRow(r *http.Request) (string, bool) {
+	m := messages(r)
+	if len(m) != 1 || m[0].Method != "tools/call" || m[0].Params.Name == "" ||
+		m[0].Params.Name == SearchTool || m[0].Params.Name == CallTool {
+		return "", false
 	}
-	return false
+	return m[0].Params.Name, true
 }
 
 // streamWriter watches a session's GET stream: once the SDK writes its 200
