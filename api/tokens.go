@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/rowcall/rowcall"
@@ -53,8 +54,43 @@ func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, ordered{{"ok", true}, {"id", t.ID}, {"token", plain},
-		{"note", "the token is shown once and stored only as a hash: keep it now"}, {"scope", t}})
+	answer := ordered{{"ok", true}, {"id", t.ID}, {"token", plain},
+		{"note", "the token is shown once and stored only as a hash: keep it now"}, {"scope", t}}
+	if hidden := h.aboveCeiling(r.Context(), &t); len(hidden) > 0 {
+		answer = append(answer, kv{"risk_note", "risk_ceiling low hides the sensitive rows of this scope (" + strings.Join(hidden, ", ") +
+			"): the token neither lists nor calls them, over the API or /mcp (an MCP tool imported without readOnlyHint is sensitive); " +
+			`mint with "risk_ceiling":"high" to reach them`})
+	}
+	writeJSON(w, http.StatusCreated, answer)
+}
+
+// aboveCeiling returns up to three keys of sensitive rows in t's scope that
+// its risk ceiling hides (none when it is high), looking at most at the
+// first ten thousand rows of the scope.
+func (h *Handler) aboveCeiling(ctx context.Context, t *rowcall.Token) []string {
+	if t.RiskCeiling == rowcall.RiskHigh {
+		return nil
+	}
+	var hidden []string
+	f := rowcall.Filter{Scope: rowcall.ScopeOf(t), Limit: rowcall.MaxPage, Bare: true}
+	for range 10 {
+		page, err := h.dir.List(ctx, f)
+		if err != nil {
+			return hidden // a note, not the mint: a failed read leaves it out
+		}
+		for _, row := range page.Rows {
+			if row.Sensitive != 0 && !row.OwnerOnly() {
+				if hidden = append(hidden, row.Key); len(hidden) == 3 {
+					return hidden
+				}
+			}
+		}
+		if len(page.Rows) < f.Limit {
+			break
+		}
+		f.Offset += len(page.Rows)
+	}
+	return hidden
 }
 
 // readMint reads a mint request's body (POST /api/tokens, and the scope an

@@ -79,6 +79,7 @@ func TestHosts(t *testing.T) {
 			t.Run("mcp_import", func(t *testing.T) { suiteMCPImport(t, tg) })
 			t.Run("mcp_drift", func(t *testing.T) { suiteMCPDrift(t, tg) })
 			t.Run("mcp_output", func(t *testing.T) { suiteMCPOutput(t, tg, up) })
+			t.Run("mcp_unlisted", func(t *testing.T) { suiteMCPUnlisted(t, tg, up) })
 			t.Run("limits", func(t *testing.T) { suiteLimits(t, tg, up, ms) })
 			t.Run("meaning", func(t *testing.T) { suiteMeaning(t, tg) })
 			t.Run("learn", func(t *testing.T) { suiteLearn(t, tg, up) })

@@ -356,10 +356,10 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, st *session,
 	if !ok || (newer && !perRequest(r, call)) || (!newer && call.meta.Exists() && !plainMeta(call.meta)) {
 		return false
 	}
-	// Stateless, only call_capability: search marks the listed rows, and
-	// which rows are listed takes the projection (a query) this path saves.
-	tool := st.tool(call.name)
-	if tool == nil || (stateless && call.name != CallTool) {
+	// Stateless, not search: it marks the listed rows, and which rows are
+	// listed takes the projection (a query) this path saves.
+	tool := st.tool(r.Context(), call.name)
+	if tool == nil || (stateless && call.name == SearchTool) {
 		return false // the SDK's unknown tool error, or a tool the SDK's server has
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
@@ -553,14 +553,15 @@ func encodeResult(res *sdk.CallToolResult) ([]byte, error) {
 // toolFunc is one of a session's tools: a call's arguments → its result.
 type toolFunc func(ctx context.Context, args []byte) *sdk.CallToolResult
 
-// tool is the session's tool name (nil when it lists none by that name).
-func (st *session) tool(name string) toolFunc {
+// tool is the session's tool name: a meta-tool, or any row the caller may
+// see, listed or not (nil for anything else: the SDK's unknown tool).
+func (st *session) tool(ctx context.Context, name string) toolFunc {
 	switch {
 	case name == SearchTool:
 		return st.search
 	case name == CallTool:
 		return st.callCapability
-	case st.listed(name):
+	case st.listed(name) || st.lookup(ctx, name) != nil:
 		return st.rowCaller(name)
 	}
 	return nil

@@ -23,8 +23,9 @@
 //     turn). The list is paginated with the specification's cursor: a client
 //     that connects to /mcp?page_size=N (or a Config.PageSize) gets N tools
 //     an answer and a nextCursor for the rest; otherwise every tool at once.
-//   - tools/call: dispatch.Dispatcher runs the row with the caller's actor and
-//     token — the same gate, the same signed receipt as POST /api/dispatch. The
+//   - tools/call: any row the caller may see, listed or not (a row outside a
+//     token's scope is an unknown tool to it); dispatch.Dispatcher runs the
+//     row with the caller's actor and token — the same gate, the same signed receipt as POST /api/dispatch. The
 //     result string is the first text block; the second names the receipt
 //     (invocation id, public link); structuredContent holds the proof fields,
 //     except for a row that declares output_schema: its tool lists it as
@@ -154,9 +155,6 @@ type Config struct {
 	// (its 401, api.Unauthorized; {"error":code,…} for the rest).
 	Unauthorized func(w http.ResponseWriter, r *http.Request)
 	Fail         func(w http.ResponseWriter, r *http.Request, err error)
-	// MaxTools caps the rows listed as tools (beyond the two meta-tools):
-	// DefaultMaxTools when 0, none when negative.
-	MaxTools int
 	// PageSize is how many tools one tools/list answer carries (the rest
 	// follow its nextCursor, the specification's pagination): every tool in
 	// one answer when 0. A client sets its own with ?page_size=N on the
@@ -177,8 +175,9 @@ type Config struct {
 	Version string
 }
 
-// Limits are what an operator sets: how long a session may sit idle, how
-// many may be open, and which web origins may call /mcp.
+// Limits are what an operator sets: how many rows tools/list carries, how
+// long a session may sit idle, how many may be open, and which web origins
+// may call /mcp.
 type Limits struct {
 	// Idle closes a session that sent no request for this long: DefaultIdle
 	// when 0.
@@ -187,6 +186,10 @@ type Limits struct {
 	// in all and for one credential (the owner, or one token):
 	// DefaultMaxSessions and DefaultSessionsPerCredential when 0.
 	MaxSessions, SessionsPerCredential int
+	// MaxTools caps the rows listed as tools (beyond the two meta-tools):
+	// DefaultMaxTools when 0, none when negative. tools/call reaches every
+	// row the caller may see, listed or not.
+	MaxTools int
 	// Origins are the web origins (scheme://host[:port]) besides loopback
 	// and Config.Base whose pages may call /mcp; a request with any other
 	// Origin is refused 403.
@@ -395,16 +398,33 @@ func initializing(r *http.Request) bool { return carries(r, "initialize") }
 // carries reports whether a POST's body holds a request for method (the body
 // is read and put back).
 func carries(r *http.Request, method string) bool {
+	for _, m := range messages(r) {
+		if m.Method == method {
+			return true
+		}
+	}
+	return false
+}
+
+// message is what ServeHTTP reads of a request: its method, and the tool a
+// tools/call names.
+type message struct {
+	Method string `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+// messages are the messages of a POST's body (the body is read and put
+// back): one, or an older protocol's batch.
+func messages(r *http.Request) []message {
 	b, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	if err != nil {
-		return false
+		return nil
 	}
-	type message struct {
-		Method string `json:"method"`
-	}
-	var batch []message // an older protocol's batch
+	var batch []message
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
 		json.Unmarshal(t, &batch)
 	} else {
@@ -412,12 +432,19 @@ func carries(r *http.Request, method string) bool {
 		json.Unmarshal(t, &one)
 		batch = append(batch, one)
 	}
-	for _, m := range batch {
-		if m.Method == method {
-			return true
-		}
+	return batch
+}
+
+// calledRow returns the tool a stateless request calls when it is one
+// tools/call of a row's tool (not a meta-tool): its server needs that tool
+// alone, not the caller's projection.
+func calledRow(r *http.Request) (string, bool) {
+	m := messages(r)
+	if len(m) != 1 || m[0].Method != "tools/call" || m[0].Params.Name == "" ||
+		m[0].Params.Name == SearchTool || m[0].Params.Name == CallTool {
+		return "", false
 	}
-	return false
+	return m[0].Params.Name, true
 }
 
 // streamWriter watches a session's GET stream: once the SDK writes its 200

@@ -93,9 +93,20 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 			return nil, err
 		}
 	}
-	proj, err := h.projectionFor(ctx, c, head)
-	if err != nil {
-		return nil, err
+	// A stateless tools/call of a row's tool needs that tool alone: its
+	// server lists nothing else, so the call costs the same in a directory
+	// of ten rows or ten thousand (the projection is a query and a tool
+	// definition for each row listed).
+	key, one := "", false
+	if stateless {
+		key, one = calledRow(r)
+	}
+	proj := &projection{}
+	if !one {
+		var err error
+		if proj, err = h.projectionFor(ctx, c, head); err != nil {
+			return nil, err
+		}
 	}
 	opts := &sdk.ServerOptions{
 		Instructions: h.instructions(),
@@ -123,8 +134,38 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 	for _, t := range proj.tools {
 		st.server.AddTool(t.tool, st.handler)
 	}
+	if one {
+		if row := st.lookup(ctx, key); row != nil {
+			st.server.AddTool(rowTool(row).tool, st.handler)
+		}
+	}
+	if !stateless {
+		st.server.AddReceivingMiddleware(st.unlisted)
+	}
 	st.proj = proj
 	return st, nil
+}
+
+// unlisted lets a session's tools/call reach a row the caller may see but
+// its tools/list leaves out (past Config.MaxTools): the SDK knows only the
+// listed tools, and would answer unknown tool. A name that is no row the
+// caller may see is still the SDK's to refuse.
+func (st *session) unlisted(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		call, ok := req.(*sdk.CallToolRequest)
+		if method != "tools/call" || !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		name := call.Params.Name
+		if name == SearchTool || name == CallTool || st.listed(name) || st.lookup(ctx, name) == nil {
+			return next(ctx, method, req)
+		}
+		res, err := st.handle(ctx, call)
+		if err == nil && res.Content == nil {
+			res.Content = []sdk.Content{} // as the SDK's callTool: no "null"
+		}
+		return res, err
+	}
 }
 
 // handle is every tool of the session, for the SDK: the meta-tools by name,

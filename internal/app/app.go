@@ -76,11 +76,12 @@ type Settings struct {
 	// ROWCALL_APPROVAL_NOTIFY: the row called, as the owner, for each new
 	// approval (body id|key|actor|why; "": none).
 	ApprovalNotify string
-	MCP            MCPSettings // ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL, ROWCALL_MCP_DRIFT
+	MCP            MCPSettings // ROWCALL_MCP_TOOLS, ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL, ROWCALL_MCP_DRIFT
 }
 
 // MCPSettings bound /mcp (mcp.Limits; "" is the default).
 type MCPSettings struct {
+	Tools         string // rows listed as tools in tools/list, beside the meta-tools (mcp.DefaultMaxTools; 0: none)
 	Origins       string // web origins besides loopback and the public URL whose pages may call /mcp, separated by commas or spaces
 	Idle          string // a duration: a session without a request this long is closed (mcp.DefaultIdle)
 	Sessions      string // sessions open at once on the host (mcp.DefaultMaxSessions)
@@ -120,6 +121,14 @@ func (s MCPSettings) Limits() (mcp.Limits, error) {
 				HowToFix: "give a duration such as 5m or 90s"}
 		}
 		l.Idle = d
+	}
+	if s.Tools != "" {
+		v, err := strconv.Atoi(s.Tools)
+		if err != nil || v < 0 {
+			return l, &rowcall.Error{Code: rowcall.EInternal, Message: "ROWCALL_MCP_TOOLS: " + strconv.Quote(s.Tools) + " is not a whole number of at least 0",
+				HowToFix: "give how many rows /mcp lists as tools, e.g. 50 (0: only search_capabilities and call_capability; tools/call reaches every row either way)"}
+		}
+		l.MaxTools = cmp.Or(v, -1) // mcp.Limits: negative lists none, 0 the default
 	}
 	for _, n := range []struct {
 		name, v string
@@ -165,7 +174,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		AskExpand: lookup("ROWCALL_ASK_EXPAND"), AskExpandDailyUSD: lookup("ROWCALL_ASK_EXPAND_DAILY_USD"),
 		AskLearn:       lookup("ROWCALL_ASK_LEARN"),
 		ApprovalNotify: lookup("ROWCALL_APPROVAL_NOTIFY"),
-		MCP: MCPSettings{Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
+		MCP: MCPSettings{Tools: lookup("ROWCALL_MCP_TOOLS"), Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
 			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL"),
 			Drift: lookup("ROWCALL_MCP_DRIFT")},
 	}

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rowcall/rowcall/internal/app"
@@ -19,7 +20,7 @@ func TestReadSettings(t *testing.T) {
 		"ROWCALL_EMBED_PROVIDER": "x", "ROWCALL_EMBED_MODEL": "nomic-embed-text", "ROWCALL_EMBED_AUTH": "bearer:EMB_KEY",
 		"ROWCALL_EMBED_DIM": "768", "ROWCALL_ASK_RERANK": "ASK_RERANK",
 		"ROWCALL_ASK_RERANK_ANONYMOUS": "10/minute", "ROWCALL_APPROVAL_NOTIFY": "NOTIFY",
-		"ROWCALL_ASK_EXPAND": "ASK_EXPAND", "ROWCALL_ASK_EXPAND_DAILY_USD": "0.25", "ROWCALL_ASK_LEARN": "off", "ROWCALL_MCP_ORIGINS": "https://c.example", "ROWCALL_MCP_IDLE": "2m", "ROWCALL_MCP_SESSIONS": "50",
+		"ROWCALL_ASK_EXPAND": "ASK_EXPAND", "ROWCALL_ASK_EXPAND_DAILY_USD": "0.25", "ROWCALL_ASK_LEARN": "off", "ROWCALL_MCP_TOOLS": "20", "ROWCALL_MCP_ORIGINS": "https://c.example", "ROWCALL_MCP_IDLE": "2m", "ROWCALL_MCP_SESSIONS": "50",
 		"ROWCALL_MCP_SESSIONS_PER_CREDENTIAL": "4", "ROWCALL_MCP_DRIFT": "warn",
 	}
 	read := map[string]bool{}
@@ -29,7 +30,7 @@ func TestReadSettings(t *testing.T) {
 		Models: agent.Settings{Providers: "x=http://127.0.0.1:1/v1", Default: "x", Prices: `{"m":{"input":1,"output":2}}`},
 		Embed:  app.EmbedSettings{Provider: "x", Model: "nomic-embed-text", Auth: "bearer:EMB_KEY", Dim: "768"}, AskRerank: "ASK_RERANK",
 		AskRerankAnonymous: "10/minute", ApprovalNotify: "NOTIFY", AskExpand: "ASK_EXPAND", AskExpandDailyUSD: "0.25", AskLearn: "off",
-		MCP: app.MCPSettings{Origins: "https://c.example", Idle: "2m", Sessions: "50", PerCredential: "4", Drift: "warn"}}
+		MCP: app.MCPSettings{Tools: "20", Origins: "https://c.example", Idle: "2m", Sessions: "50", PerCredential: "4", Drift: "warn"}}
 	if got != want {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
@@ -43,5 +44,20 @@ func TestReadSettings(t *testing.T) {
 	}
 	if off := app.ReadSettings(func(n string) string { return map[string]string{"ROWCALL_PUBLIC_READS": "false"}[n] }); off.PublicReads {
 		t.Fatal(`"false" read as on`)
+	}
+}
+
+// ROWCALL_MCP_TOOLS: a number lists that many rows, 0 none (mcp.Limits'
+// negative), unset the default; anything else names the setting.
+func TestMCPToolsSetting(t *testing.T) {
+	for v, want := range map[string]int{"": 0, "20": 20, "0": -1} {
+		if l, err := (app.MCPSettings{Tools: v}).Limits(); err != nil || l.MaxTools != want {
+			t.Errorf("ROWCALL_MCP_TOOLS=%q: MaxTools %d (%v), want %d", v, l.MaxTools, err, want)
+		}
+	}
+	for _, v := range []string{"-1", "many"} {
+		if _, err := (app.MCPSettings{Tools: v}).Limits(); err == nil || !strings.Contains(err.Error(), "ROWCALL_MCP_TOOLS") {
+			t.Errorf("ROWCALL_MCP_TOOLS=%q: %v", v, err)
+		}
 	}
 }

@@ -111,6 +111,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.String("public-url", "", "base URL of the links the host writes, e.g. public receipts (default: the listen address)")
 	fs.Bool("trust-forwarded", false, "behind a proxy without --public-url: take links' scheme and host from X-Forwarded-Proto and X-Forwarded-Host")
 	fs.String("mcp-origins", "", "web origins (scheme://host[:port], separated by commas) whose pages may call /mcp besides loopback and --public-url; a request with another Origin is refused 403")
+	fs.Int("mcp-tools", mcp.DefaultMaxTools, "most rows /mcp lists as tools in tools/list, beside search_capabilities and call_capability (0: none); tools/call reaches every row the caller may see, listed or not")
 	fs.Duration("mcp-idle", mcp.DefaultIdle, "close an MCP session that sent no request for this long (its client initializes again)")
 	fs.Int("mcp-sessions", mcp.DefaultMaxSessions, "most MCP sessions open at once; past it an initialize closes the least recently used idle one, else is refused 429")
 	fs.Int("mcp-sessions-per-credential", mcp.DefaultSessionsPerCredential, "most MCP sessions open at once for the owner key or one token (as --mcp-sessions)")
