@@ -249,7 +249,7 @@ func (r *Runner) callStdio(ctx context.Context, t Target, arguments json.RawMess
 	if fail != nil {
 		return fail.Output()
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.Tool, Arguments: arguments})
+	res, err := callSDK(ctx, cs, "stdio:"+t.Stdio, t.Tool, arguments)
 	out, err := r.output(ctx, res, err, nil)
 	if err == nil {
 		r.cfg.Stdio.succeeded(t.Stdio)
