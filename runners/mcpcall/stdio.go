@@ -167,7 +167,7 @@ func (s *Stdio) sessionOf(ctx context.Context, name string) (*sdk.ClientSession,
 	cmd.Stderr = nil // discarded
 	ownGroup(cmd)
 	p.schemas = &schemas{}
-	t := recording{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, p.schemas}
+	t := recording{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, p.schemas, "stdio:" + name}
 	cs, err := newClient("stdio:"+name, s.onChanged).Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		killGroup(cmd)
