@@ -325,8 +325,8 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 	if err := res.Wait(); err != nil { // acknowledge nothing a crash could lose
 		slog.Error("mcp: storing a receipt", "key", key, "invocation_id", res.Receipt.ID, "err", err)
 		return &sdk.CallToolResult{IsError: true,
-			Content:           []sdk.Content{&sdk.TextContent{Text: "ERR:receipt: receipt " + res.Receipt.ID + " could not be stored; the log has the cause"}},
-			Meta: sdk.Meta{CallMeta: map[string]any{"ok": false, "ran": res.Ran, "key": key, "error": "receipt_not_stored", "invocation_id": res.Receipt.ID}}}
+			Content: []sdk.Content{&sdk.TextContent{Text: "ERR:receipt: receipt " + res.Receipt.ID + " could not be stored; the log has the cause"}},
+			Meta:    sdk.Meta{CallMeta: map[string]any{"ok": false, "ran": res.Ran, "key": key, "error": "receipt_not_stored", "invocation_id": res.Receipt.ID}}}
 	}
 	rc := res.Receipt
 	sc := &called{OK: res.OK, Ran: res.Ran, Key: key, Trace: res.Trace,
