@@ -26,3 +26,10 @@ func TakeProgress(ctx context.Context) (context.Context, Progress) {
 	}
 	return context.WithValue(ctx, progressKey{}, Progress(nil)), p
 }
+
+// ProgressOf returns ctx's Progress, nil when it carries none: for a runner
+// that asks its upstream for progress only when someone listens.
+func ProgressOf(ctx context.Context) Progress {
+	p, _ := ctx.Value(progressKey{}).(Progress)
+	return p
+}

@@ -49,6 +49,14 @@ type Output struct {
 	Material bool     // the call really ran (code executed or an upstream answered)
 	CostUSD  float64  // what the call cost, when a runner knows
 	Secrets  []string // credential values the runner injected: redacted from anything that is kept
+
+	// MCPContent marks a Result that is an MCP tool's answer in MCP's own
+	// JSON, {"content":[…],"structuredContent":…} (runners/mcpcall: content
+	// that is not only text, or structured content). The MCP server answers
+	// its content blocks and structured content as they are; every other
+	// caller gets the JSON text. The receipt fingerprints that text, so it
+	// covers both.
+	MCPContent bool
 }
 
 // Failed reports whether the output is a failure.

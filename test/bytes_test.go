@@ -132,7 +132,7 @@ func TestIntentToReceiptBytes(t *testing.T) {
 		}
 		r, res := call(3, "call_capability", args)
 		tl.add("call", r)
-		rc, _ := res["structuredContent"].(map[string]any)
+		rc, _ := res["_meta"].(map[string]any)
 		if rc == nil || !strings.Contains(string(r.Raw), "inv_") {
 			t.Fatalf("call_capability gave no receipt: %s", r.Raw)
 		}

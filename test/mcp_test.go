@@ -48,8 +48,9 @@ func mcpRows(t *testing.T, h *host) *upstream {
 
 // mcpSession is one Go SDK client session, counting list_changed notifications.
 type mcpSession struct {
-	cs      *sdk.ClientSession
-	changed chan struct{}
+	cs       *sdk.ClientSession
+	changed  chan struct{}
+	progress chan *sdk.ProgressNotificationParams // the notifications/progress received (the first 64)
 }
 
 // headerTransport adds one header (the credential) to every request.
@@ -76,9 +77,15 @@ func connectMCPAt(t *testing.T, h *host, header, value, version string) *mcpSess
 // connectMCPTo connects to endpoint (an /mcp address).
 func connectMCPTo(t *testing.T, endpoint, header, value, version string) *mcpSession {
 	t.Helper()
-	s := &mcpSession{changed: make(chan struct{}, 16)}
+	s := &mcpSession{changed: make(chan struct{}, 16), progress: make(chan *sdk.ProgressNotificationParams, 64)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "rowcall-test-go", Version: "1.0.0"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.changed <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			select {
+			case s.progress <- req.Params:
+			default:
+			}
+		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -154,6 +161,13 @@ func texts(res *sdk.CallToolResult) []string {
 	return out
 }
 
+// callFields is a row call's fields (receipt, trace, error), which the
+// result's _meta holds under "rowcall/call".
+func callFields(t *testing.T, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	return structured(t, res.Meta["rowcall/call"])
+}
+
 func structured(t *testing.T, v any) map[string]any {
 	t.Helper()
 	b, _ := json.Marshal(v)
@@ -177,7 +191,7 @@ func confirmed(t *testing.T, h *host, id, status string) map[string]any {
 }
 
 // checkSucceeded asserts a successful call: the result as the first text block,
-// the receipt (id and public link) in the second and in structuredContent,
+// the receipt (id and public link) in the second and in _meta (callFields),
 // and the receipt confirmed by the API.
 func checkSucceeded(t *testing.T, h *host, res *sdk.CallToolResult, want string) map[string]any {
 	t.Helper()
@@ -185,7 +199,7 @@ func checkSucceeded(t *testing.T, h *host, res *sdk.CallToolResult, want string)
 	if res.IsError || len(tx) != 2 || !strings.Contains(tx[0], want) {
 		t.Fatalf("result isError=%v %q, want %q", res.IsError, tx, want)
 	}
-	sc := structured(t, res.StructuredContent)
+	sc := callFields(t, res)
 	id, _ := sc["invocation_id"].(string)
 	if sc["ok"] != true || sc["public_receipt"] != h.URL+"/receipt/"+id || !strings.Contains(tx[1], id) || !strings.Contains(tx[1], h.URL+"/receipt/"+id) {
 		t.Fatalf("receipt not reported: %v %q", sc, tx[1])
@@ -239,7 +253,7 @@ func TestMCPGoSDKClient(t *testing.T) {
 	}
 	// The gate still judges: out-of-range arguments are refused, recorded, not run.
 	res := owner.call(t, "WEATHER_TYPED", map[string]any{"latitude": 123, "longitude": 0})
-	sc := structured(t, res.StructuredContent)
+	sc := callFields(t, res)
 	if !res.IsError || sc["error"] != "invalid_arguments" || sc["ran"] != false || !strings.Contains(texts(res)[0], "at /latitude") {
 		t.Fatalf("refusal: %v %q", sc, texts(res))
 	}
@@ -249,7 +263,7 @@ func TestMCPGoSDKClient(t *testing.T) {
 	if tx := texts(res); !res.IsError || !strings.HasPrefix(tx[0], "ERR:http:400") || len(tx) != 2 {
 		t.Fatalf("BROKEN: %v %q", res.IsError, tx)
 	}
-	confirmed(t, h, structured(t, res.StructuredContent)["invocation_id"].(string), "PROVEN_MATERIAL_FAILURE")
+	confirmed(t, h, callFields(t, res)["invocation_id"].(string), "PROVEN_MATERIAL_FAILURE")
 	// Arguments a positional body cannot carry are refused before dispatch.
 	if res = owner.call(t, "WEATHER_TYPED", map[string]any{"latitude": 1, "altitude": 2}); !res.IsError || !strings.Contains(texts(res)[0], `unknown argument "altitude"`) {
 		t.Fatalf("unknown argument: %q", texts(res))
@@ -278,11 +292,11 @@ func TestMCPGoSDKClient(t *testing.T) {
 	checkSucceeded(t, h, owner.call(t, "call_capability", map[string]any{"key": "WEATHER_TYPED", "arguments": map[string]any{"latitude": 1, "longitude": 2}}), "temperature_2m")
 	checkSucceeded(t, h, owner.call(t, "call_capability", map[string]any{"key": "HIDDEN", "args": "1|2"}), "temperature_2m") // not listed, still callable
 	res = owner.call(t, "call_capability", map[string]any{"key": "ZZ_TEST_TEMPERATUR"})
-	sc = structured(t, res.StructuredContent)
+	sc = callFields(t, res)
 	if !res.IsError || sc["error"] != "unknown_key" || !slices.Contains(sc["did_you_mean"].([]any), any("ZZ_TEST_TEMPERATURE")) {
 		t.Fatalf("unknown key: %v", sc)
 	}
-	if res = owner.call(t, "call_capability", map[string]any{"key": "OFF"}); !res.IsError || structured(t, res.StructuredContent)["error"] != "row_disabled" {
+	if res = owner.call(t, "call_capability", map[string]any{"key": "OFF"}); !res.IsError || callFields(t, res)["error"] != "row_disabled" {
 		t.Fatalf("disabled row: %q", texts(res))
 	}
 
@@ -297,11 +311,11 @@ func TestMCPGoSDKClient(t *testing.T) {
 		t.Fatalf("token receipt %v", rc)
 	}
 	if res = scoped.call(t, "call_capability", map[string]any{"key": "WEATHER_TYPED", "arguments": map[string]any{"latitude": 1, "longitude": 2}}); !res.IsError ||
-		structured(t, res.StructuredContent)["error"] != "unknown_key" {
+		callFields(t, res)["error"] != "unknown_key" {
 		t.Fatalf("out of scope: %q", texts(res))
 	}
 	res = scoped.call(t, "call_capability", map[string]any{"key": "ADMIN_ONLY"})
-	if sc = structured(t, res.StructuredContent); !res.IsError || sc["error"] != "owner_only:ADMIN_ONLY" {
+	if sc = callFields(t, res); !res.IsError || sc["error"] != "owner_only:ADMIN_ONLY" {
 		t.Fatalf("owner-only row: %v", sc)
 	}
 	confirmed(t, h, sc["invocation_id"].(string), "RECORDED_NOT_MATERIAL")
@@ -442,7 +456,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	for _, step := range []string{"called", "called_meta"} {
 		res := events[step]["result"].(map[string]any)
 		content := res["content"].([]any)
-		sc := res["structuredContent"].(map[string]any)
+		sc := res["_meta"].(map[string]any)["rowcall/call"].(map[string]any)
 		if res["isError"] == true || len(content) != 2 || !strings.Contains(content[0].(map[string]any)["text"].(string), `"temperature_2m":15.7`) {
 			t.Fatalf("%s: %v", step, res)
 		}
@@ -456,7 +470,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		t.Fatalf("searched %v", searched)
 	}
 	if unknown := events["called_unknown"]["result"].(map[string]any); unknown["isError"] != true ||
-		unknown["structuredContent"].(map[string]any)["error"] != "unknown_key" {
+		unknown["_meta"].(map[string]any)["rowcall/call"].(map[string]any)["error"] != "unknown_key" {
 		t.Fatalf("called_unknown %v", unknown)
 	}
 	if !sameSet(events["scoped"]["tools"], "search_capabilities", "call_capability", "ZZ_TEST_TEMPERATURE", "BROKEN") {

@@ -23,12 +23,7 @@ import (
 // the pinned npm server-everything as the stdio server "everything".
 func mcpServersFile(t *testing.T) string {
 	t.Helper()
-	dir := testenv.NPM(t, "mcpservers", filepath.Join("node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH (make test installs nodejs)")
-	}
-	everything := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	node, everything := everythingJS(t)
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}, "env": []string{}},
 	}})
@@ -37,6 +32,17 @@ func mcpServersFile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// everythingJS is node and the pinned npm server-everything's script.
+func everythingJS(t *testing.T) (node, script string) {
+	t.Helper()
+	dir := testenv.NPM(t, "mcpservers", filepath.Join("node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH (make test installs nodejs)")
+	}
+	return node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 }
 
 // `rowcall import mcp stdio:NAME` makes one row per tool of a server the

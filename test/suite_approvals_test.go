@@ -352,8 +352,7 @@ func suiteApprovalsElicit(t *testing.T, tg *target, caller string, hits func() i
 		if err != nil || res.IsError || len(res.Content) == 0 {
 			t.Fatalf("the call once approved: %v %v", err, res)
 		}
-		sc, _ := res.StructuredContent.(map[string]any)
-		inv, _ := sc["invocation_id"].(string)
+		inv, _ := callFields(t, res)["invocation_id"].(string)
 		if rc := confirmed(t, h, inv, "PROVEN_MATERIAL_RESULT"); rc["approval"] != id || rc["approver"] != "owner:terminal-key" || rc["outcome"] != "ok" {
 			t.Fatalf("the call's receipt %v", rc)
 		}

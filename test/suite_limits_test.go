@@ -47,7 +47,7 @@ func suiteLimits(t *testing.T, tg *target, up *upstream, ms *modelserver.Server)
 	// The same refusal through MCP, recorded the same way.
 	mcp := connectMCP(t, h, "Authorization", "Bearer "+secret)
 	res := mcp.call(t, "call_capability", map[string]any{"key": "S_LIM", "args": "c"})
-	sc := structured(t, res.StructuredContent)
+	sc := callFields(t, res)
 	if !res.IsError || sc["error"] != "rate_limited:1/hour" || sc["ran"] != false {
 		t.Fatalf("MCP refusal: %v %q", sc, texts(res))
 	}

@@ -22,7 +22,7 @@ import (
 //
 //	go test ./api/mcp -run xxx -bench SDKClientAnswer -benchmem -count 5
 func BenchmarkSDKClientAnswer(b *testing.B) {
-	const rowcallResult = `{"content":[{"type":"text","text":"HTTP 200:{\"temperature_2m\":15.7,\"q\":\"latitude=1\u0026longitude=2\"}"},{"type":"text","text":"receipt inv_mx551kskkuhueai3 (ok): http://127.0.0.1:24855/receipt/inv_mx551kskkuhueai3 — verify with GET /api/dispatch?confirm=inv_mx551kskkuhueai3"}],"structuredContent":{"contract_sha256":"d5e3ecf42cf859836d1e7b2cfe151a56a7816956a39b496965d32c354434b57e","invocation_id":"inv_mx551kskkuhueai3","key":"TEMP","ok":true,"public_receipt":"http://127.0.0.1:24855/receipt/inv_mx551kskkuhueai3","ran":true,"trace":"t_mx551kskenr79g"}}`
+	const rowcallResult = `{"_meta":{"rowcall/call":{"contract_sha256":"d5e3ecf42cf859836d1e7b2cfe151a56a7816956a39b496965d32c354434b57e","invocation_id":"inv_mx551kskkuhueai3","key":"TEMP","ok":true,"public_receipt":"http://127.0.0.1:24855/receipt/inv_mx551kskkuhueai3","ran":true,"trace":"t_mx551kskenr79g"}},"content":[{"type":"text","text":"HTTP 200:{\"temperature_2m\":15.7,\"q\":\"latitude=1\u0026longitude=2\"}"},{"type":"text","text":"receipt inv_mx551kskkuhueai3 (ok): http://127.0.0.1:24855/receipt/inv_mx551kskkuhueai3 — verify with GET /api/dispatch?confirm=inv_mx551kskkuhueai3"}]}`
 	const bareResult = `{"content":[{"type":"text","text":"{\"temperature_2m\":15.7,\"q\":\"latitude=1\u0026longitude=2\"}"}]}`
 	for _, form := range []struct {
 		name   string

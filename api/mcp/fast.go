@@ -512,15 +512,27 @@ func (p *progressStream) event(data []byte) {
 }
 
 // encodeResult is res as the SDK encodes it (CallToolResult.MarshalJSON),
-// for the results rowcall's tools build — text blocks, structuredContent,
-// isError — without its reflection over the wrapper types and the
-// re-compaction of each nested MarshalJSON; anything else is encoded by the
-// SDK itself.
+// for the results rowcall's tools build — a row's call fields in _meta,
+// text blocks, structuredContent, isError — without its reflection over the
+// wrapper types and the re-compaction of each nested MarshalJSON; anything
+// else is encoded by the SDK itself.
 func encodeResult(res *sdk.CallToolResult) ([]byte, error) {
-	if res.Meta != nil || res.InputRequests != nil || res.RequestState != "" {
+	if res.InputRequests != nil || res.RequestState != "" {
 		return res.MarshalJSON()
 	}
-	b := append(make([]byte, 0, 512), `{"content":[`...)
+	b := append(make([]byte, 0, 512), '{')
+	if res.Meta != nil {
+		sc, ok := res.Meta[CallMeta].(*called)
+		if !ok || len(res.Meta) != 1 {
+			return res.MarshalJSON()
+		}
+		m, err := json.Marshal(sc)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, `"_meta":{"`+CallMeta+`":`...), m...), "},"...)
+	}
+	b = append(b, `"content":[`...)
 	for i, c := range res.Content {
 		t, ok := c.(*sdk.TextContent)
 		if !ok || t.Meta != nil || t.Annotations != nil {

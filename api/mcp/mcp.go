@@ -25,12 +25,15 @@
 //     an answer and a nextCursor for the rest; otherwise every tool at once.
 //   - tools/call: any row the caller may see, listed or not (a row outside a
 //     token's scope is an unknown tool to it); dispatch.Dispatcher runs the
-//     row with the caller's actor and token — the same gate, the same signed receipt as POST /api/dispatch. The
-//     result string is the first text block; the second names the receipt
-//     (invocation id, public link); structuredContent holds the proof fields,
-//     except for a row that declares output_schema: its tool lists it as
-//     outputSchema, and structuredContent is the result itself, checked
-//     against it (output.go).
+//     row with the caller's actor and token — the same gate, the same signed
+//     receipt as POST /api/dispatch. The result string is the first text
+//     block (an MCP row's: the blocks its tool answered, as they came, and
+//     its structuredContent); the next names the receipt (invocation id,
+//     public link); the result's _meta holds the proof fields under
+//     "rowcall/call" (CallMeta). A row that declares output_schema lists it
+//     as its tool's outputSchema, and structuredContent is the result
+//     itself, checked against it (output.go); otherwise there is none but an
+//     MCP tool's own.
 //     isError is set when the result starts with ERR: or the call was refused.
 //     The row is read through the dispatcher's row cache (Dispatcher.Row), so
 //     a call pays no query the same call over POST /api/dispatch does not.

@@ -111,7 +111,10 @@ func TestStateless(t *testing.T) {
 	if text := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, "latitude=1&longitude=2") {
 		t.Fatalf("result %s", text)
 	}
-	id := res.StructuredContent.(map[string]any)["invocation_id"].(string)
+	if res.StructuredContent != nil {
+		t.Fatalf("a row without structured output answered structuredContent %v", res.StructuredContent)
+	}
+	id := res.Meta[CallMeta].(map[string]any)["invocation_id"].(string)
 	if rc, err := store.Receipt(ctx, id); err != nil || rc.Actor != "owner:terminal-key" || !rc.OK {
 		t.Fatalf("receipt %+v %v", rc, err)
 	}
@@ -310,7 +313,7 @@ func TestMetaToolsShort(t *testing.T) {
 	}
 }
 
-// A call's structuredContent is written as it was when it was a map (the
+// A call's fields (_meta's CallMeta) are written as they were when they were a map (the
 // same keys, values and order, so the same bytes on the wire).
 func TestCalledEncodesAsTheMap(t *testing.T) {
 	c := called{OK: true, Ran: true, Key: "TEMP", Trace: "t_1", InvocationID: "inv_1",

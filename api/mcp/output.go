@@ -26,14 +26,22 @@ import (
 //     receipt says so, but the answer is not what the row declares;
 //   - the call's own fields (ok, ran, key, trace, invocation_id,
 //     public_receipt, contract_sha256; error, message and how_to_fix on an
-//     error), which structuredContent carries for a row without an output
-//     schema, in the result's _meta under CallMeta, on every answer, an
-//     error's too (a client validates any structuredContent it is given
-//     against the tool's outputSchema).
+//     error) in the result's _meta under CallMeta, as on every call of a
+//     row (a client validates any structuredContent it is given against
+//     the tool's outputSchema).
 //
 // The tool handler does this, so the fast path and the SDK answer the same.
+//
+// A row without an output schema answers its result as text, except an MCP
+// row whose tool answered other content or structured content
+// (dispatch.Result.MCPContent): its answer is the tool's blocks as they
+// came (image, audio, resource_link, resource, text) and its
+// structuredContent, none when the tool sent none (upstream). Either way the
+// receipt's text block follows, and the call's fields are in _meta, never
+// in structuredContent, which is only ever the tool's.
 
-// CallMeta is the _meta key of a declared-output row's call fields.
+// CallMeta is the _meta key of a row's call fields: its receipt's id and
+// public link, its trace, whether it ran, its error.
 const CallMeta = "rowcall/call"
 
 // EInvalidOutput is a result that does not conform to its row's output_schema.
@@ -62,7 +70,7 @@ func structure(res *sdk.CallToolResult, s *typed.Schema) {
 	if res.Meta == nil {
 		res.Meta = sdk.Meta{}
 	}
-	res.Meta[CallMeta], res.StructuredContent = res.StructuredContent, nil
+	res.StructuredContent = nil
 	if res.IsError || len(res.Content) == 0 {
 		return
 	}
@@ -99,4 +107,20 @@ func invalidOutput(res *sdk.CallToolResult, msg, result string) {
 		res.Content[0] = &sdk.TextContent{Text: text}
 	}
 	res.IsError = true
+}
+
+// upstream is an MCP row's answer, MCP's JSON of the tool's content and
+// structuredContent (runners/mcpcall), as those blocks and that structured
+// content (its JSON as it came, numbers unrounded); false when result does
+// not read as one (a credential redacted from it: its text is answered).
+func upstream(result string) ([]sdk.Content, any, bool) {
+	var r sdk.CallToolResult
+	if json.Unmarshal([]byte(result), &r) != nil {
+		return nil, nil, false
+	}
+	var sc any
+	if raw := gjson.Get(result, "structuredContent"); raw.Exists() {
+		sc = json.RawMessage(raw.Raw)
+	}
+	return r.Content, sc, true
 }

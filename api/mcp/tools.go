@@ -292,8 +292,8 @@ func failed(err error, sc map[string]any, what string, attrs ...any) (*rowcall.E
 func refusal(key string, err error) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true,
 		Content: []sdk.Content{&sdk.TextContent{Text: "ERR:invalid_arguments: " + err.Error()}},
-		StructuredContent: map[string]any{"ok": false, "ran": false, "key": key, "error": "invalid_arguments",
-			"message": err.Error()}}
+		Meta: sdk.Meta{CallMeta: map[string]any{"ok": false, "ran": false, "key": key, "error": "invalid_arguments",
+			"message": err.Error()}}}
 }
 
 // dispatch runs key with the session's caller, through the dispatcher's gate,
@@ -320,25 +320,33 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 			sc["invocation_id"], sc["public_receipt"] = id, receiptURL(id)
 			content = append(content, receiptText(id, receiptURL(id), "refused"))
 		}
-		return &sdk.CallToolResult{IsError: true, Content: content, StructuredContent: sc}
+		return &sdk.CallToolResult{IsError: true, Content: content, Meta: sdk.Meta{CallMeta: sc}}
 	}
 	if err := res.Wait(); err != nil { // acknowledge nothing a crash could lose
 		slog.Error("mcp: storing a receipt", "key", key, "invocation_id", res.Receipt.ID, "err", err)
 		return &sdk.CallToolResult{IsError: true,
-			Content:           []sdk.Content{&sdk.TextContent{Text: "ERR:receipt: receipt " + res.Receipt.ID + " could not be stored; the log has the cause"}},
-			StructuredContent: map[string]any{"ok": false, "ran": res.Ran, "key": key, "error": "receipt_not_stored", "invocation_id": res.Receipt.ID}}
+			Content: []sdk.Content{&sdk.TextContent{Text: "ERR:receipt: receipt " + res.Receipt.ID + " could not be stored; the log has the cause"}},
+			Meta:    sdk.Meta{CallMeta: map[string]any{"ok": false, "ran": res.Ran, "key": key, "error": "receipt_not_stored", "invocation_id": res.Receipt.ID}}}
 	}
 	rc := res.Receipt
 	sc := &called{OK: res.OK, Ran: res.Ran, Key: key, Trace: res.Trace,
 		InvocationID: rc.ID, PublicReceipt: receiptURL(rc.ID), Contract: rc.Contract}
-	content := []sdk.Content{st.resultContent(ctx, key, res.Result)}
-	if rc.ID != "" {
-		content = append(content, receiptText(rc.ID, receiptURL(rc.ID), rc.Outcome))
+	out := &sdk.CallToolResult{IsError: !res.OK, Meta: sdk.Meta{CallMeta: sc}}
+	var ok bool
+	if res.MCPContent {
+		out.Content, out.StructuredContent, ok = upstream(res.Result)
 	}
-	return &sdk.CallToolResult{IsError: !res.OK, Content: content, StructuredContent: sc}
+	if !ok {
+		out.Content = []sdk.Content{st.resultContent(ctx, key, res.Result)}
+	}
+	if rc.ID != "" {
+		out.Content = append(out.Content, receiptText(rc.ID, receiptURL(rc.ID), rc.Outcome))
+	}
+	return out
 }
 
-// called is a call's structuredContent: the proof fields. Its fields are in
+// called is a call's fields in the result's _meta (CallMeta): the proof
+// fields. Its fields are in
 // the order encoding/json writes a map's keys (sorted), the order they had
 // when this was a map; a struct is encoded without sorting or boxing.
 type called struct {

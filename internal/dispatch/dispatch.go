@@ -127,13 +127,16 @@ func (req *Request) payer() *rowcall.Token {
 
 // Result is the answer to a Request.
 type Result struct {
-	OK      bool
-	Ran     bool
-	Trace   string
-	Result  string
-	Plan    any
-	Receipt rowcall.Receipt // as queued: its chain fields are set when stored
-	stored  <-chan error
+	OK     bool
+	Ran    bool
+	Trace  string
+	Result string
+	Plan   any
+	// MCPContent: Result is an MCP tool's answer as MCP's JSON
+	// (rowcall.Output.MCPContent).
+	MCPContent bool
+	Receipt    rowcall.Receipt // as queued: its chain fields are set when stored
+	stored     <-chan error
 }
 
 // Wait blocks until the call's receipt — and so every receipt of its nested
@@ -191,7 +194,8 @@ func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *i
 		}
 		return Result{Trace: c.trace, Receipt: rc}, refused
 	}
-	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan, Receipt: rc, stored: stored}, nil
+	return Result{OK: !out.Failed(), Ran: ran && !req.Shape, Trace: c.trace, Result: out.Result, Plan: out.Plan,
+		MCPContent: out.MCPContent && !out.Failed(), Receipt: rc, stored: stored}, nil
 }
 
 // find returns an enabled row, or the seed's unknown_key error with up to three

@@ -76,6 +76,13 @@
 // approved definition (its "# UPSTREAM:" line): the tools are listed before
 // each such call, and the call is not sent otherwise.
 //
+// The "anything else" rendering sets rowcall.Output.MCPContent: an MCP
+// client of rowcall's /mcp is answered the blocks and structured content
+// themselves (images as images, resource links as resource links), every
+// other caller gets the JSON text. A call whose context carries a
+// rowcall.Progress sends the tool a progressToken, and the server's
+// notifications/progress for it are passed on to that Progress (progress.go).
+//
 // Every result and failure is passed through redact.String with the
 // credential values used. A cancelled call (the caller's context ends) is
 // cancelled upstream too (notifications/cancelled). The HTTP transport is

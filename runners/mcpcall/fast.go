@@ -58,10 +58,12 @@ func fastVersion(cs *sdk.ClientSession) (string, bool) {
 func (r *Runner) callTool(ctx context.Context, s *httpSession, tool string, arguments json.RawMessage) (*sdk.CallToolResult, error) {
 	version, ok := fastVersion(s.cs)
 	if !ok || r.sdkOnly {
-		return s.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: arguments})
+		return callSDK(ctx, s.cs, s.url, tool, arguments)
 	}
 	f := fastCall{s: s, url: s.url, session: s.cs.ID(), version: version, id: fastIDBase + s.ids.Add(1)}
-	msg, err := f.send(ctx, tool, arguments)
+	token, forget := listen(ctx, s.url)
+	defer forget()
+	msg, err := f.send(ctx, tool, arguments, token)
 	if err != nil {
 		if ctx.Err() != nil {
 			go f.cancelled(ctx, ctx.Err().Error())
@@ -99,8 +101,8 @@ const summary = `sending "tools/call"`
 // body closed before its end costs the next call a new connection, a dial
 // here and a new connection's work on the server. So the request runs on a
 // context of its own, ended with ctx while the call lasts and by finish after.
-func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMessage) (*jsonrpc.Response, error) {
-	body, err := callBody(f.id, tool, arguments)
+func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMessage, progressToken string) (*jsonrpc.Response, error) {
+	body, err := callBody(f.id, tool, arguments, progressToken)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +153,8 @@ func (f *fastCall) send(ctx context.Context, tool string, arguments json.RawMess
 
 // callBody is the request the SDK's CallTool encodes (the params' fields in
 // CallToolParams' order, the arguments compacted and HTML-escaped), written without
-// reflection.
-func callBody(id int64, tool string, arguments json.RawMessage) ([]byte, error) {
+// reflection; with a progressToken ("" for none) in its _meta.
+func callBody(id int64, tool string, arguments json.RawMessage, progressToken string) ([]byte, error) {
 	if len(arguments) == 0 {
 		arguments = json.RawMessage("{}")
 	}
@@ -163,7 +165,17 @@ func callBody(id int64, tool string, arguments json.RawMessage) ([]byte, error) 
 	b := bytes.NewBuffer(make([]byte, 0, 96+len(name)+len(arguments)))
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.WriteString(strconv.FormatInt(id, 10))
-	b.WriteString(`,"method":"tools/call","params":{"name":`)
+	b.WriteString(`,"method":"tools/call","params":{`)
+	if progressToken != "" {
+		token, err := json.Marshal(progressToken)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`"_meta":{"progressToken":`)
+		b.Write(token)
+		b.WriteString(`},`)
+	}
+	b.WriteString(`"name":`)
 	b.Write(name)
 	b.WriteString(`,"arguments":`)
 	var compact bytes.Buffer
@@ -296,6 +308,8 @@ func (f *fastCall) events(ctx context.Context, resp *http.Response) (r *jsonrpc.
 		}
 		if q, ok := m.(*jsonrpc.Request); ok && q.IsCall() {
 			f.answer(ctx, q)
+		} else if ok && q.Method == progressNote {
+			relayRaw(f.url, q.Params)
 		}
 	}
 }

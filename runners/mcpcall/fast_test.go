@@ -199,7 +199,7 @@ func TestFastPathResumesAndAnswersTheServer(t *testing.T) {
 // The fast path's request body is the bytes the SDK's CallTool encodes.
 func TestFastPathBodyIsTheSDKs(t *testing.T) {
 	for _, args := range []string{`{}`, `{"text":"a \"q\" <b>","n":7}`, "{ \"x\" : [1, 2]\n}", ``} {
-		got, err := callBody(fastIDBase+1, "to<o>l", json.RawMessage(args))
+		got, err := callBody(fastIDBase+1, "to<o>l", json.RawMessage(args), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,6 +116,24 @@ func TestEverythingServer(t *testing.T) {
 			if out.Fail != nil || !strings.Contains(out.Result, c.want) {
 				t.Errorf("%s %s(%s): %.300s\nwant it to hold %s", server, c.tool, c.body, out.Result, c.want)
 			}
+		}
+		// The tool's progress notifications reach the call's rowcall.Progress,
+		// each as the server sent it, before the call returns.
+		var mu sync.Mutex
+		var heard []string
+		ctx := rowcall.WithProgress(context.Background(), func(done, total float64, message string) {
+			mu.Lock()
+			defer mu.Unlock()
+			heard = append(heard, strconv.FormatFloat(done, 'g', -1, 64)+"/"+strconv.FormatFloat(total, 'g', -1, 64))
+		})
+		if out := run(r, ctx, rows["trigger-long-running-operation"], "0.2|2", nil); out.Fail != nil {
+			t.Fatalf("%s: a long-running operation with progress: %s", server, out.Result)
+		}
+		mu.Lock()
+		got := strings.Join(heard, " ")
+		mu.Unlock()
+		if got != "1/2 2/2" {
+			t.Errorf("%s: progress heard %q, want 1/2 2/2", server, got)
 		}
 		// A slow call cancelled returns at once, and the session serves the next call.
 		ctx, cancel := context.WithCancel(context.Background())

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,8 @@ import (
 )
 
 // newClient is the MCP client sessions with server are made by: it tells
-// changed (when not nil) that the server sent notifications/tools/list_changed.
+// changed (when not nil) that the server sent notifications/tools/list_changed,
+// and passes an HTTP server's progress notifications on to their calls (relay).
 // It declares no capability, roots included (the SDK's default declares
 // roots): a row's call is made for whoever holds the token, not from a
 // workspace, so rowcall has no roots to give, and a server told it has them
@@ -34,6 +36,9 @@ import (
 // waited 30 s for a list sent on a stream the pooled session may not hold).
 func newClient(server string, changed func(server string)) *sdk.Client {
 	o := &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}}
+	if !strings.HasPrefix(server, "stdio:") { // a stdio session's are relayed as read (recording)
+		o.ProgressNotificationHandler = func(_ context.Context, req *sdk.ProgressNotificationClientRequest) { relay(server, req.Params) }
+	}
 	if changed != nil {
 		o.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) { changed(server) }
 	}

@@ -167,7 +167,7 @@ func (r *Runner) output(ctx context.Context, res *sdk.CallToolResult, err error,
 	}
 	out := rowcall.Output{Material: true, Secrets: secrets}
 	structured, _ := ctx.Value(structuredKey{}).(bool)
-	text, err := render(res, structured)
+	text, blocks, err := render(res, structured)
 	switch {
 	case err != nil:
 		out.Fails(rowcall.Fail("mcp", "bad_answer", err.Error()))
@@ -176,7 +176,7 @@ func (r *Runner) output(ctx context.Context, res *sdk.CallToolResult, err error,
 	case res.IsError:
 		out.Fails(rowcall.Fail("mcp", "tool_error", redact.String(text, secrets)))
 	default:
-		out.Result = redact.String(text, secrets)
+		out.Result, out.MCPContent = redact.String(text, secrets), blocks
 	}
 	return out, nil
 }
@@ -186,11 +186,12 @@ func (r *Runner) output(ctx context.Context, res *sdk.CallToolResult, err error,
 type structuredKey struct{}
 
 // render is a tool result as the row's output (the package doc's Results);
-// structured renders a result's structuredContent alone.
-func render(res *sdk.CallToolResult, structured bool) (string, error) {
+// structured renders a result's structuredContent alone. blocks reports the
+// rendering that is MCP's own JSON of the result (rowcall.Output.MCPContent).
+func render(res *sdk.CallToolResult, structured bool) (text string, blocks bool, err error) {
 	if structured && !res.IsError && res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
-		return string(b), err
+		return string(b), false, err
 	}
 	texts := make([]string, 0, len(res.Content))
 	for _, c := range res.Content {
@@ -202,7 +203,7 @@ func render(res *sdk.CallToolResult, structured bool) (string, error) {
 		texts = append(texts, t.Text)
 	}
 	if texts != nil && res.StructuredContent == nil {
-		return strings.Join(texts, "\n"), nil
+		return strings.Join(texts, "\n"), false, nil
 	}
 	content := res.Content
 	if content == nil {
@@ -212,7 +213,7 @@ func render(res *sdk.CallToolResult, structured bool) (string, error) {
 		Content    []sdk.Content `json:"content"`
 		Structured any           `json:"structuredContent,omitempty"`
 	}{content, res.StructuredContent})
-	return string(b), err
+	return string(b), true, err
 }
 
 func tooLarge(limit int64) *rowcall.Failure {

@@ -69,10 +69,15 @@ func (s *schemas) restore(tools []*sdk.Tool) {
 	}
 }
 
-// recording is a stdio transport whose responses schemas reads.
+// recording is a stdio transport whose responses schemas reads, and whose
+// progress notifications are passed on to their calls as they are read
+// (relay), so each comes before the answer it precedes: the SDK's session
+// hands notifications to its handler on a goroutine of its own, which may
+// run after the call has returned.
 type recording struct {
 	sdk.Transport
-	s *schemas
+	s      *schemas
+	server string // "stdio:NAME"
 }
 
 func (r recording) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -80,18 +85,22 @@ func (r recording) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return recordingConn{c, r.s}, nil
+	return recordingConn{c, r.s, r.server}, nil
 }
 
 type recordingConn struct {
 	sdk.Connection
-	s *schemas
+	s      *schemas
+	server string
 }
 
 func (c recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
 	if resp, ok := m.(*jsonrpc.Response); ok && resp.Error == nil && bytes.Contains(resp.Result, []byte(`"tools"`)) {
 		c.s.record(resp.Result)
+	}
+	if n, ok := m.(*jsonrpc.Request); ok && n.Method == progressNote {
+		relayRaw(c.server, n.Params)
 	}
 	return m, err
 }

@@ -167,7 +167,7 @@ func (s *Stdio) sessionOf(ctx context.Context, name string) (*sdk.ClientSession,
 	cmd.Stderr = nil // discarded
 	ownGroup(cmd)
 	p.schemas = &schemas{}
-	t := recording{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, p.schemas}
+	t := recording{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, p.schemas, "stdio:" + name}
 	cs, err := newClient("stdio:"+name, s.onChanged).Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		killGroup(cmd)
@@ -249,7 +249,7 @@ func (r *Runner) callStdio(ctx context.Context, t Target, arguments json.RawMess
 	if fail != nil {
 		return fail.Output()
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.Tool, Arguments: arguments})
+	res, err := callSDK(ctx, cs, "stdio:"+t.Stdio, t.Tool, arguments)
 	out, err := r.output(ctx, res, err, nil)
 	if err == nil {
 		r.cfg.Stdio.succeeded(t.Stdio)
