@@ -37,7 +37,6 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 		"ROWCALL_ASK_EXPAND":                  "ASK_EXPAND",
 		"ROWCALL_ASK_EXPAND_DAILY_USD":        "0.5",
 		"ROWCALL_ASK_LEARN":                   "tokens",
-		"ROWCALL_ASK_EXPAND_DAILY_USD":        "0.5",
 		"ROWCALL_MCP_TOOLS":                   "20",
 		"ROWCALL_MCP_ORIGINS":                 "https://console.example.test",
 		"ROWCALL_MCP_IDLE":                    "2m0s",
