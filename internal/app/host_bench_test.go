@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -42,13 +43,11 @@ func BenchmarkHostDispatch(b *testing.B) {
 	b.Run("look", func(b *testing.B) { benchHostDispatch(b, false) })     // each call looks at the event log once Fresh has passed
 }
 
-func benchHostDispatch(b *testing.B, speculate bool) {
+// echoModule is an fn runner over db's module registry, which holds the
+// example module echo.
+func echoModule(b *testing.B, db *sql.DB) (*fn.Runner, *modules.Registry) {
+	b.Helper()
 	ctx := context.Background()
-	db := testdb.Open(b)
-	cctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { sqlite.Checkpointer(cctx, db, 100*time.Millisecond); close(done) }()
-	b.Cleanup(func() { stop(); <-done })
 	reg := modules.NewRegistry(db, modules.NewSQLBlobs(db))
 	runner, err := fn.New(ctx, reg, fn.Config{CacheDir: b.TempDir()})
 	if err != nil {
@@ -59,6 +58,17 @@ func benchHostDispatch(b *testing.B, speculate bool) {
 	if _, err := reg.Put(ctx, "echo", echo.Wasm); err != nil {
 		b.Fatal(err)
 	}
+	return runner, reg
+}
+
+func benchHostDispatch(b *testing.B, speculate bool) {
+	ctx := context.Background()
+	db := testdb.Open(b)
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { sqlite.Checkpointer(cctx, db, 100*time.Millisecond); close(done) }()
+	b.Cleanup(func() { stop(); <-done })
+	runner, reg := echoModule(b, db)
 	signer, _ := testenv.Signer(b)
 	settings := app.ReadSettings(func(string) string { return "" })
 	settings.NoExamples = true

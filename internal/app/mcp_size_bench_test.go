@@ -17,10 +17,7 @@ import (
 	"github.com/rowcall/rowcall/internal/rowgen"
 	"github.com/rowcall/rowcall/internal/testdb"
 	"github.com/rowcall/rowcall/internal/testenv"
-	"github.com/rowcall/rowcall/runners/fn"
-	"github.com/rowcall/rowcall/runners/fn/modules"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
-	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
 // BenchmarkMCPDirectorySize is one /mcp tools/call at a time of the fn row
@@ -75,18 +72,8 @@ func BenchmarkMCPDirectorySize(b *testing.B) {
 // row ECHO, pinned first, and n-1 generated http rows. It returns its URL.
 func newFnHost(b *testing.B, n int) string {
 	b.Helper()
-	ctx := context.Background()
 	db := testdb.Open(b)
-	reg := modules.NewRegistry(db, modules.NewSQLBlobs(db))
-	runner, err := fn.New(ctx, reg, fn.Config{CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { runner.Close(ctx) })
-	echo, _ := wasmexamples.ByName("echo")
-	if _, err := reg.Put(ctx, "echo", echo.Wasm); err != nil {
-		b.Fatal(err)
-	}
+	runner, reg := echoModule(b, db)
 	signer, _ := testenv.Signer(b)
 	settings := app.ReadSettings(func(string) string { return "" })
 	settings.NoExamples = true
