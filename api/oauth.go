@@ -244,8 +244,8 @@ func checkClient(c *rowcall.OAuthClient) error {
 }
 
 // checkRedirect allows https, http to a loopback host (a client on this
-// machine), and a private-use scheme (RFC 8252: reverse domain, e.g.
-// com.example.app:/cb).
+// machine, which may then ask on any port: registered), and a private-use
+// scheme (RFC 8252: reverse domain, e.g. com.example.app:/cb).
 func checkRedirect(s string) error {
 	u, err := url.Parse(s)
 	bad := func(why string) error {
@@ -263,7 +263,7 @@ func checkRedirect(s string) error {
 	case u.Scheme == "https" && u.Host != "":
 		return nil
 	case u.Scheme == "http":
-		if host := u.Hostname(); host == "localhost" || host == "127.0.0.1" || host == "::1" {
+		if loopbackHost(u.Hostname()) {
 			return nil
 		}
 		return bad("uses http to a host that is not loopback")
@@ -271,6 +271,42 @@ func checkRedirect(s string) error {
 		return nil
 	}
 	return bad("uses a scheme a redirect may not use")
+}
+
+// registered reports whether redirect is one of uris: the same string, or,
+// for an http loopback URI, the same but for the port (RFC 8252 §7.3: a
+// native client listens on whatever port the system gives it). The host
+// stays as registered: 127.0.0.1, [::1] or localhost, which RFC 8252 §8.3
+// does not recommend but many clients use, and which browsers resolve to
+// loopback only; path and query match exactly.
+func registered(uris []string, redirect string) bool {
+	if contains(uris, redirect) {
+		return true
+	}
+	r, err := url.Parse(redirect)
+	if err != nil || r.Scheme != "http" || !loopbackHost(r.Hostname()) || r.User != nil || strings.Contains(redirect, "#") {
+		return false
+	}
+	if p := r.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != p {
+			return false
+		}
+	}
+	for _, s := range uris {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "http" || u.Hostname() != r.Hostname() {
+			continue
+		}
+		u.Host = r.Host
+		if u.String() == redirect {
+			return true
+		}
+	}
+	return false
+}
+
+func loopbackHost(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }
 
 // authorize handles GET /oauth/authorize. Until the client and the
@@ -300,8 +336,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	if redirect == "" && len(c.RedirectURIs) == 1 {
 		redirect = c.RedirectURIs[0]
 	}
-	if !contains(c.RedirectURIs, redirect) {
-		showError(w, http.StatusBadRequest, "redirect_uri "+strconv.Quote(redirect)+" is not one the client "+id+" registered (the match is exact)", "start the sign-in from the client; it must send one of its registered redirect URIs exactly")
+	if !registered(c.RedirectURIs, redirect) {
+		showError(w, http.StatusBadRequest, "redirect_uri "+strconv.Quote(redirect)+" is not one the client "+id+" registered (the match is exact, except the port of an http loopback URI)",
+			"start the sign-in from the client; it must send one of its registered redirect URIs exactly (for http://127.0.0.1, http://[::1] or http://localhost, on any port)")
 		return
 	}
 	base := h.baseURL(r)

@@ -403,6 +403,58 @@ func TestOAuthSecurity(t *testing.T) {
 	})
 }
 
+// TestOAuthLoopbackAnyPort: a native client registers an http loopback
+// redirect URI and signs in on whatever port it was given (RFC 8252 §7.3);
+// everything but the port still matches exactly.
+func TestOAuthLoopbackAnyPort(t *testing.T) {
+	h := startHost(t, nil)
+	codes := make(chan url.Values, 1)
+	listener := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		codes <- r.URL.Query()
+		io.WriteString(w, "signed in")
+	}))
+	t.Cleanup(listener.Close)
+	port := listener.URL[strings.LastIndex(listener.URL, ":")+1:]
+	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: map[string]any{"client_name": "Native",
+		"redirect_uris": []string{"http://127.0.0.1/callback", "http://127.0.0.1:1234/cb", "http://[::1]/cb", "http://localhost:8080/cb", "https://app.example/cb"}}})
+	expect(t, res, http.StatusCreated, nil)
+	c := &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("v", 20) + "-verifier-of-forty-three-characters"}
+
+	// The client listens on a random port and receives its code there.
+	redirect := "http://127.0.0.1:" + port + "/callback"
+	res = h.do(t, req{Method: "POST", Path: "/api/oauth/consent/" + consentID(t, h, c.authorize(t, map[string]string{"redirect_uri": redirect})),
+		Body: map[string]any{"categories": []string{"*"}}})
+	expect(t, res, http.StatusOK, map[string]any{"ok": true})
+	back := res.JSON["redirect"].(string)
+	if !strings.HasPrefix(back, redirect+"?") {
+		t.Fatalf("redirect %s, want %s?…", back, redirect)
+	}
+	got, err := http.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Body.Close()
+	code := (<-codes).Get("code")
+	tok := c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect},
+		"code_verifier": {c.verifier}, "resource": {h.URL + "/mcp"}})
+	expect(t, tok, 200, map[string]any{"token_type": "Bearer"})
+	if s := status(t, h, tok.JSON["access_token"].(string)); s != 200 {
+		t.Fatalf("the loopback client's access token answers %d", s)
+	}
+	for _, ok := range []string{"http://127.0.0.1:5555/cb", "http://[::1]:" + port + "/cb", "http://localhost:" + port + "/cb", "http://localhost/cb"} {
+		consentID(t, h, c.authorize(t, map[string]string{"redirect_uri": ok}))
+	}
+	for _, bad := range []string{"http://127.0.0.1:" + port + "/other", "http://127.0.0.1:" + port + "/callback/", "http://127.0.0.1:" + port + "/callback?x=1",
+		"http://localhost:" + port + "/callback", "http://[::1]:" + port + "/callback", "http://127.0.0.1:0/callback", "http://127.0.0.1:99999/callback",
+		"http://127.0.0.1:0" + port + "/callback", "https://127.0.0.1:" + port + "/callback", "https://app.example:8443/cb", "http://127.0.0.2:" + port + "/callback",
+		"http://user@127.0.0.1:" + port + "/callback"} {
+		res := c.authorize(t, map[string]string{"redirect_uri": bad})
+		if res.StatusCode != 400 || res.Header.Get("Location") != "" {
+			t.Fatalf("redirect_uri %s: %d Location %q, want a 400 page and no redirect", bad, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+}
+
 // TestOAuthRegistrationBounded: registration refuses what it cannot bound
 // (size, redirect URIs, a long name, confidential clients), keeps to its
 // rate, of which one address has a share, and forgets a client no one signed
