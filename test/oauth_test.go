@@ -697,17 +697,7 @@ func suiteOAuth(t *testing.T, tg *target) {
 	if s := status(t, h, first.JSON["access_token"].(string)); s != 401 {
 		t.Fatalf("the token of a code used twice answers %d, want 401", s)
 	}
-	tok := c.exchange(t, c.code(t))
-	expect(t, tok, 200, nil)
-	next := c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}})
-	expect(t, next, 200, nil)
-	if status(t, h, next.JSON["access_token"].(string)) != 200 {
-		t.Fatal("the refreshed access token does not work")
-	}
-	expect(t, c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}}), 400, map[string]any{"error": "invalid_grant"})
-	if s := status(t, h, next.JSON["access_token"].(string)); s != 401 {
-		t.Fatalf("after a replayed refresh token the access token answers %d, want 401", s)
-	}
+	refreshGrace(t, tg, c)
 	// Lengths: a state or scope over 1024 bytes, a client_name over 120.
 	refusesOverlong(t, c, func() (n int) {
 		if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM oauth_requests`).Scan(&n); err != nil {
@@ -717,6 +707,68 @@ func suiteOAuth(t *testing.T, tg *target) {
 	})
 	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: map[string]any{"client_name": strings.Repeat("n", 121), "redirect_uris": []string{callback}}})
 	expect(t, res, 400, map[string]any{"error": "invalid_client_metadata", "error_description": "client_name is 121 bytes; at most 120"})
+}
+
+// refreshGrace: a client open in two windows refreshes twice with one
+// refresh token within the grace (a minute), and both windows stay signed
+// in; the access token a refresh replaced works for the grace. A used
+// refresh token after the grace, or one older than the last used, is a
+// replay and revokes the grant. The grace is passed by moving the stored
+// times back a minute, as a clock would.
+func refreshGrace(t *testing.T, tg *target, c *oauthClient) {
+	h := tg.host
+	refresh := func(r resp) resp {
+		t.Helper()
+		return c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.JSON["refresh_token"].(string)}})
+	}
+	works := func(want int, rs ...resp) {
+		t.Helper()
+		for i, r := range rs {
+			if s := status(t, h, r.JSON["access_token"].(string)); s != want {
+				t.Fatalf("access token %d of %d answers %d, want %d", i+1, len(rs), s, want)
+			}
+		}
+	}
+	passGrace := func() {
+		t.Helper()
+		for _, stmt := range []string{`UPDATE oauth_refresh SET used_at = '2000-01-01T00:00:00.000Z' WHERE used_at IS NOT NULL`,
+			`UPDATE tokens SET prev_until = '2000-01-01T00:00:00.000Z' WHERE prev_until IS NOT NULL`} {
+			if _, err := tg.DB(t).Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tok := c.exchange(t, c.code(t))
+	expect(t, tok, 200, nil)
+	a := refresh(tok) // the first window
+	expect(t, a, 200, map[string]any{"token_type": "Bearer"})
+	works(200, a, tok) // the access token replaced is good for the grace
+	b := refresh(tok)  // the second window, with the same refresh token
+	expect(t, b, 200, map[string]any{"token_type": "Bearer"})
+	works(200, a, b)
+	a2, b2 := refresh(a), refresh(b) // each window goes on with its own
+	expect(t, a2, 200, nil)
+	expect(t, b2, 200, nil)
+	works(200, a2, b2)
+
+	// After the grace: the replaced access tokens stop, and the refresh
+	// token used then is a replay that revokes the grant.
+	passGrace()
+	works(401, tok, a, b)
+	works(200, b2)
+	expect(t, refresh(b), 400, map[string]any{"error": "invalid_grant"})
+	works(401, a2, b2)
+
+	// An older refresh token than the last used is a replay even within the grace.
+	tok = c.exchange(t, c.code(t))
+	expect(t, tok, 200, nil)
+	next := refresh(tok)
+	expect(t, next, 200, nil)
+	last := refresh(next)
+	expect(t, last, 200, nil)
+	works(200, last)
+	expect(t, refresh(tok), 400, map[string]any{"error": "invalid_grant"})
+	works(401, last)
 }
 
 // TestOAuthTypeScriptClient: the official TypeScript SDK client
