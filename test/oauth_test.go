@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -353,6 +354,10 @@ func TestOAuthSecurity(t *testing.T) {
 		}
 		second := refresh(first.JSON["refresh_token"].(string))
 		expect(t, second, 200, nil)
+		if status(t, h, first.JSON["access_token"].(string)) != 200 || status(t, h, second.JSON["access_token"].(string)) != 200 {
+			t.Fatal("the access token a refresh replaced stopped within the grace")
+		}
+		passRefreshGrace(t, h.db(t))
 		if status(t, h, first.JSON["access_token"].(string)) != 401 || status(t, h, second.JSON["access_token"].(string)) != 200 {
 			t.Fatal("refresh did not rotate the access token")
 		}
@@ -713,8 +718,7 @@ func suiteOAuth(t *testing.T, tg *target) {
 // refresh token within the grace (a minute), and both windows stay signed
 // in; the access token a refresh replaced works for the grace. A used
 // refresh token after the grace, or one older than the last used, is a
-// replay and revokes the grant. The grace is passed by moving the stored
-// times back a minute, as a clock would.
+// replay and revokes the grant.
 func refreshGrace(t *testing.T, tg *target, c *oauthClient) {
 	h := tg.host
 	refresh := func(r resp) resp {
@@ -726,15 +730,6 @@ func refreshGrace(t *testing.T, tg *target, c *oauthClient) {
 		for i, r := range rs {
 			if s := status(t, h, r.JSON["access_token"].(string)); s != want {
 				t.Fatalf("access token %d of %d answers %d, want %d", i+1, len(rs), s, want)
-			}
-		}
-	}
-	passGrace := func() {
-		t.Helper()
-		for _, stmt := range []string{`UPDATE oauth_refresh SET used_at = '2000-01-01T00:00:00.000Z' WHERE used_at IS NOT NULL`,
-			`UPDATE tokens SET prev_until = '2000-01-01T00:00:00.000Z' WHERE prev_until IS NOT NULL`} {
-			if _, err := tg.DB(t).Exec(stmt); err != nil {
-				t.Fatal(err)
 			}
 		}
 	}
@@ -753,7 +748,7 @@ func refreshGrace(t *testing.T, tg *target, c *oauthClient) {
 
 	// After the grace: the replaced access tokens stop, and the refresh
 	// token used then is a replay that revokes the grant.
-	passGrace()
+	passRefreshGrace(t, tg.DB(t))
 	works(401, tok, a, b)
 	works(200, b2)
 	expect(t, refresh(b), 400, map[string]any{"error": "invalid_grant"})
@@ -769,6 +764,18 @@ func refreshGrace(t *testing.T, tg *target, c *oauthClient) {
 	works(200, last)
 	expect(t, refresh(tok), 400, map[string]any{"error": "invalid_grant"})
 	works(401, last)
+}
+
+// passRefreshGrace moves every refresh's stored times back past the grace
+// (a minute), as a clock would.
+func passRefreshGrace(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, stmt := range []string{`UPDATE oauth_refresh SET used_at = '2000-01-01T00:00:00.000Z' WHERE used_at IS NOT NULL`,
+		`UPDATE tokens SET prev_until = '2000-01-01T00:00:00.000Z' WHERE prev_until IS NOT NULL`} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestOAuthTypeScriptClient: the official TypeScript SDK client
