@@ -1,6 +1,9 @@
 package rowcall
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // OAuthClient is a client that registered itself (RFC 7591): public, with
 // no secret, known by the redirect URIs it named.
@@ -47,6 +50,14 @@ type OAuthCode struct {
 	TokenID, ClientID, RedirectURI, CodeChallenge, Resource, ExpiresAt string
 }
 
+// OAuthRefresh is a refresh token, stored by its SHA-256: the capability
+// token its grant refreshes, the client it was issued to, and its
+// generation in the grant (1 for the code's, its parent's + 1 after).
+type OAuthRefresh struct {
+	TokenID, ClientID string
+	Gen               int
+}
+
 // OAuthGrants keeps OAuth clients, pending consents, codes and refresh
 // tokens. Codes and refresh tokens are stored only as their SHA-256.
 type OAuthGrants interface {
@@ -68,12 +79,18 @@ type OAuthGrants interface {
 	// UseOAuthCode marks the code used. first is false when it was used
 	// before (the code is returned all the same, so its token can be revoked).
 	UseOAuthCode(ctx context.Context, codeSHA256 string) (c OAuthCode, first bool, err error)
-	CreateRefresh(ctx context.Context, refreshSHA256, tokenID, clientID string) error
-	// UseRefresh marks the refresh token used; first as for UseOAuthCode.
-	UseRefresh(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, first bool, err error)
+	CreateRefresh(ctx context.Context, refreshSHA256 string, r OAuthRefresh) error
+	// UseRefresh marks the refresh token used. good is true for its first
+	// use, and for a use by clientID within grace of its first while no
+	// refresh token of a later generation of its grant was used (the one
+	// just rotated, presented again by another window of the client); a
+	// replay is not good (the token is returned all the same, so its grant
+	// can be revoked). The check and the mark are one statement.
+	UseRefresh(ctx context.Context, refreshSHA256, clientID string, grace time.Duration) (r OAuthRefresh, good bool, err error)
 	// RefreshToken is the token and client of a refresh token, used or not.
 	RefreshToken(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, err error)
 	// SetTokenSecret replaces a live token's secret (the access token a
-	// grant issues); it fails for a revoked token.
-	SetTokenSecret(ctx context.Context, id, secretSHA256 string) error
+	// grant issues), keeping the secret it replaces good for keepOld (none
+	// when 0); it fails for a revoked token.
+	SetTokenSecret(ctx context.Context, id, secretSHA256 string, keepOld time.Duration) error
 }

@@ -48,6 +48,7 @@ const (
 	maxScope           = 1024 // bytes of its scope
 	consentLife        = 10 * time.Minute
 	codeLife           = time.Minute
+	refreshGrace       = time.Minute // the refresh token just rotated is good again, and the access token it replaced still good
 	metadataPath       = "/.well-known/oauth-protected-resource"
 	authorizePath      = "/oauth/authorize"
 	tokenPath          = "/oauth/token"
@@ -244,8 +245,8 @@ func checkClient(c *rowcall.OAuthClient) error {
 }
 
 // checkRedirect allows https, http to a loopback host (a client on this
-// machine), and a private-use scheme (RFC 8252: reverse domain, e.g.
-// com.example.app:/cb).
+// machine, which may then ask on any port: registered), and a private-use
+// scheme (RFC 8252: reverse domain, e.g. com.example.app:/cb).
 func checkRedirect(s string) error {
 	u, err := url.Parse(s)
 	bad := func(why string) error {
@@ -263,7 +264,7 @@ func checkRedirect(s string) error {
 	case u.Scheme == "https" && u.Host != "":
 		return nil
 	case u.Scheme == "http":
-		if host := u.Hostname(); host == "localhost" || host == "127.0.0.1" || host == "::1" {
+		if loopbackHost(u.Hostname()) {
 			return nil
 		}
 		return bad("uses http to a host that is not loopback")
@@ -271,6 +272,42 @@ func checkRedirect(s string) error {
 		return nil
 	}
 	return bad("uses a scheme a redirect may not use")
+}
+
+// registered reports whether redirect is one of uris: the same string, or,
+// for an http loopback URI, the same but for the port (RFC 8252 §7.3: a
+// native client listens on whatever port the system gives it). The host
+// stays as registered: 127.0.0.1, [::1] or localhost, which RFC 8252 §8.3
+// does not recommend but many clients use, and which browsers resolve to
+// loopback only; path and query match exactly.
+func registered(uris []string, redirect string) bool {
+	if contains(uris, redirect) {
+		return true
+	}
+	r, err := url.Parse(redirect)
+	if err != nil || r.Scheme != "http" || !loopbackHost(r.Hostname()) || r.User != nil || strings.Contains(redirect, "#") {
+		return false
+	}
+	if p := r.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != p {
+			return false
+		}
+	}
+	for _, s := range uris {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "http" || u.Hostname() != r.Hostname() {
+			continue
+		}
+		u.Host = r.Host
+		if u.String() == redirect {
+			return true
+		}
+	}
+	return false
+}
+
+func loopbackHost(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }
 
 // authorize handles GET /oauth/authorize. Until the client and the
@@ -300,8 +337,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) {
 	if redirect == "" && len(c.RedirectURIs) == 1 {
 		redirect = c.RedirectURIs[0]
 	}
-	if !contains(c.RedirectURIs, redirect) {
-		showError(w, http.StatusBadRequest, "redirect_uri "+strconv.Quote(redirect)+" is not one the client "+id+" registered (the match is exact)", "start the sign-in from the client; it must send one of its registered redirect URIs exactly")
+	if !registered(c.RedirectURIs, redirect) {
+		showError(w, http.StatusBadRequest, "redirect_uri "+strconv.Quote(redirect)+" is not one the client "+id+" registered (the match is exact, except the port of an http loopback URI)",
+			"start the sign-in from the client; it must send one of its registered redirect URIs exactly (for http://127.0.0.1, http://[::1] or http://localhost, on any port)")
 		return
 	}
 	base := h.baseURL(r)
@@ -446,9 +484,9 @@ func (h *Handler) redirectTo(r *http.Request, q rowcall.OAuthRequest, v url.Valu
 
 // tokenGrant handles POST /oauth/token: authorization_code (with the PKCE
 // verifier) and refresh_token. Each hands out a new secret for the grant's
-// capability token and a new refresh token; a code or refresh token
-// presented a second time revokes the token, and so does a code redeemed
-// wrongly (it is spent by the attempt).
+// capability token and a new refresh token; a code presented a second time
+// revokes the token, and so does a code redeemed wrongly (it is spent by
+// the attempt), or a refresh token replayed past its grace (refreshGrace).
 func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, oauthBody)
 	if err := r.ParseForm(); err != nil {
@@ -465,7 +503,7 @@ func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_target", "resource "+res+" is not this server", "ask this server for a token for "+h.baseURL(r)+"/mcp")
 		return
 	}
-	var tokenID string
+	var grant rowcall.OAuthRefresh // what the new refresh token will be
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		code, first, err := h.cfg.OAuth.UseOAuthCode(r.Context(), hashHex(f.Get("code")))
@@ -490,27 +528,31 @@ func (h *Handler) tokenGrant(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge (S256)", "send the verifier whose S256 challenge began the sign-in")
 			return
 		}
-		tokenID = code.TokenID
+		grant = rowcall.OAuthRefresh{TokenID: code.TokenID, ClientID: client, Gen: 1}
 	case "refresh_token":
-		id, owner, first, err := h.cfg.OAuth.UseRefresh(r.Context(), hashHex(f.Get("refresh_token")))
+		// The refresh token just rotated is good again for refreshGrace (a
+		// client open in two windows refreshes twice with it); a used one
+		// after that, an older one, or one from another client is a replay.
+		ref, good, err := h.cfg.OAuth.UseRefresh(r.Context(), hashHex(f.Get("refresh_token")), client, refreshGrace)
 		switch {
 		case err != nil:
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "no such refresh token", "sign in again")
 			return
-		case !first:
-			h.revokeWithConnections(r, id)
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "this refresh token was already used; its token is revoked", "sign in again; a refresh token is good for one use")
+		case !good:
+			h.revokeWithConnections(r, ref.TokenID)
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "this refresh token was already used (over a minute ago, or a newer one since); its token is revoked",
+				"sign in again; a refresh token is good for one use, and again only within a minute while it is the latest used")
 			return
-		case owner != client:
+		case ref.ClientID != client:
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "this refresh token was issued to another client", "send the client_id the token was issued to")
 			return
 		}
-		tokenID = id
+		grant = rowcall.OAuthRefresh{TokenID: ref.TokenID, ClientID: client, Gen: ref.Gen + 1}
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token", "use the authorization code flow with PKCE")
 		return
 	}
-	h.issue(w, r, tokenID, client)
+	h.issue(w, r, grant)
 }
 
 // pkce checks an RFC 7636 verifier against an S256 challenge.
@@ -522,8 +564,11 @@ func pkce(verifier, challenge string) bool {
 }
 
 // issue gives the grant's capability token a new secret (the access token)
-// and the grant a new refresh token.
-func (h *Handler) issue(w http.ResponseWriter, r *http.Request, tokenID, client string) {
+// and the grant a new refresh token, g. After a refresh the secret replaced
+// stays good for refreshGrace (a client's other window still holds it); the
+// secret a code replaces was never handed out.
+func (h *Handler) issue(w http.ResponseWriter, r *http.Request, g rowcall.OAuthRefresh) {
+	tokenID := g.TokenID
 	t, err := h.store.Token(r.Context(), tokenID)
 	if err != nil || t.State(h.disp.Clock()) != rowcall.TokenLive {
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "the token of this grant is revoked or expired", "sign in again")
@@ -531,11 +576,15 @@ func (h *Handler) issue(w http.ResponseWriter, r *http.Request, tokenID, client 
 	}
 	access, sum := newSecret(TokenPrefix)
 	refresh, rsum := newSecret("rcr_")
-	if err := h.cfg.OAuth.SetTokenSecret(r.Context(), tokenID, sum); err != nil {
+	keep := refreshGrace
+	if g.Gen == 1 {
+		keep = 0
+	}
+	if err := h.cfg.OAuth.SetTokenSecret(r.Context(), tokenID, sum, keep); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "the token of this grant is revoked", "sign in again")
 		return
 	}
-	if err := h.cfg.OAuth.CreateRefresh(r.Context(), rsum, tokenID, client); err != nil {
+	if err := h.cfg.OAuth.CreateRefresh(r.Context(), rsum, g); err != nil {
 		writeError(w, r, err)
 		return
 	}

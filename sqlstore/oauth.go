@@ -153,21 +153,28 @@ func (s *Store) UseOAuthCode(ctx context.Context, codeSHA256 string) (rowcall.OA
 }
 
 // CreateRefresh stores a refresh token by its hash.
-func (s *Store) CreateRefresh(ctx context.Context, refreshSHA256, tokenID, clientID string) error {
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_refresh (refresh_sha256, token_id, client_id, created_at) VALUES (?,?,?,?)`,
-		refreshSHA256, tokenID, clientID, s.now())
+func (s *Store) CreateRefresh(ctx context.Context, refreshSHA256 string, r rowcall.OAuthRefresh) error {
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO oauth_refresh (refresh_sha256, token_id, client_id, gen, created_at) VALUES (?,?,?,?,?)`,
+		refreshSHA256, r.TokenID, r.ClientID, r.Gen, s.now())
 	return err
 }
 
-// UseRefresh marks a refresh token used in one statement.
-func (s *Store) UseRefresh(ctx context.Context, refreshSHA256 string) (tokenID, clientID string, first bool, err error) {
-	err = s.DB.QueryRowContext(ctx, `UPDATE oauth_refresh SET used_at = ? WHERE refresh_sha256 = ? AND used_at IS NULL RETURNING token_id, client_id`,
-		s.now(), refreshSHA256).Scan(&tokenID, &clientID)
+// UseRefresh marks a refresh token used, or takes it again within grace, in
+// one statement, so that hosts sharing a database (sqld, D1) cannot both
+// take a replay for the grace: the check that no later generation of the
+// grant was used is in the UPDATE itself.
+func (s *Store) UseRefresh(ctx context.Context, refreshSHA256, clientID string, grace time.Duration) (rowcall.OAuthRefresh, bool, error) {
+	var r rowcall.OAuthRefresh
+	err := s.DB.QueryRowContext(ctx, `UPDATE oauth_refresh SET used_at = COALESCE(used_at, ?) WHERE refresh_sha256 = ?
+		AND (used_at IS NULL OR (used_at > ? AND client_id = ? AND NOT EXISTS (SELECT 1 FROM oauth_refresh later
+			WHERE later.token_id = oauth_refresh.token_id AND later.gen > oauth_refresh.gen AND later.used_at IS NOT NULL)))
+		RETURNING token_id, client_id, gen`,
+		s.now(), refreshSHA256, s.ago(grace), clientID).Scan(&r.TokenID, &r.ClientID, &r.Gen)
 	if !errors.Is(err, sql.ErrNoRows) {
-		return tokenID, clientID, err == nil, err
+		return r, err == nil, err
 	}
-	tokenID, clientID, err = s.RefreshToken(ctx, refreshSHA256)
-	return tokenID, clientID, false, err
+	r.TokenID, r.ClientID, err = s.RefreshToken(ctx, refreshSHA256)
+	return r, false, err
 }
 
 // RefreshToken returns the token and client of a refresh token.
@@ -176,9 +183,15 @@ func (s *Store) RefreshToken(ctx context.Context, refreshSHA256 string) (tokenID
 	return tokenID, clientID, err
 }
 
-// SetTokenSecret replaces the secret of a token that is not revoked.
-func (s *Store) SetTokenSecret(ctx context.Context, id, secretSHA256 string) error {
-	res, err := s.DB.ExecContext(ctx, `UPDATE tokens SET secret_sha256 = ? WHERE id = ? AND revoked_at IS NULL`, secretSHA256, id)
+// SetTokenSecret replaces the secret of a token that is not revoked; the
+// secret it replaces stays good for keepOld (TokenBySecret).
+func (s *Store) SetTokenSecret(ctx context.Context, id, secretSHA256 string, keepOld time.Duration) error {
+	var until any // NULL: the old secret is not kept
+	if keepOld > 0 {
+		until = s.clock().Add(keepOld).Format(rowcall.Timestamp)
+	}
+	res, err := s.DB.ExecContext(ctx, `UPDATE tokens SET prev_secret_sha256 = CASE WHEN ? IS NULL THEN NULL ELSE secret_sha256 END, prev_until = ?,
+		secret_sha256 = ? WHERE id = ? AND revoked_at IS NULL`, until, until, secretSHA256, id)
 	if err != nil {
 		return err
 	}

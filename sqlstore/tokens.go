@@ -38,9 +38,17 @@ func (s *Store) CreateToken(ctx context.Context, t *rowcall.Token, secretSHA256 
 	return err
 }
 
-// TokenBySecret finds the token whose secret hashes to secretSHA256.
+// TokenBySecret finds the token whose secret hashes to secretSHA256, or
+// whose previous secret does while it is kept (an OAuth refresh's grace:
+// SetTokenSecret). The second query is asked only when the first finds none.
 func (s *Store) TokenBySecret(ctx context.Context, secretSHA256 string) (rowcall.Token, error) {
-	return s.token(ctx, `secret_sha256 = ?`, secretSHA256)
+	t, err := s.token(ctx, `secret_sha256 = ?`, secretSHA256)
+	if e := (*rowcall.Error)(nil); errors.As(err, &e) && e.Code == rowcall.ENotFound {
+		if prev, perr := s.token(ctx, `prev_secret_sha256 = ? AND prev_until > ?`, secretSHA256, s.now()); perr == nil {
+			return prev, nil
+		}
+	}
+	return t, err
 }
 
 // Token returns the token with id.
@@ -48,8 +56,8 @@ func (s *Store) Token(ctx context.Context, id string) (rowcall.Token, error) {
 	return s.token(ctx, `id = ?`, id)
 }
 
-func (s *Store) token(ctx context.Context, cond string, arg string) (rowcall.Token, error) {
-	t, err := scanToken(s.DB.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE `+cond, arg))
+func (s *Store) token(ctx context.Context, cond string, args ...any) (rowcall.Token, error) {
+	t, err := scanToken(s.DB.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE `+cond, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, &rowcall.Error{Code: rowcall.ENotFound, Message: "no such token", HowToFix: "GET /api/tokens lists the tokens"}
 	}

@@ -70,6 +70,67 @@ func suiteMCPOrigin(t *testing.T, tg *target) {
 	}
 }
 
+// suiteCORS: a browser-based client at an allowed origin may call /mcp: its
+// preflight is answered without a credential, and the answers (a 401's
+// WWW-Authenticate, initialize's Mcp-Session-Id) are readable to it; a
+// disallowed origin's preflight is refused. The OAuth metadata, token and
+// registration endpoints answer any origin (they read no cookie).
+func suiteCORS(t *testing.T, tg *target) {
+	preflight := func(path, origin, headers string) resp {
+		t.Helper()
+		return tg.do(t, req{Method: "OPTIONS", Path: path, NoAuth: true, Header: map[string]string{"Origin": origin,
+			"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": headers}})
+	}
+	lists := func(r resp, name, want string) {
+		t.Helper()
+		got := strings.ToLower(r.Header.Get(name))
+		for _, w := range strings.Split(strings.ToLower(want), ",") {
+			if !slices.Contains(strings.Split(strings.ReplaceAll(got, " ", ""), ","), strings.TrimSpace(w)) {
+				t.Fatalf("%s %q does not list %s (status %d)", name, got, w, r.Status)
+			}
+		}
+	}
+	r := preflight("/mcp", suiteMCPOrigins, "authorization,content-type,mcp-session-id,mcp-protocol-version,last-event-id,mcp-param-region")
+	if r.Status != http.StatusNoContent || r.Header.Get("Access-Control-Allow-Origin") != suiteMCPOrigins {
+		t.Fatalf("preflight from %s: %d Access-Control-Allow-Origin %q: %s", suiteMCPOrigins, r.Status, r.Header.Get("Access-Control-Allow-Origin"), r.Raw)
+	}
+	lists(r, "Access-Control-Allow-Methods", "GET, POST, DELETE")
+	lists(r, "Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Param-Region")
+	for _, o := range []string{"https://evil.example", "null"} {
+		if r := preflight("/mcp", o, "authorization"); r.Status != http.StatusForbidden || r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("preflight from %s: %d Access-Control-Allow-Origin %q, want 403 and none", o, r.Status, r.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+	r = tg.do(t, req{Method: "POST", Path: "/mcp", Body: mcpInitialize, NoAuth: true, Header: map[string]string{"Origin": suiteMCPOrigins}})
+	if r.Status != http.StatusUnauthorized || r.Header.Get("WWW-Authenticate") == "" || r.Header.Get("Access-Control-Allow-Origin") != suiteMCPOrigins {
+		t.Fatalf("initialize without a credential from %s: %d %v", suiteMCPOrigins, r.Status, r.Header)
+	}
+	lists(r, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate")
+	r = mcpPost(t, tg.host, "", mcpInitialize, map[string]string{"Origin": suiteMCPOrigins})
+	if r.Status != 200 || r.Header.Get("Access-Control-Allow-Origin") != suiteMCPOrigins {
+		t.Fatalf("initialize from %s: %d %v", suiteMCPOrigins, r.Status, r.Header)
+	}
+	lists(r, "Access-Control-Expose-Headers", "Mcp-Session-Id")
+
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/oauth/token", "/oauth/register"} {
+		r := preflight(path, "https://any.example", "authorization,content-type,mcp-protocol-version")
+		if r.Status >= 300 || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("preflight of %s: %d Access-Control-Allow-Origin %q", path, r.Status, r.Header.Get("Access-Control-Allow-Origin"))
+		}
+		lists(r, "Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Protocol-Version")
+		if path != "/oauth/register" && path != "/oauth/token" {
+			if r := tg.do(t, req{Method: "GET", Path: path, NoAuth: true, Header: map[string]string{"Origin": "https://any.example"}}); r.Status != 200 || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Fatalf("GET %s from a page: %d Access-Control-Allow-Origin %q", path, r.Status, r.Header.Get("Access-Control-Allow-Origin"))
+			}
+		}
+	}
+	r = tg.do(t, req{Method: "POST", Path: "/oauth/token", NoAuth: true, Body: "grant_type=refresh_token&client_id=oc_x&refresh_token=rcr_x",
+		Header: map[string]string{"Origin": "https://any.example", "Content-Type": "application/x-www-form-urlencoded"}})
+	if r.Status != 400 || r.JSON["error"] != "invalid_grant" || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("a token request's error from a page: %d %v %s", r.Status, r.Header, r.Raw)
+	}
+}
+
 // suiteMCPOrigins is the origin TestHosts configures (ROWCALL_MCP_ORIGINS).
 const suiteMCPOrigins = "https://console.example.test"
 

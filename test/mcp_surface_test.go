@@ -74,6 +74,24 @@ func TestMCPPerRequestProtocol(t *testing.T) {
 	}
 }
 
+// server/discover (the per-request protocol) and initialize (a session) both
+// declare the prompts capability, since prompts/list is answered (a
+// directory offers no prompts, so the list is empty).
+func TestMCPDiscoverListsPrompts(t *testing.T) {
+	h := startHost(t, nil)
+	for _, c := range []*mcpSession{connectMCPAt(t, h, "x-terminal-key", h.Key, ""), connectMCP(t, h, "x-terminal-key", h.Key)} {
+		res := c.cs.InitializeResult()
+		if res.Capabilities.Prompts == nil || res.Capabilities.Tools == nil || res.Capabilities.Resources == nil {
+			caps, _ := json.Marshal(res.Capabilities)
+			t.Fatalf("protocol %s: capabilities %s, want prompts, tools and resources", res.ProtocolVersion, caps)
+		}
+		list, err := c.cs.ListPrompts(context.Background(), nil)
+		if err != nil || len(list.Prompts) != 0 {
+			t.Fatalf("protocol %s: prompts/list %v, %v; want an empty list", res.ProtocolVersion, list, err)
+		}
+	}
+}
+
 // A row tool says what it does to the world: readOnlyHint on a read (an http
 // GET, an fn row), destructiveHint true on a sensitive row that is not a
 // read, false on the rest; its title is its description.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -353,6 +354,10 @@ func TestOAuthSecurity(t *testing.T) {
 		}
 		second := refresh(first.JSON["refresh_token"].(string))
 		expect(t, second, 200, nil)
+		if status(t, h, first.JSON["access_token"].(string)) != 200 || status(t, h, second.JSON["access_token"].(string)) != 200 {
+			t.Fatal("the access token a refresh replaced stopped within the grace")
+		}
+		passRefreshGrace(t, h.db(t))
 		if status(t, h, first.JSON["access_token"].(string)) != 401 || status(t, h, second.JSON["access_token"].(string)) != 200 {
 			t.Fatal("refresh did not rotate the access token")
 		}
@@ -401,6 +406,58 @@ func TestOAuthSecurity(t *testing.T) {
 			t.Fatalf("deny: %s", res.Raw)
 		}
 	})
+}
+
+// TestOAuthLoopbackAnyPort: a native client registers an http loopback
+// redirect URI and signs in on whatever port it was given (RFC 8252 §7.3);
+// everything but the port still matches exactly.
+func TestOAuthLoopbackAnyPort(t *testing.T) {
+	h := startHost(t, nil)
+	codes := make(chan url.Values, 1)
+	listener := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		codes <- r.URL.Query()
+		io.WriteString(w, "signed in")
+	}))
+	t.Cleanup(listener.Close)
+	port := listener.URL[strings.LastIndex(listener.URL, ":")+1:]
+	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: map[string]any{"client_name": "Native",
+		"redirect_uris": []string{"http://127.0.0.1/callback", "http://127.0.0.1:1234/cb", "http://[::1]/cb", "http://localhost:8080/cb", "https://app.example/cb"}}})
+	expect(t, res, http.StatusCreated, nil)
+	c := &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("v", 20) + "-verifier-of-forty-three-characters"}
+
+	// The client listens on a random port and receives its code there.
+	redirect := "http://127.0.0.1:" + port + "/callback"
+	res = h.do(t, req{Method: "POST", Path: "/api/oauth/consent/" + consentID(t, h, c.authorize(t, map[string]string{"redirect_uri": redirect})),
+		Body: map[string]any{"categories": []string{"*"}}})
+	expect(t, res, http.StatusOK, map[string]any{"ok": true})
+	back := res.JSON["redirect"].(string)
+	if !strings.HasPrefix(back, redirect+"?") {
+		t.Fatalf("redirect %s, want %s?…", back, redirect)
+	}
+	got, err := http.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Body.Close()
+	code := (<-codes).Get("code")
+	tok := c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect},
+		"code_verifier": {c.verifier}, "resource": {h.URL + "/mcp"}})
+	expect(t, tok, 200, map[string]any{"token_type": "Bearer"})
+	if s := status(t, h, tok.JSON["access_token"].(string)); s != 200 {
+		t.Fatalf("the loopback client's access token answers %d", s)
+	}
+	for _, ok := range []string{"http://127.0.0.1:5555/cb", "http://[::1]:" + port + "/cb", "http://localhost:" + port + "/cb", "http://localhost/cb"} {
+		consentID(t, h, c.authorize(t, map[string]string{"redirect_uri": ok}))
+	}
+	for _, bad := range []string{"http://127.0.0.1:" + port + "/other", "http://127.0.0.1:" + port + "/callback/", "http://127.0.0.1:" + port + "/callback?x=1",
+		"http://localhost:" + port + "/callback", "http://[::1]:" + port + "/callback", "http://127.0.0.1:0/callback", "http://127.0.0.1:99999/callback",
+		"http://127.0.0.1:0" + port + "/callback", "https://127.0.0.1:" + port + "/callback", "https://app.example:8443/cb", "http://127.0.0.2:" + port + "/callback",
+		"http://user@127.0.0.1:" + port + "/callback"} {
+		res := c.authorize(t, map[string]string{"redirect_uri": bad})
+		if res.StatusCode != 400 || res.Header.Get("Location") != "" {
+			t.Fatalf("redirect_uri %s: %d Location %q, want a 400 page and no redirect", bad, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
 }
 
 // TestOAuthRegistrationBounded: registration refuses what it cannot bound
@@ -645,17 +702,7 @@ func suiteOAuth(t *testing.T, tg *target) {
 	if s := status(t, h, first.JSON["access_token"].(string)); s != 401 {
 		t.Fatalf("the token of a code used twice answers %d, want 401", s)
 	}
-	tok := c.exchange(t, c.code(t))
-	expect(t, tok, 200, nil)
-	next := c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}})
-	expect(t, next, 200, nil)
-	if status(t, h, next.JSON["access_token"].(string)) != 200 {
-		t.Fatal("the refreshed access token does not work")
-	}
-	expect(t, c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.JSON["refresh_token"].(string)}}), 400, map[string]any{"error": "invalid_grant"})
-	if s := status(t, h, next.JSON["access_token"].(string)); s != 401 {
-		t.Fatalf("after a replayed refresh token the access token answers %d, want 401", s)
-	}
+	refreshGrace(t, tg, c)
 	// Lengths: a state or scope over 1024 bytes, a client_name over 120.
 	refusesOverlong(t, c, func() (n int) {
 		if err := tg.DB(t).QueryRow(`SELECT COUNT(*) FROM oauth_requests`).Scan(&n); err != nil {
@@ -665,6 +712,70 @@ func suiteOAuth(t *testing.T, tg *target) {
 	})
 	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true, Body: map[string]any{"client_name": strings.Repeat("n", 121), "redirect_uris": []string{callback}}})
 	expect(t, res, 400, map[string]any{"error": "invalid_client_metadata", "error_description": "client_name is 121 bytes; at most 120"})
+}
+
+// refreshGrace: a client open in two windows refreshes twice with one
+// refresh token within the grace (a minute), and both windows stay signed
+// in; the access token a refresh replaced works for the grace. A used
+// refresh token after the grace, or one older than the last used, is a
+// replay and revokes the grant.
+func refreshGrace(t *testing.T, tg *target, c *oauthClient) {
+	h := tg.host
+	refresh := func(r resp) resp {
+		t.Helper()
+		return c.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.JSON["refresh_token"].(string)}})
+	}
+	works := func(want int, rs ...resp) {
+		t.Helper()
+		for i, r := range rs {
+			if s := status(t, h, r.JSON["access_token"].(string)); s != want {
+				t.Fatalf("access token %d of %d answers %d, want %d", i+1, len(rs), s, want)
+			}
+		}
+	}
+	tok := c.exchange(t, c.code(t))
+	expect(t, tok, 200, nil)
+	a := refresh(tok) // the first window
+	expect(t, a, 200, map[string]any{"token_type": "Bearer"})
+	works(200, a, tok) // the access token replaced is good for the grace
+	b := refresh(tok)  // the second window, with the same refresh token
+	expect(t, b, 200, map[string]any{"token_type": "Bearer"})
+	works(200, a, b)
+	a2, b2 := refresh(a), refresh(b) // each window goes on with its own
+	expect(t, a2, 200, nil)
+	expect(t, b2, 200, nil)
+	works(200, a2, b2)
+
+	// After the grace: the replaced access tokens stop, and the refresh
+	// token used then is a replay that revokes the grant.
+	passRefreshGrace(t, tg.DB(t))
+	works(401, tok, a, b)
+	works(200, b2)
+	expect(t, refresh(b), 400, map[string]any{"error": "invalid_grant"})
+	works(401, a2, b2)
+
+	// An older refresh token than the last used is a replay even within the grace.
+	tok = c.exchange(t, c.code(t))
+	expect(t, tok, 200, nil)
+	next := refresh(tok)
+	expect(t, next, 200, nil)
+	last := refresh(next)
+	expect(t, last, 200, nil)
+	works(200, last)
+	expect(t, refresh(tok), 400, map[string]any{"error": "invalid_grant"})
+	works(401, last)
+}
+
+// passRefreshGrace moves every refresh's stored times back past the grace
+// (a minute), as a clock would.
+func passRefreshGrace(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, stmt := range []string{`UPDATE oauth_refresh SET used_at = '2000-01-01T00:00:00.000Z' WHERE used_at IS NOT NULL`,
+		`UPDATE tokens SET prev_until = '2000-01-01T00:00:00.000Z' WHERE prev_until IS NOT NULL`} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestOAuthTypeScriptClient: the official TypeScript SDK client

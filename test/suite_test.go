@@ -85,6 +85,7 @@ func TestHosts(t *testing.T) {
 			t.Run("learn", func(t *testing.T) { suiteLearn(t, tg, up) })
 			t.Run("bounds", func(t *testing.T) { suiteBounds(t, tg, up) })
 			t.Run("mcp_origin", func(t *testing.T) { suiteMCPOrigin(t, tg) })
+			t.Run("cors", func(t *testing.T) { suiteCORS(t, tg) })
 			t.Run("oauth", func(t *testing.T) { suiteOAuth(t, tg) })
 			t.Run("approvals", func(t *testing.T) { suiteApprovals(t, tg, up) })
 		})

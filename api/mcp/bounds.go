@@ -98,6 +98,50 @@ func (h *Handler) release(st *session) {
 	h.mu.Unlock()
 }
 
+// CORS for a browser-based client: what a page of an allowed origin may send
+// to /mcp and read of its answers.
+const (
+	corsMethods = "GET, POST, DELETE, OPTIONS"
+	corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, X-Terminal-Key"
+	corsExpose  = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+)
+
+// checkOrigin lets a request through unless a browser sent it from an
+// origin allowedOrigin refuses (403). A request from an allowed origin gets
+// the CORS headers (the origin itself, never *: the answer depends on it),
+// and its preflight is answered here, before any credential is asked for.
+// It reports whether the request goes on.
+func (h *Handler) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	if !h.allowedOrigin(o, r) {
+		h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Status: http.StatusForbidden,
+			Message:  "/mcp does not answer pages of the web origin " + strconv.Quote(o) + " (a browser sends Origin; programs send none)",
+			HowToFix: "call /mcp from a program, or from a page of this host's public URL, or add the origin to ROWCALL_MCP_ORIGINS (--mcp-origins)"})
+		return false
+	}
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Origin", o)
+	hd.Add("Vary", "Origin")
+	hd.Set("Access-Control-Expose-Headers", corsExpose)
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return true
+	}
+	allow := corsHeaders
+	for _, name := range strings.Split(r.Header.Get("Access-Control-Request-Headers"), ",") {
+		if name = strings.TrimSpace(name); len(name) > len("mcp-param-") && strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") {
+			allow += ", " + name // the per-request protocol's parameter headers
+		}
+	}
+	hd.Set("Access-Control-Allow-Methods", corsMethods)
+	hd.Set("Access-Control-Allow-Headers", allow)
+	hd.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return false
+}
+
 // allowedOrigin reports whether a page of the web origin o may call /mcp:
 // loopback (any port), this host's public URL (Config.Base), or one of
 // Config.Origins.

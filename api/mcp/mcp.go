@@ -69,7 +69,8 @@
 // public URL (Config.Base) or one of Config.Origins is refused 403
 // {"error":"forbidden"}, before its credential is read (the specification's
 // defence against DNS rebinding and cross-site pages). A request without
-// Origin (every non-browser client) is served.
+// Origin (every non-browser client) is served. An allowed origin gets CORS
+// headers, and its preflight (OPTIONS) is answered without a credential.
 //
 // The fast path (fast.go): a plain tools/call on a session the SDK has
 // initialized is answered here, with the same tool handlers and the bytes the
@@ -289,10 +290,7 @@ type pendingKey struct{}
 // ServeHTTP authenticates the request, binds it to its session's credential,
 // and hands it to the SDK's Streamable HTTP handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" && !h.allowedOrigin(o, r) {
-		h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Status: http.StatusForbidden,
-			Message:  "/mcp does not answer pages of the web origin " + strconv.Quote(o) + " (a browser sends Origin; programs send none)",
-			HowToFix: "call /mcp from a program, or from a page of this host's public URL, or add the origin to ROWCALL_MCP_ORIGINS (--mcp-origins)"})
+	if !h.checkOrigin(w, r) { // refused, or a CORS preflight answered (bounds.go)
 		return
 	}
 	c, ok := h.cfg.Caller(r)

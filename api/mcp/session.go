@@ -111,7 +111,8 @@ func (h *Handler) newSession(ctx context.Context, c Caller, r *http.Request, pag
 	opts := &sdk.ServerOptions{
 		Instructions: h.instructions(),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: !h.cfg.Stateless},
-			Resources: &sdk.ResourceCapabilities{}}, // the contract resources (surface.go): no resources/list_changed
+			Resources: &sdk.ResourceCapabilities{}, // the contract resources (surface.go): no resources/list_changed
+			Prompts:   &sdk.PromptCapabilities{}},  // prompts/list is answered, empty: a directory offers no prompts
 		PageSize:     pageSize, // 0: the SDK's default, MaxPageSize, past any MaxTools in use
 		SetCacheable: cacheHints,
 		// completion/complete of a contract resource's key (surface.go)
