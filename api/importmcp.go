@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sort"
@@ -133,6 +134,28 @@ func (h *Handler) SyncMCP(ctx context.Context, server string, accept, reject fun
 		out = append(out, MCPSyncResult{Server: s, Changes: changes})
 	}
 	return out, nil
+}
+
+// CheckMCP is the drift check that runs with no one asking: the host's
+// background checks (each server that sent tools/list_changed, and every
+// server every --mcp-sync-every) and the worker's Cron Trigger. It is SyncMCP
+// of server ("" for every server the rows call), accepting and rejecting
+// nothing, so a changed tool's row is marked drifted, and held, until the
+// owner decides. err joins why each server's tools could not be listed (each
+// also kept in MCPSyncStatuses), or is the directory's failure.
+func (h *Handler) CheckMCP(ctx context.Context, server string) error {
+	never := func(string) bool { return false }
+	results, err := h.SyncMCP(ctx, server, never, never, false)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range results {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // MCPServers lists the MCP servers the rows call, as their targets write

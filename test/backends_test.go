@@ -357,7 +357,8 @@ func tryWranglerDev(t testing.TB, configs []string, persist string, vars ...stri
 		args = append(args, "--config", c)
 	}
 	args = append([]string{"dev", "--config", configs[0]}, append(args, "--local", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--inspector-port", fmt.Sprint(inspector), "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "info")...)
+		"--inspector-port", fmt.Sprint(inspector), "--persist-to", persist, "--show-interactive-dev-session=false", "--log-level", "info",
+		"--test-scheduled")...) // GET /__scheduled?cron=… runs the worker's scheduled handler (worker_cron_test.go)
 	for _, v := range vars {
 		args = append(args, "--var", v)
 	}

@@ -168,6 +168,8 @@ func (s settings) equal(o settings) bool {
 type served struct {
 	settings settings
 	handler  http.Handler
+	api      *api.Handler // the API handler wraps (nil when the settings fail: broken says why)
+	broken   error
 	seeder   *seeder // nil: no examples to install (ROWCALL_NO_EXAMPLES, or a failing handler)
 
 	// Finding rows by meaning: nil without the AI binding (words only), or
@@ -199,9 +201,9 @@ func (inst *instance) appFor(h *reqHandle) *served {
 		a := &served{settings: s}
 		built, err := inst.build(s, a)
 		if err != nil {
-			a.handler = failing(err)
+			a.handler, a.broken = failing(err), err
 		} else {
-			a.handler, a.indexer = built.Handler, built.Indexer
+			a.handler, a.api, a.indexer = built.Handler, built.API, built.Indexer
 			if !s.NoExamples {
 				a.seeder = &seeder{db: inst.db, store: built.Store, fn: inst.fn}
 			}

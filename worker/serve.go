@@ -72,6 +72,7 @@ func registerServe(inst *instance) {
 	})
 	runtimeContext.Get("binding").Set("serve", serve)
 	runtimeContext.Get("binding").Set("maxBody", api.MaxAnyBody)
+	registerScheduled(inst) // scheduled.go
 	registerComplete()
 }
 

@@ -10,7 +10,9 @@
 //
 // Per request, Go gets the request's own env and ExecutionContext (never a
 // global copy): binding.serve(head, body, env, ctx, respond); see
-// worker/serve.go. Go reaches the platform only through the helpers below —
+// worker/serve.go. A Cron Trigger's event goes the same way, with its own
+// env and ExecutionContext: binding.scheduled(cron, env, ctx, done); see
+// worker/scheduled.go. Go reaches the platform only through the helpers below —
 // d1, fetch, r2, call (a binding's method, JSON in and out) and sign (a
 // receipt's Ed25519 signature, worker/sign.go, which needs none) — always with
 // a binding taken from the env of the request it works for, and each answers
@@ -276,6 +278,19 @@ class Instance {
     });
     return new Response(nullBody ? null : stream, init);
   }
+
+  // scheduled runs a Cron Trigger's event in Go (worker/scheduled.go), in the
+  // event's own context, which stays open until Go is done with it.
+  async scheduled(controller, env, ctx) {
+    const context = new Context(ctx);
+    try {
+      await this.call(context, (resolve, reject) =>
+        this.binding.scheduled(controller.cron, env, ctx, (err) => (err === null ? resolve() : reject(new Error(err)))),
+      );
+    } finally {
+      context.end();
+    }
+  }
 }
 
 // d1 runs one statement on db, the request's D1 session (env.DB.withSession,
@@ -479,14 +494,24 @@ function unavailable(inst, err) {
   return Response.json(body, { status: stopped ? 503 : 500 });
 }
 
+// current returns the live instance, started now when there is none (a
+// start that fails leaves none, and throws).
+function current() {
+  try {
+    if (live === null || live.dead) live = new Instance();
+    return live;
+  } catch (e) {
+    live = null;
+    throw e;
+  }
+}
+
 export default {
   async fetch(request, env, ctx) {
     let inst;
     try {
-      if (live === null || live.dead) live = new Instance();
-      inst = live;
+      inst = current();
     } catch (e) {
-      live = null;
       return unavailable(null, e);
     }
     try {
@@ -494,5 +519,14 @@ export default {
     } catch (e) {
       return unavailable(inst, e);
     }
+  },
+
+  // A Cron Trigger (wrangler.toml's [triggers]): Go checks every MCP server
+  // for drift. A failure fails the event (wrangler tail, the dashboard's
+  // Cron Events).
+  async scheduled(controller, env, ctx) {
+    const done = current().scheduled(controller, env, ctx);
+    ctx.waitUntil(done);
+    return done;
   },
 };

@@ -18,23 +18,12 @@ import (
 const DefaultMCPSyncEvery = 15 * time.Minute
 
 // watchDrift starts the host's background drift checks (mcpimport.Watcher):
-// each is the sync `rowcall mcp sync SERVER` runs (api.Handler.SyncMCP),
-// accepting and rejecting nothing, for a server that sent
-// notifications/tools/list_changed, and for every server every `every`.
+// each is api.Handler.CheckMCP (the sync `rowcall mcp sync SERVER` runs,
+// accepting and rejecting nothing; the worker's Cron Trigger runs it too),
+// for a server that sent notifications/tools/list_changed, and for every
+// server every `every`.
 func watchDrift(h *api.Handler, every time.Duration) *mcpimport.Watcher {
-	never := func(string) bool { return false }
-	w := mcpimport.NewWatcher(func(ctx context.Context, server string) error {
-		results, err := h.SyncMCP(ctx, server, never, never, false)
-		if err != nil {
-			return err
-		}
-		for _, r := range results {
-			if r.Err != nil {
-				return r.Err
-			}
-		}
-		return nil
-	}, h.MCPServers, every)
+	w := mcpimport.NewWatcher(h.CheckMCP, h.MCPServers, every)
 	w.OnError = func(server string, err error) {
 		slog.Warn("mcp drift check failed; backing off", "server", server, "err", err)
 	}
