@@ -441,7 +441,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 
 	init := events["initialized"]
-	if init["protocolVersion"] != "2025-11-25" || fmt.Sprint(init["capabilities"]) != "map[completions:map[] resources:map[subscribe:true] tools:map[listChanged:true]]" ||
+	if init["protocolVersion"] != "2025-11-25" || fmt.Sprint(init["capabilities"]) != "map[completions:map[] prompts:map[] resources:map[subscribe:true] tools:map[listChanged:true]]" ||
 		init["server"].(map[string]any)["name"] != "rowcall" {
 		t.Fatalf("initialize %v", init)
 	}
