@@ -401,6 +401,9 @@ func New(s Settings, p Platform) (*App, error) {
 			}
 		}
 		a.Expander = &expand.Expander{Dispatcher: a.Dispatcher, Store: a.Store, Learner: a.Learner, Key: s.AskExpand, DailyUSD: daily}
+		if err := a.Expander.Start(context.Background()); err != nil {
+			return nil, fmt.Errorf("ROWCALL_ASK_EXPAND: reading where the event log stands: %w", err)
+		}
 		a.Directory.Subscribe(a.Expander.Notify)
 	}
 	envOf := func(context.Context) rowcall.Env { return env }

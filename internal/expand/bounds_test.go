@@ -117,3 +117,31 @@ func TestTextThatComesBackIsNotExpandedAgain(t *testing.T) {
 		t.Fatalf("two texts flipping back and forth were sent to the model %d times, want 2", len(m.reqs))
 	}
 }
+
+// A row written after Start and before Run's first pass is expanded: the
+// host notes where the event log stands before it serves, so a row written
+// as it starts is not taken for one written before.
+func TestRowWrittenAsTheHostStartsIsExpanded(t *testing.T) {
+	ctx := context.Background()
+	store, _ := boundsStore(t, "")
+	m := &counting{}
+	x := &Expander{Dispatcher: m, Store: store, Learner: &learn.Learner{Store: store}, Key: "ASK_EXPAND"}
+	if err := x.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := rowcall.NewRow("REFUND", rowcall.TypeHTTP)
+	r.Target, r.Content = "GET https://example.test/refund", "# WHAT: Refund a card charge."
+	if _, err := store.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := store.Phrases(ctx, "REFUND", false)
+	if err != nil || len(ps) == 0 || len(m.reqs) != 1 {
+		t.Fatalf("REFUND, written after Start: %d phrases, %d model calls (%v)", len(ps), len(m.reqs), err)
+	}
+	if ps, _ := store.Phrases(ctx, "PAY", false); len(ps) != 0 {
+		t.Fatalf("PAY, written before Start, was expanded: %v", ps)
+	}
+}

@@ -6,7 +6,8 @@
 //
 //	x := &expand.Expander{Dispatcher: d, Store: store, Learner: learner, Key: "ASK_EXPAND"}
 //	directory.Subscribe(x.Notify) // a write wakes it
-//	go x.Run(ctx)                 // follows the event log from where it stands
+//	x.Start(ctx)                  // notes where the event log stands
+//	go x.Run(ctx)                 // expands every row written since
 //
 // The call is a dispatch of the row Key as Token (tok_ask_expand: its scope
 // is that row alone, it teaches nothing, and its daily budget DailyUSD sums
@@ -132,6 +133,22 @@ type Expander struct {
 // Notify asks for a pass soon (it never blocks).
 func (x *Expander) Notify() { x.wake.Notify() }
 
+// Start notes where the event log stands: every row written after it is
+// expanded by Run. A host calls it before it serves, so that no row written
+// while Run's goroutine is yet to begin is taken for one written before.
+func (x *Expander) Start(ctx context.Context) error {
+	last, err := x.Store.LastEvent(ctx)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.started {
+		x.started, x.cursor = true, last
+	}
+	return nil
+}
+
 // Run makes passes until ctx ends: on each Notify, and every Every.
 func (x *Expander) Run(ctx context.Context) {
 	every := x.Every
@@ -153,8 +170,8 @@ func (x *Expander) Run(ctx context.Context) {
 	}
 }
 
-// Pass expands every row written since the last pass; the first pass only
-// notes where the event log stands.
+// Pass expands every row written since the last pass; a first pass without
+// Start only notes where the event log stands.
 func (x *Expander) Pass(ctx context.Context) error {
 	last, err := x.Store.LastEvent(ctx)
 	if err != nil {
