@@ -69,11 +69,25 @@ func ConnectorOf(ctx context.Context) Connector {
 	}
 	return func(_ context.Context, provider string) (string, *Failure) {
 		return "", Fail("auth", "connections_off", provider).
-			Because("this host has no connection providers; the operator configures them in ROWCALL_CONNECTIONS (docs/tokens.md#connections)")
+			Because("this host has no connection providers; the operator configures them in ROWCALL_CONNECTIONS and their sealing key in ROWCALL_CONNECTIONS_KEY (docs/tokens.md#connections)")
 	}
 }
 
 // IsProviderName reports whether s can name a provider: 1 to 64 of a-z, 0-9, '_' and '-'.
 func IsProviderName(s string) bool {
 	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
+}
+
+// SealedProvider is a connection provider the host registered itself, as a
+// client of an MCP server's authorization server (dynamic client
+// registration, RFC 7591), rather than one the operator listed in
+// ROWCALL_CONNECTIONS: Server is the MCP server it signs in to, and Sealed
+// its endpoints and client credentials, AES-GCM ciphertext under the key
+// named KeyID, bound to Name (internal/connect).
+type SealedProvider struct {
+	Name      string
+	Server    string
+	KeyID     string
+	Sealed    []byte
+	CreatedAt string
 }

@@ -103,6 +103,12 @@ const (
 	// hostile server's, would reach a model that may call rows
 	// (internal/expand).
 	EExpandTools Code = "expand_row_offers_tools"
+
+	// EConnectionRequired: what was asked needs a person's sign-in at the
+	// provider named in Args (an MCP server's import, docs/mcp.md); Extra's
+	// connect_url is the link a person opens to sign in, after which the
+	// request is made again.
+	EConnectionRequired Code = "connection_required"
 )
 
 // The gate's refusal codes (a call a token or the row's input_schema does not

@@ -86,7 +86,7 @@ func (h *Handler) startConnection(w http.ResponseWriter, r *http.Request, c Call
 	if !ok {
 		return
 	}
-	if h.cfg.Connect.Providers[provider].TokenExchange != nil {
+	if h.cfg.Connect.Provider(r.Context(), provider).TokenExchange != nil {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: provider + " exchanges each caller's subject token for its access token: there is nothing to connect",
 			HowToFix: "call the row: the host exchanges the token itself (docs/tokens.md#token-exchange)"})
 		return
@@ -121,9 +121,9 @@ func (h *Handler) deleteConnection(w http.ResponseWriter, r *http.Request, c Cal
 
 func (h *Handler) provider(w http.ResponseWriter, r *http.Request) (string, bool) {
 	p := r.PathValue("provider")
-	if h.cfg.Connect.Providers[p] == nil {
+	if h.cfg.Connect.Provider(r.Context(), p) == nil {
 		writeError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: "no provider " + p + " on this host",
-			HowToFix: "the operator lists providers in ROWCALL_CONNECTIONS; a row's auth names one as bearer:connection:NAME"})
+			HowToFix: "the operator lists providers in ROWCALL_CONNECTIONS, and importing an MCP server that needs a sign-in registers one; a row's auth names one as bearer:connection:NAME"})
 		return "", false
 	}
 	return p, true
@@ -133,7 +133,7 @@ func (h *Handler) provider(w http.ResponseWriter, r *http.Request) (string, bool
 // connect their account at the provider for the holder the link was made for.
 func (h *Handler) connectPage(w http.ResponseWriter, r *http.Request) {
 	c := r.URL.Query().Get("c")
-	holder, provider, err := h.cfg.Connect.Invitation(c)
+	holder, provider, err := h.cfg.Connect.Invitation(r.Context(), c)
 	if err != nil {
 		showError(w, http.StatusBadRequest, err.Error(), "make the call again: its answer has a new link")
 		return

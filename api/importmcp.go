@@ -26,7 +26,11 @@ type MCPImportOptions struct {
 // makes one row per tool (Config.MCPTools), checked, compared and written as
 // POST /api/import?if_match=1 does: a re-import changes only the tools that
 // changed and never overwrites a row edited meanwhile. The answer is import's,
-// with "skipped" at the end.
+// with "skipped" at the end. Without auth, a server that asks for a person's
+// sign-in gets the host registered as its client and its rows the auth
+// bearer:connection:NAME; until the owner has signed in, the answer is 409
+// connection_required:NAME with the connect_url to open, and the import is
+// made again after (docs/mcp.md).
 func (h *Handler) importMCP(w http.ResponseWriter, r *http.Request, c Caller) {
 	if h.cfg.MCPTools == nil {
 		writeError(w, r, notBuiltIn("import MCP servers", "import on a local host (`rowcall import mcp URL --url http://127.0.0.1:8080`), then `rowcall export` and `rowcall import` the rows here"))
@@ -39,6 +43,10 @@ func (h *Handler) importMCP(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	rows, skipped, err := h.cfg.MCPTools(r.Context(), o)
+	if e := (*rowcall.Error)(nil); errors.As(err, &e) { // connection_required: a person signs in at connect_url first
+		writeError(w, r, e)
+		return
+	}
 	if err != nil {
 		writeError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Status: http.StatusBadGateway, Message: "listing the tools of " + o.Server + ": " + err.Error(),
 			HowToFix: "check the server's URL (or its name in ROWCALL_MCP_SERVERS), that ROWCALL_ALLOW_OUTBOUND lets the host reach it, and the auth spec"})

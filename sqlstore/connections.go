@@ -76,3 +76,24 @@ func (s *Store) DeleteConnection(ctx context.Context, holder, provider string) (
 	n, err := res.RowsAffected()
 	return n > 0, err
 }
+
+// PutProvider stores p, replacing the provider of that name if any.
+func (s *Store) PutProvider(ctx context.Context, p rowcall.SealedProvider) error {
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO connection_providers (name, server, key_id, sealed, created_at)
+		VALUES (?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET
+		server = excluded.server, key_id = excluded.key_id, sealed = excluded.sealed, created_at = excluded.created_at`,
+		p.Name, p.Server, p.KeyID, p.Sealed, s.now())
+	return err
+}
+
+// GetProvider returns the registered provider name (ENotFound when none).
+func (s *Store) GetProvider(ctx context.Context, name string) (rowcall.SealedProvider, error) {
+	p := rowcall.SealedProvider{Name: name}
+	err := s.DB.QueryRowContext(ctx, `SELECT server, key_id, sealed, created_at FROM connection_providers WHERE name = ?`, name).
+		Scan(&p.Server, &p.KeyID, &p.Sealed, &p.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, &rowcall.Error{Code: rowcall.ENotFound, Message: "no provider " + name + " on this host",
+			HowToFix: "import the MCP server again: an import registers the host with a server that needs a sign-in"}
+	}
+	return p, err
+}

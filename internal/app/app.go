@@ -238,9 +238,11 @@ type Platform struct {
 	// refused, as on the worker); MCPNoPool makes each MCP call its own
 	// session (mcpcall.Config.NoPool).
 	MCPStdio *mcpcall.Stdio
-	// Connect, when the operator configured providers (ROWCALL_CONNECTIONS),
-	// holds them, the sealing keys and how to read client secrets; New
-	// gives it the store, the outbound client and the public base.
+	// Connect, when the operator configured providers (ROWCALL_CONNECTIONS)
+	// or only their sealing key, holds them, the sealing keys and how to
+	// read client secrets; New gives it the store (also the registry of the
+	// providers it registers for MCP servers), the outbound client and the
+	// public base.
 	Connect   *connect.Service
 	MCPNoPool bool
 	// MCPToolsChanged is told each server that sent
@@ -269,7 +271,8 @@ type App struct {
 	Embedder rowcall.Embedder // what ask embeds with (nil: words only; pickEmbedder)
 	Reranker rowcall.Reranker // ask's rerank row (nil: none; ROWCALL_ASK_RERANK)
 
-	mcp *mcpcall.Runner
+	mcp     *mcpcall.Runner
+	connect *connect.Service // nil without ROWCALL_CONNECTIONS or its key
 }
 
 // New assembles the core for s over p.
@@ -349,7 +352,8 @@ func New(s Settings, p Platform) (*App, error) {
 	a.mcp = mcpcall.New(mcpcall.Config{HTTP: httpRunner, Client: p.Client(policy, mcpcall.DefaultTimeout),
 		Stdio: p.MCPStdio, NoPool: p.MCPNoPool, OnToolsChanged: p.MCPToolsChanged})
 	if c := p.Connect; c != nil {
-		c.Store, c.Client, c.Now = a.Store, p.Client(policy, httpcall.DefaultTimeout), p.Now
+		c.Store, c.Registry, c.Client, c.Now = a.Store, a.Store, p.Client(policy, httpcall.DefaultTimeout), p.Now
+		a.connect = c
 		c.Base = func(ctx context.Context) string {
 			if s.PublicURL != "" || p.SelfBase == nil {
 				return strings.TrimRight(s.PublicURL, "/")
@@ -495,15 +499,17 @@ func (a *App) near() func(ctx context.Context, v []float32, self string, f rowca
 }
 
 // mcpTools is POST /api/import/mcp's lister: the MCP runner lists the
-// server's tools with the import's auth read from the request's env, and
+// server's tools with the import's auth read from the request's env (without
+// auth, a server that asks for a person's sign-in is listed with the owner's
+// connection to the provider the host registers for it: mcpimport.List), and
 // mcpimport.Rows makes them rows.
 func (a *App) mcpTools(envOf func(context.Context) rowcall.Env) func(context.Context, api.MCPImportOptions) ([]rowcall.Row, []string, error) {
 	return func(ctx context.Context, o api.MCPImportOptions) ([]rowcall.Row, []string, error) {
-		tools, secrets, err := a.mcp.ListTools(ctx, o.Server, o.Auth, envOf(ctx))
+		tools, secrets, auth, err := mcpimport.List(ctx, a.mcp, a.connect, rowcall.OwnerHolder, o.Server, o.Auth, envOf(ctx))
 		if err != nil {
 			return nil, nil, err
 		}
-		rows, skipped := mcpimport.Rows(o.Server, tools, secrets, mcpimport.Options{Prefix: o.Prefix, Category: o.Category, Auth: o.Auth})
+		rows, skipped := mcpimport.Rows(o.Server, tools, secrets, mcpimport.Options{Prefix: o.Prefix, Category: o.Category, Auth: auth})
 		return rows, skipped, nil
 	}
 }

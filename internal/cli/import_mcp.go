@@ -13,7 +13,9 @@ import (
 // the host lists the tools with the credential from its own environment and
 // its outbound policy (a stdio NAME is one its ROWCALL_MCP_SERVERS file
 // declares). A dry run first, then the writes, each guarded by the version it
-// was compared with; then created, updated, unchanged.
+// was compared with; then created, updated, unchanged. A server that needs a
+// person's sign-in prints the link to open, after which the import is run
+// again.
 type ImportMCPCommand struct {
 	client
 	prefix, category, auth string
@@ -61,6 +63,9 @@ func (c *ImportMCPCommand) Run(ctx context.Context, env *Env, args []string) err
 		}
 		json.Unmarshal(b, &extra)
 		skipped = extra.Skipped
+		if link, _ := out["connect_url"].(string); link != "" { // connection_required: the server needs a person's sign-in
+			return fmt.Errorf("%s needs a person's sign-in (%v): open\n  %s\nin a browser and sign in, then run this import again; its rows will call the server with %v", args[0], out["error"], link, out["auth"])
+		}
 		if status != 200 && len(sum.Invalid) == 0 {
 			return fmt.Errorf("HTTP %d: %s", status, b)
 		}

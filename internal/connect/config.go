@@ -36,6 +36,12 @@ type Provider struct {
 	// (RFC 8693) at the token endpoint instead of a stored connection: no
 	// person connects, no authorization endpoint is needed.
 	TokenExchange *Exchange `json:"token_exchange,omitempty"`
+	// Resource, when set, is the resource indicator (RFC 8707) sent with the
+	// authorization and token requests: the URL of the API the tokens are
+	// for (an MCP server's, for a provider the host registered itself).
+	Resource string `json:"resource,omitempty"`
+
+	clientSecret string // a registered provider's client secret (registered.go)
 }
 
 // Exchange is what a token exchange asks the provider for: the access token
@@ -55,10 +61,18 @@ type Config struct {
 // file's path, or its JSON itself: the worker's var) and
 // ROWCALL_CONNECTIONS_KEY describe, reading files with readFile (nil: only
 // JSON is accepted) and client secrets with secret; nil when
-// ROWCALL_CONNECTIONS is unset.
+// both are unset. With only ROWCALL_CONNECTIONS_KEY, the Service has no
+// providers but the ones the host registers itself (registered.go).
 func Load(providers, keys string, readFile func(string) ([]byte, error), secret func(context.Context, string) (string, bool)) (*Service, error) {
 	if strings.TrimSpace(providers) == "" {
-		return nil, nil
+		if strings.TrimSpace(keys) == "" {
+			return nil, nil
+		}
+		ring, err := ParseKeys(keys)
+		if err != nil {
+			return nil, fmt.Errorf("ROWCALL_CONNECTIONS_KEY (the key that seals connections' tokens): %w", err)
+		}
+		return &Service{Providers: map[string]*Provider{}, Keys: ring, Secret: secret}, nil
 	}
 	data := []byte(providers)
 	if !strings.HasPrefix(strings.TrimSpace(providers), "{") {
@@ -110,7 +124,7 @@ func ReadConfig(data []byte) (Config, error) {
 			}
 			aims = append(aims, x.Resource)
 		}
-		for _, u := range append([]string{p.Discovery, p.AuthURL, p.TokenURL}, aims...) {
+		for _, u := range append([]string{p.Discovery, p.AuthURL, p.TokenURL, p.Resource}, aims...) {
 			if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "") {
 				return c, bad(fmt.Sprintf("%q is not an absolute http or https URL", u))
 			}

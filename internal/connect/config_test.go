@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"strings"
 	"testing"
+
+	"github.com/rowcall/rowcall"
 )
 
 func key() string {
@@ -52,4 +55,38 @@ func must(k *Keyring, err error) *Keyring {
 		panic(err)
 	}
 	return k
+}
+
+// The sealing key alone makes a Service (for the providers the host
+// registers itself) with no providers of the operator's; neither setting
+// makes none; a bad key is refused.
+func TestLoadKeyOnly(t *testing.T) {
+	s, err := Load("", "k1:"+key(), nil, nil)
+	if err != nil || s == nil || len(s.Providers) != 0 {
+		t.Fatalf("key only: %v %v", s, err)
+	}
+	if s, err := Load("", "", nil, nil); s != nil || err != nil {
+		t.Fatalf("neither: %v %v", s, err)
+	}
+	if _, err := Load("", "k1:short", nil, nil); err == nil {
+		t.Fatal("a bad key was accepted")
+	}
+}
+
+// A registered provider's name: mcp- and the server's host and port in the
+// characters a provider's name allows; a long one is cut and made unique
+// by a digest of the URL.
+func TestMCPProviderName(t *testing.T) {
+	for server, want := range map[string]string{
+		"http://127.0.0.1:8931/mcp":  "mcp-127-0-0-1-8931",
+		"https://API.Example.com/v1": "mcp-api-example-com",
+	} {
+		if got := MCPProviderName(server); got != want {
+			t.Errorf("MCPProviderName(%s) = %s, want %s", server, got, want)
+		}
+	}
+	long := "https://" + strings.Repeat("a", 80) + ".example.com/mcp"
+	if got := MCPProviderName(long); len(got) > 64 || !rowcall.IsProviderName(got) {
+		t.Errorf("MCPProviderName of a long host: %s", got)
+	}
 }

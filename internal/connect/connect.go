@@ -33,6 +33,7 @@ type Service struct {
 	Providers map[string]*Provider
 	Keys      *Keyring
 	Store     rowcall.Connections
+	Registry  ProviderStore                                         // keeps the providers the host registers itself (registered.go); nil: none
 	Client    *http.Client                                          // reaches the providers (discovery, token requests): the outbound policy applies
 	Secret    func(ctx context.Context, name string) (string, bool) // reads a provider's client secret by its variable's name (the worker: from ctx's request)
 	Base      func(ctx context.Context) string                      // the host's public base URL: links and the redirect URI (Base + CallbackPath)
@@ -41,6 +42,7 @@ type Service struct {
 	refresh   sync.Map // holder\x00provider → *sync.Mutex: one refresh at a time per connection in this process
 	endpoints sync.Map // provider → oauth2.Endpoint, from its discovery document
 	exchanges sync.Map // holder\x00provider → *oauth2.Token from a token exchange (exchange.go)
+	providers sync.Map // name → *Provider the host registered, read from Registry (registered.go)
 }
 
 // CallbackPath is where providers send the caller back: register
@@ -69,16 +71,16 @@ func (s *Service) now() time.Time {
 // (or connection_expired when the provider refused to refresh it) with the
 // link that connects.
 func (s *Service) Token(ctx context.Context, holder, provider string) (string, *rowcall.Failure) {
-	p := s.Providers[provider]
+	p := s.Provider(ctx, provider)
 	if p == nil {
 		return "", rowcall.Fail("auth", "unknown_provider", provider).
-			Because("no provider of that name in this host's ROWCALL_CONNECTIONS; check the row's auth")
+			Because("no provider of that name in this host's ROWCALL_CONNECTIONS, nor one it registered at an MCP server's import; check the row's auth")
 	}
 	lock, _ := s.refresh.LoadOrStore(holder+"\x00"+provider, &sync.Mutex{})
 	lock.(*sync.Mutex).Lock()
 	defer lock.(*sync.Mutex).Unlock()
 	if p.TokenExchange != nil {
-		return s.exchanged(ctx, holder, provider)
+		return s.exchanged(ctx, holder, provider, p)
 	}
 	sc, err := s.Store.GetConnection(ctx, holder, provider)
 	if err != nil {
@@ -170,15 +172,15 @@ func (s *Service) Link(ctx context.Context, holder, provider string) string {
 }
 
 // Invitation opens a Link's c parameter.
-func (s *Service) Invitation(c string) (holder, provider string, err error) {
-	inv, err := s.unseal(c, "link")
+func (s *Service) Invitation(ctx context.Context, c string) (holder, provider string, err error) {
+	inv, err := s.unseal(ctx, c, "link")
 	return inv.Holder, inv.Provider, err
 }
 
 // Begin is the provider's authorization URL for the invitation c, with a
 // fresh PKCE verifier sealed in its state.
 func (s *Service) Begin(ctx context.Context, c string) (string, error) {
-	inv, err := s.unseal(c, "link")
+	inv, err := s.unseal(ctx, c, "link")
 	if err != nil {
 		return "", err
 	}
@@ -187,13 +189,13 @@ func (s *Service) Begin(ctx context.Context, c string) (string, error) {
 		return "", err
 	}
 	inv.Verifier, inv.Expires = oauth2.GenerateVerifier(), s.now().Add(stateLife).Unix()
-	return cfg.AuthCodeURL(s.seal(inv, "state"), oauth2.S256ChallengeOption(inv.Verifier)), nil
+	return cfg.AuthCodeURL(s.seal(inv, "state"), s.resource(ctx, inv.Provider, oauth2.S256ChallengeOption(inv.Verifier))...), nil
 }
 
 // Finish redeems the provider's code for the request whose state it sent
 // back, and stores the tokens sealed. It returns whose connection it made.
 func (s *Service) Finish(ctx context.Context, state, code string) (holder, provider string, err error) {
-	inv, err := s.unseal(state, "state")
+	inv, err := s.unseal(ctx, state, "state")
 	if err != nil {
 		return "", "", err
 	}
@@ -201,7 +203,7 @@ func (s *Service) Finish(ctx context.Context, state, code string) (holder, provi
 	if err != nil {
 		return "", "", err
 	}
-	tok, err := cfg.Exchange(s.clientCtx(ctx), code, oauth2.VerifierOption(inv.Verifier))
+	tok, err := cfg.Exchange(s.clientCtx(ctx), code, s.resource(ctx, inv.Provider, oauth2.VerifierOption(inv.Verifier))...)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
@@ -245,7 +247,7 @@ func (s *Service) seal(inv invitation, purpose string) string {
 	return kid + "." + base64.RawURLEncoding.EncodeToString(sealed)
 }
 
-func (s *Service) unseal(v, purpose string) (invitation, error) {
+func (s *Service) unseal(ctx context.Context, v, purpose string) (invitation, error) {
 	var inv invitation
 	kid, b64, _ := strings.Cut(v, ".")
 	raw, err := base64.RawURLEncoding.DecodeString(b64)
@@ -260,7 +262,7 @@ func (s *Service) unseal(v, purpose string) (invitation, error) {
 		return inv, errors.New("the link is not one this host made")
 	case s.now().Unix() > inv.Expires:
 		return inv, errors.New("the link expired; make the call again for a new one")
-	case s.Providers[inv.Provider] == nil:
+	case s.Provider(ctx, inv.Provider) == nil:
 		return inv, errors.New("the provider " + inv.Provider + " is no longer configured")
 	}
 	return inv, nil
@@ -276,7 +278,10 @@ func (s *Service) clientCtx(ctx context.Context) context.Context {
 // config is provider's OAuth client, its endpoints read from its discovery
 // document on first use.
 func (s *Service) config(ctx context.Context, provider string) (*oauth2.Config, error) {
-	p := s.Providers[provider]
+	p := s.Provider(ctx, provider)
+	if p == nil {
+		return nil, fmt.Errorf("provider %s: no longer configured", provider)
+	}
 	ep := oauth2.Endpoint{AuthURL: p.AuthURL, TokenURL: p.TokenURL, AuthStyle: oauth2.AuthStyleInHeader}
 	if p.AuthStyle == "body" {
 		ep.AuthStyle = oauth2.AuthStyleInParams
@@ -304,8 +309,18 @@ func (s *Service) config(ctx context.Context, provider string) (*oauth2.Config, 
 	cfg := &oauth2.Config{ClientID: p.ClientID, Endpoint: ep, Scopes: p.Scopes, RedirectURL: s.Base(ctx) + CallbackPath}
 	if p.ClientSecretEnv != "" {
 		cfg.ClientSecret, _ = s.Secret(ctx, p.ClientSecretEnv)
+	} else {
+		cfg.ClientSecret = p.clientSecret
 	}
 	return cfg, nil
+}
+
+// resource is opts with provider's resource indicator (RFC 8707), if it has one.
+func (s *Service) resource(ctx context.Context, provider string, opts ...oauth2.AuthCodeOption) []oauth2.AuthCodeOption {
+	if p := s.Provider(ctx, provider); p != nil && p.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", p.Resource))
+	}
+	return opts
 }
 
 // maxDiscovery bounds a discovery document.

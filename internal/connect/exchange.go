@@ -67,7 +67,7 @@ func (s *Service) JWKS() map[string]any {
 
 // exchanged is holder's access token at provider from a token exchange, kept
 // in this process's memory only until it expires (never in the store).
-func (s *Service) exchanged(ctx context.Context, holder, provider string) (string, *rowcall.Failure) {
+func (s *Service) exchanged(ctx context.Context, holder, provider string, p *Provider) (string, *rowcall.Failure) {
 	key := holder + "\x00" + provider
 	if v, ok := s.exchanges.Load(key); ok {
 		if tok := v.(*oauth2.Token); s.good(tok) {
@@ -75,7 +75,6 @@ func (s *Service) exchanged(ctx context.Context, holder, provider string) (strin
 		}
 		s.exchanges.Delete(key)
 	}
-	p := s.Providers[provider]
 	cfg, err := s.config(ctx, provider)
 	if err != nil {
 		return "", rowcall.Fail("auth", "exchange_unreachable", provider).Because(err.Error() + "; try again")

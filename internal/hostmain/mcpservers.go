@@ -52,8 +52,10 @@ func stdioServers(lookup func(string) (string, bool)) (*mcpcall.Stdio, error) {
 
 // connections reads the operator's connection providers from
 // ROWCALL_CONNECTIONS (a file, or the JSON itself) and their sealing keys
-// from ROWCALL_CONNECTIONS_KEY (connect.Load); nil when unset:
-// bearer:connection: rows are then refused (connections_off).
+// from ROWCALL_CONNECTIONS_KEY (connect.Load; the key alone serves the
+// providers the host registers for MCP servers that need a sign-in); nil
+// when both are unset: bearer:connection: rows are then refused
+// (connections_off).
 func connections(lookup func(string) (string, bool)) (*connect.Service, error) {
 	value, _ := lookup("ROWCALL_CONNECTIONS")
 	key, _ := lookup("ROWCALL_CONNECTIONS_KEY")

@@ -3,6 +3,9 @@ package mcpcall
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,7 +16,9 @@ import (
 // each inputSchema as the server sent it (property order kept), and the
 // credential values used, to redact from what the server wrote. server is a
 // target's server part: an http(s) URL or stdio:NAME; auth and env are a
-// row's auth column and credential environment, as a call's.
+// row's auth column and credential environment, as a call's. A server that
+// answers 401 to a request without auth and names an authorization server
+// gives a *SignInRequired error.
 func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall.Env) (tools []*sdk.Tool, secrets []string, err error) {
 	t, err := ParseTarget("MCP " + server + "#tools/list")
 	if err != nil {
@@ -46,14 +51,22 @@ func (r *Runner) ListTools(ctx context.Context, server, auth string, env rowcall
 		sch.restore(tools)
 		return tools, nil, nil
 	}
-	if fail := r.authorized(ctx, server, t.URL, auth, env, func(ctx context.Context, s *httpSession, used []string) error {
+	fail, ref := r.authorized(ctx, server, t.URL, auth, env, func(ctx context.Context, s *httpSession, used []string) error {
 		secrets = used
 		if err := list(ctx, s.cs); err != nil {
 			return err
 		}
 		s.inject.schemas.restore(tools)
 		return nil
-	}); fail.Failed() {
+	})
+	if fail.Failed() && ref.status == http.StatusUnauthorized && strings.TrimSpace(auth) == "" {
+		as, err := r.authServer(ctx, t.URL, ref.challenge, true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s; its authorization server could not be found: %w", fail.Result, err)
+		}
+		return nil, nil, &SignInRequired{Server: server, Auth: as}
+	}
+	if fail.Failed() {
 		return nil, nil, errors.New(fail.Result)
 	}
 	return tools, secrets, nil

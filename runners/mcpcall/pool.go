@@ -223,7 +223,7 @@ func (p *pool) connect(ctx context.Context, u *url.URL, h http.Header) (*httpSes
 // credential.
 func (r *Runner) callHTTP(ctx context.Context, key string, t Target, auth string, env rowcall.Env, arguments json.RawMessage) rowcall.Output {
 	var out rowcall.Output
-	if fail := r.authorized(ctx, key, t.URL, auth, env, func(ctx context.Context, s *httpSession, secrets []string) (err error) {
+	if fail, _ := r.authorized(ctx, key, t.URL, auth, env, func(ctx context.Context, s *httpSession, secrets []string) (err error) {
 		res, err := r.callTool(ctx, s, t.Tool, arguments)
 		out, err = r.output(ctx, res, err, secrets)
 		return err

@@ -18,6 +18,13 @@
 // subject up, and issues that account an access token the userinfo endpoint
 // answers for. rowcall-late's clock runs LATE_SKEW seconds ahead, so
 // the subject tokens it is sent have expired.
+//
+// With MCP_RESOURCE (an MCP server's URL, for test/mcp_signin_test.go) it is
+// that server's authorization server: clients register themselves (dynamic
+// client registration, RFC 7591, open to anyone), a token asked for with the
+// resource indicator MCP_RESOURCE (RFC 8707) is for that resource alone, with
+// its scope "tools", and the introspection endpoint is on for client
+// "rowcall" (the MCP server checks tokens there).
 import { createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -36,11 +43,27 @@ const keyClients = keyClient ? [{
   jwks: { keys: [{ ...createPublicKey(keyClient).export({ format: 'jwk' }), kid: 'k1', use: 'sig' }] },
 }] : [];
 
+const mcpResource = process.env.MCP_RESOURCE;
+const mcpFeatures = mcpResource ? {
+  registration: { enabled: true },
+  introspection: { enabled: true },
+  resourceIndicators: {
+    enabled: true,
+    defaultResource: () => undefined,
+    useGrantedResource: () => true,
+    getResourceServerInfo: (ctx, resource) => {
+      if (resource !== mcpResource) throw new errors.InvalidTarget();
+      return { scope: 'tools', audience: resource, accessTokenFormat: 'opaque', accessTokenTTL: Number(process.env.ACCESS_TTL || 3600) };
+    },
+  },
+} : {};
+
 const accounts = new Set(['alice', 'bob']);
 const server = http.createServer();
 server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, {
+    ...(mcpResource ? { scopes: ['openid', 'offline_access', 'tools'] } : {}),
     clients: [{
       client_id: 'rowcall',
       client_secret: process.env.CLIENT_SECRET,
@@ -61,6 +84,7 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
       revocation: { enabled: true },
       clientCredentials: { enabled: !!keyClient },
       introspection: { enabled: !!keyClient },
+      ...mcpFeatures,
     },
     async findAccount(ctx, id) {
       if (!accounts.has(id)) return undefined;
