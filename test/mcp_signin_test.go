@@ -95,7 +95,9 @@ func (s *signInServer) seen() []string {
 // signs in there once; the import made again makes the rows, with
 // bearer:connection:<the registered provider>; a call answers the tool's
 // result for the signed-in account, and its receipt confirms; when the
-// access token nears its expiry the next call uses a refreshed one.
+// access token nears its expiry the next call uses a refreshed one. A
+// server whose resource metadata is another server's is refused, and
+// nothing is registered or written.
 func TestMCPImportSignIn(t *testing.T) {
 	port := freePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
@@ -111,7 +113,24 @@ func TestMCPImportSignIn(t *testing.T) {
 	provider := "mcp-127-0-0-1-" + strings.TrimPrefix(up.URL, "http://127.0.0.1:")
 	path := "/api/import/mcp?" + url.Values{"server": {up.resource}, "prefix": {"SI_"}}.Encode()
 
-	got := h.do(t, req{Method: "POST", Path: path, Body: map[string]any{}})
+	// A server whose metadata is for another resource is refused, with
+	// nothing registered and nothing written.
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+			json.NewEncoder(w).Encode(map[string]any{"resource": up.resource, "authorization_servers": []string{issuer}})
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer foreign.Close()
+	got := h.do(t, req{Method: "POST", Path: "/api/import/mcp?" + url.Values{"server": {foreign.URL + "/mcp"}, "prefix": {"SF_"}}.Encode(), Body: map[string]any{}})
+	expect(t, got, 502, map[string]any{"error": "invalid_request", "state_changed": false})
+	if !strings.Contains(fmt.Sprint(got.JSON["message"]), "protected resource metadata") {
+		t.Fatalf("foreign metadata: %s", got.Raw)
+	}
+
+	got = h.do(t, req{Method: "POST", Path: path, Body: map[string]any{}})
 	expect(t, got, 409, map[string]any{"error": "connection_required:" + provider, "provider": provider,
 		"auth": "bearer:connection:" + provider, "state_changed": false})
 	link, _ := got.JSON["connect_url"].(string)

@@ -88,9 +88,10 @@ type AuthServer struct {
 // metadata (RFC 8414, or OpenID Connect discovery). Every URL must be https
 // or loopback (the SDK's oauthex checks), and every request goes through
 // the runner's client (the outbound policy). legacy adds the 2025-03-26
-// spec's rule when the server publishes no resource metadata: its own
-// origin is the authorization server, and without metadata there its
-// endpoints are /authorize, /token and /register.
+// spec's rule when the server publishes no resource metadata and its
+// challenge names none: its own origin is the authorization server, and
+// without metadata there its endpoints are /authorize, /token and
+// /register.
 func (r *Runner) authServer(ctx context.Context, u *url.URL, challenge []string, legacy bool) (*AuthServer, error) {
 	client := r.cfg.Client
 	if client == nil {
@@ -132,7 +133,7 @@ func (r *Runner) authServer(ctx context.Context, u *url.URL, challenge []string,
 		issuer = prm.AuthorizationServers[0]
 		as.Resource = cmp.Or(prm.Resource, resource)
 		as.Scopes = prm.ScopesSupported
-	case !legacy:
+	case !legacy || metadata != "": // a server that names its metadata is held to it
 		return nil, errors.New("no protected resource metadata (RFC 9728) names an authorization server for the server: " + errors.Join(errs...).Error())
 	default:
 		issuer = strings.TrimSuffix(root.String(), "/")

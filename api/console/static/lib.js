@@ -72,12 +72,15 @@ export function describe(content) {
   return first ? first.replace(/^#+\s*/, '') : '';
 }
 
-// errorBox shows an API refusal: its code, message and how_to_fix.
+// errorBox shows an API refusal: its code, message and how_to_fix, and for
+// connection_required the link to sign in (connect_url).
 export function errorBox(err, id) {
   const b = err.body || {};
   return h('div', { class: 'alert', role: 'alert', id },
     h('strong', {}, b.error || err.message), b.message ? ': ' + b.message : '',
-    b.how_to_fix ? h('div', { class: 'fix' }, 'How to fix: ', b.how_to_fix) : '');
+    b.how_to_fix ? h('div', { class: 'fix' }, 'How to fix: ', b.how_to_fix) : '',
+    // connection_required (an MCP server's import that needs a sign-in): the link to sign in
+    /^https?:\/\//.test(b.connect_url || '') ? h('div', {}, h('a', { class: 'button', id: 'connect-link', href: b.connect_url, target: '_blank', rel: 'noopener' }, 'Sign in to ' + (b.provider || 'the provider'))) : '');
 }
 
 // pretty is v as indented JSON (a string that holds JSON is decoded first).
