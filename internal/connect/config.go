@@ -37,7 +37,7 @@ type Provider struct {
 	// person connects, no authorization endpoint is needed.
 	TokenExchange *Exchange `json:"token_exchange,omitempty"`
 	// Resource, when set, is the resource indicator (RFC 8707) sent with the
-	// authorization and token requests: the URL of the API the tokens are
+	// authorization, code and refresh requests: the URL of the API the tokens are
 	// for (an MCP server's, for a provider the host registered itself).
 	Resource string `json:"resource,omitempty"`
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/rowcall/rowcall"
 )
@@ -102,7 +103,7 @@ func (s *Service) Token(ctx context.Context, holder, provider string) (string, *
 	cfg, err := s.config(ctx, provider)
 	if err == nil {
 		var fresh *oauth2.Token
-		if fresh, err = cfg.TokenSource(s.clientCtx(ctx), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil {
+		if fresh, err = s.renew(ctx, cfg, p, tok.RefreshToken); err == nil {
 			var stored bool
 			if stored, err = s.Store.ReplaceConnection(ctx, sc, s.sealConnection(holder, provider, fresh)); err == nil {
 				if stored {
@@ -122,6 +123,24 @@ func (s *Service) Token(ctx context.Context, holder, provider string) (string, *
 		return "", s.needed(ctx, "connection_expired", holder, provider, "the provider refused to refresh the token ("+re.ErrorCode+")")
 	}
 	return "", rowcall.Fail("auth", "connection_refresh", provider).Because("the provider could not be reached to refresh the token; try again")
+}
+
+// renew redeems refresh for a fresh token at cfg's token endpoint, with p's
+// resource indicator (RFC 8707) when it has one: x/oauth2's TokenSource
+// sends no extra parameter, so such a refresh is the same request made
+// with the grant_type overridden. A provider that sends no new refresh
+// token leaves the old one in use, as TokenSource does.
+func (s *Service) renew(ctx context.Context, cfg *oauth2.Config, p *Provider, refresh string) (*oauth2.Token, error) {
+	if p.Resource == "" {
+		return cfg.TokenSource(s.clientCtx(ctx), &oauth2.Token{RefreshToken: refresh}).Token()
+	}
+	cc := clientcredentials.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.Endpoint.TokenURL, AuthStyle: cfg.Endpoint.AuthStyle,
+		EndpointParams: url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "resource": {p.Resource}}}
+	tok, err := cc.Token(s.clientCtx(ctx))
+	if err == nil && tok.RefreshToken == "" {
+		tok.RefreshToken = refresh
+	}
+	return tok, err
 }
 
 // good reports whether tok's access token is not about to expire.
