@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,8 +92,9 @@ func (s *signInServer) seen() []string {
 // Importing an MCP server that needs a person's sign-in: the import
 // registers the host at the server's authorization server (a real one,
 // oidc-provider, with dynamic registration and resource indicators) and
-// answers connection_required with the link, writing nothing; the owner
-// signs in there once; the import made again makes the rows, with
+// answers connection_required with the link, writing nothing (`rowcall
+// import mcp` prints the link); the owner signs in there once; the import
+// made again makes the rows, with
 // bearer:connection:<the registered provider>; a call answers the tool's
 // result for the signed-in account, and its receipt confirms; when the
 // access token nears its expiry the next call uses a refreshed one. A
@@ -138,12 +140,22 @@ func TestMCPImportSignIn(t *testing.T) {
 		t.Fatalf("no link to sign in: %s", got.Raw)
 	}
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/SI_WHOAMI"}), 404, nil)
-	// Imported again before signing in: the same provider, the same answer.
-	expect(t, h.do(t, req{Method: "POST", Path: path, Body: map[string]any{}}), 409, map[string]any{"provider": provider})
+	// `rowcall import mcp`, before the sign-in: the same provider, and the
+	// link printed for the person; after it, the rows.
+	cli := func() (string, error) {
+		out, err := exec.Command(binary, "import", "mcp", up.resource, "--prefix", "SI_", "--url", h.URL, "--data", h.Data).CombinedOutput()
+		return string(out), err
+	}
+	out, err := cli()
+	if link = linkIn.FindString(out); err == nil || !strings.Contains(out, "needs a person's sign-in (connection_required:"+provider+")") ||
+		!strings.Contains(out, "bearer:connection:"+provider) || !strings.HasPrefix(link, base+"/connect?c=") {
+		t.Fatalf("rowcall import mcp before the sign-in (%v): %s", err, out)
+	}
 
 	connectAs(t, link, "alice")
-	got = h.do(t, req{Method: "POST", Path: path, Body: map[string]any{}})
-	expect(t, got, 200, map[string]any{"ok": true, "created": []string{"SI_WHOAMI"}})
+	if out, err := cli(); err != nil || !strings.Contains(out, "created 1, updated 0, unchanged 0") {
+		t.Fatalf("rowcall import mcp after the sign-in (%v): %s", err, out)
+	}
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/SI_WHOAMI"}), 200, map[string]any{"runner": "mcp",
 		"target": "MCP " + up.resource + "#whoami", "auth": "bearer:connection:" + provider, "imported_from": "mcp:" + up.resource})
 
