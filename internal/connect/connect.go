@@ -4,7 +4,9 @@
 // bearer:connection:NAME then sends the calling credential's own access
 // token. A Service runs the authorization code flow with PKCE as the client
 // (Link, Begin, Finish), keeps the tokens sealed in the store, and hands them
-// to calls (Token), refreshing them when they expire.
+// to calls (Token), refreshing them when they expire. Besides the
+// operator's providers, the host registers its own for MCP servers that
+// need a person's sign-in (RegisterMCP, kept in the database: registered.go).
 //
 //	svc := &connect.Service{Providers: cfg.Providers, Keys: keys, Store: store, Client: outbound, Secret: lookup, Base: base}
 //	dispatcher.Connect = svc.Token

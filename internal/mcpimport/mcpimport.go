@@ -1,5 +1,7 @@
 // Package mcpimport turns an MCP server's tools into rows: one http row per
 // tool, runner "mcp", for `rowcall import mcp` and POST /api/import/mcp.
+// List lists the tools for an import, signing the host in to a server that
+// needs a person's sign-in (a provider it registers, connected to once).
 //
 //	tools, secrets, err := runner.ListTools(ctx, server, auth, env)   // runners/mcpcall
 //	rows := mcpimport.Rows(server, tools, secrets, mcpimport.Options{Prefix: "GH_", Auth: auth})
