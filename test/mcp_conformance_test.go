@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	wasmexamples "github.com/rowcall/rowcall/wasm/examples"
 )
 
@@ -89,9 +91,11 @@ func eachConformanceSuite(t *testing.T, dir string, f func(t *testing.T, index, 
 // conformanceRows are the rows the suite's scenarios call by name: the
 // tools a directory can honestly offer as rows (an http row's answer, its
 // failure, fn rows whose results are media, a flow whose steps report
-// progress, a row whose input_schema uses JSON Schema 2020-12), on a
-// loopback upstream.
-func conformanceRows(t *testing.T, h *host, up *upstream) {
+// progress, a row whose input_schema uses JSON Schema 2020-12, MCP rows
+// whose tool answers an embedded resource, or text, an image and a resource
+// together, passed on as the tool sent them), on loopback upstreams (up, and
+// the MCP server at mcpUp).
+func conformanceRows(t *testing.T, h *host, up *upstream, mcpUp string) {
 	createRow(t, h, map[string]any{"key": "test_simple_text", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/simple-text",
 		"content": "# WHAT: Answers a fixed sentence (the conformance suite's simple text tool)."})
 	createRow(t, h, map[string]any{"key": "test_error_handling", "type": "http", "category": "conformance", "target": "GET " + up.URL + "/fail",
@@ -112,6 +116,30 @@ func conformanceRows(t *testing.T, h *host, up *upstream) {
 		"input_schema": `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
 			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
 			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`})
+	for key, tool := range map[string]string{"test_embedded_resource": "embedded_resource", "test_multiple_content_types": "multiple_content_types"} {
+		createRow(t, h, map[string]any{"key": key, "type": "http", "runner": "mcp", "category": "conformance", "target": "MCP " + mcpUp + "#" + tool,
+			"content": "# WHAT: An MCP tool's content blocks (the conformance suite's " + key + " tool)."})
+	}
+}
+
+// conformanceMCPUpstream is a Go SDK MCP server on loopback whose tools
+// answer what the suite's content scenarios ask for: an embedded resource,
+// and text, an image and a resource together. It returns the server's URL.
+func conformanceMCPUpstream(t *testing.T) string {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "conformance-content", Version: "1"}, nil)
+	answer := func(content ...sdk.Content) sdk.ToolHandler {
+		return func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: content}, nil
+		}
+	}
+	schema := json.RawMessage(`{"type":"object"}`)
+	srv.AddTool(&sdk.Tool{Name: "embedded_resource", InputSchema: schema}, answer(
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content."}}))
+	srv.AddTool(&sdk.Tool{Name: "multiple_content_types", InputSchema: schema}, answer(
+		&sdk.TextContent{Text: "Multiple content types test:"},
+		&sdk.ImageContent{Data: onePixelPNG, MIMEType: "image/png"},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}}))
+	return newMCPUpstream(t, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)).URL + "/mcp"
 }
 
 // onePixelPNG is a 1×1 red PNG; silentWAV a WAV header with no samples.
@@ -131,13 +159,14 @@ func TestMCPConformance(t *testing.T) {
 			fmt.Fprint(w, "This tool intentionally returns an error for testing")
 		}
 	})
+	mcpUp := conformanceMCPUpstream(t)
 	for _, b := range backends {
 		if b.Name != "embedded" && b.Name != "worker" {
 			continue
 		}
 		t.Run(b.Name, func(t *testing.T) {
 			tg := b.Start(t, nil)
-			conformanceRows(t, tg.host, up)
+			conformanceRows(t, tg.host, up, mcpUp)
 			// The suite sends no credential: a loopback proxy adds the owner's.
 			target, _ := url.Parse(tg.URL)
 			proxy := httputil.NewSingleHostReverseProxy(target)
