@@ -64,9 +64,10 @@ $(NODE_STAMP): package.json package-lock.json
 #   mcp-client       the official MCP TypeScript SDK client (test/mcp_test.go)
 #   mcp-servers      the reference MCP servers runners/mcpcall's tests start as upstreams
 #   mcp-inspector    the official MCP Inspector, driven through OAuth sign-in (test/oauth_test.go)
-#   mcp-conformance  the official MCP conformance suite and the Node 22 it needs (npm's node
-#                    package's per-platform binary, an optional dependency, so no install
-#                    script runs; test/mcp_conformance_test.go)
+#   mcp-conformance  the official MCP conformance suite, 0.1.16 and 0.2.0-alpha.12 side by
+#                    side, and the Node 22 it needs (npm's node package's per-platform binary,
+#                    an optional dependency, so no install script runs;
+#                    test/mcp_conformance_test.go)
 #   oidc-provider    a real OpenID provider the connection tests sign in to (test/connections_test.go)
 mcp-client: test/mcpclient/node_modules/.package-lock.json
 mcp-servers: test/mcpservers/node_modules/.package-lock.json

@@ -34,10 +34,16 @@ func mcpServersFile(t *testing.T) string {
 	return file
 }
 
+// mcpServersDir is test/mcpservers, the reference MCP servers pinned from
+// npm, installed when missing.
+func mcpServersDir(t *testing.T) string {
+	return testenv.NPM(t, "mcpservers", filepath.Join("node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
+}
+
 // everythingJS is node and the pinned npm server-everything's script.
 func everythingJS(t *testing.T) (node, script string) {
 	t.Helper()
-	dir := testenv.NPM(t, "mcpservers", filepath.Join("node_modules", "@modelcontextprotocol", "server-memory", "package.json"))
+	dir := mcpServersDir(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not on PATH (make test installs nodejs)")
@@ -243,7 +249,7 @@ func TestMCPSyncCatchesDrift(t *testing.T) {
 		(!strings.Contains(out, ": 1 drifted, 1 unchanged\n") && !strings.Contains(out, ": 1 unchanged, 1 drifted\n")) {
 		t.Fatalf("sync: %s", out)
 	}
-	heldDrifted(t, h, tok, pinned)
+	heldDrifted(t, h, "UP_LOOKUP", "cat", tok, pinned)
 	row := h.do(t, req{Method: "GET", Path: "/api/directory/UP_LOOKUP"}).JSON
 	if !strings.Contains(row["content"].(string), "# DRIFTED: ") || strings.Contains(row["input_schema"].(string), "force") {
 		t.Fatalf("drifted row: %v", row)
@@ -301,14 +307,14 @@ func rowUntil(t *testing.T, h *host, key, what string, cond func(row map[string]
 	}
 }
 
-// heldDrifted checks that drifted UP_LOOKUP is held: the owner's call is
-// refused with definition_changed, and the token pinned to the row's
+// heldDrifted checks that drifted row key is held: the owner's call with
+// body is refused with definition_changed, and the token pinned to the row's
 // contract (pinned) stops with contract_changed, the row's contract now
 // being another.
-func heldDrifted(t *testing.T, h *host, tok, pinned string) {
+func heldDrifted(t *testing.T, h *host, key, body, tok, pinned string) {
 	t.Helper()
-	refused(t, h, dispatchCall(t, h, "UP_LOOKUP", "dog"), 409, "definition_changed")
-	got := tokenCall(t, h, tok, "UP_LOOKUP", "cat")
+	refused(t, h, dispatchCall(t, h, key, body), 409, "definition_changed")
+	got := tokenCall(t, h, tok, key, body)
 	e, _ := got.JSON["error"].(string)
 	current, ok := strings.CutPrefix(e, "contract_changed:"+pinned+"!=")
 	if !ok || len(current) != 64 {
@@ -336,7 +342,7 @@ func TestMCPDriftCheckedOnListChanged(t *testing.T) {
 
 	up.set("Looks a word up and deletes it.", changedSchema) // the SDK server sends list_changed
 	rowUntil(t, h, "UP_LOOKUP", "the host to mark UP_LOOKUP drifted", drifted)
-	heldDrifted(t, h, tok, pinned)
+	heldDrifted(t, h, "UP_LOOKUP", "cat", tok, pinned)
 
 	// Reject: the approved definition stays, so the pinned contract holds
 	// again, but the call is refused before it reaches the changed tool.
@@ -369,7 +375,7 @@ func TestMCPDriftCheckedPeriodically(t *testing.T) {
 	up.set("Looks a word up and deletes it.", changedSchema)
 	up.remove("old")
 	rowUntil(t, h, "UP_LOOKUP", "the periodic check to mark UP_LOOKUP drifted", drifted)
-	heldDrifted(t, h, tok, pinned)
+	heldDrifted(t, h, "UP_LOOKUP", "cat", tok, pinned)
 	rowUntil(t, h, "UP_OLD", "the removed tool's row to be disabled", func(row map[string]any) bool { return row["enabled"] == float64(0) })
 }
 

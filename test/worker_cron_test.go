@@ -40,7 +40,7 @@ func TestWorkerCronChecksMCPDrift(t *testing.T) {
 		t.Fatalf("GET /__scheduled?cron=%s: %d %s", cron, got.Status, got.Raw)
 	}
 	row := rowUntil(t, h, "UP_LOOKUP", "the scheduled check to mark UP_LOOKUP drifted", drifted)
-	heldDrifted(t, h, tok, pinned)
+	heldDrifted(t, h, "UP_LOOKUP", "cat", tok, pinned)
 	if st, _ := row["mcp_sync"].(map[string]any); st == nil || st["server"] != up.URL || st["error"] != nil || st["last_ok"] == nil {
 		t.Fatalf("the row's mcp_sync after the scheduled check: %v", row["mcp_sync"])
 	}

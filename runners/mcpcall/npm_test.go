@@ -3,7 +3,6 @@ package mcpcall
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -43,27 +42,7 @@ func node(t *testing.T) string {
 // free loopback port and returns its /mcp URL and the policy client that
 // may reach it.
 func everythingHTTP(t *testing.T) (string, *http.Client) {
-	dir := serversDir(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(node(t), "--require", filepath.Join(dir, "loopback.cjs"), serverJS(dir, "server-everything"), "streamableHttp")
-	cmd.Env = []string{"PORT=" + port}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, "server-everything to listen on "+addr, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	addr := testenv.EverythingHTTP(t, serversDir(t))
 	ap := netip.MustParseAddrPort(addr)
 	return "http://" + addr + "/mcp", outbound.Policy{AllowPorts: []outbound.PortPrefix{outbound.Exact(ap)}}.Client(DefaultTimeout)
 }
