@@ -162,7 +162,7 @@ func (h *Handler) connectCallback(w http.ResponseWriter, r *http.Request) {
 		showError(w, http.StatusBadRequest, "the provider answered "+e+": "+q.Get("error_description"), "make the call again and connect from its new link")
 		return
 	}
-	holder, provider, err := h.cfg.Connect.Finish(r.Context(), q.Get("state"), q.Get("code"))
+	holder, provider, err := h.cfg.Connect.Finish(r.Context(), q)
 	if err != nil {
 		showError(w, http.StatusBadRequest, err.Error(), "make the call again and connect from its new link")
 		return

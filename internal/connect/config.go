@@ -40,6 +40,12 @@ type Provider struct {
 	// authorization, code and refresh requests: the URL of the API the tokens are
 	// for (an MCP server's, for a provider the host registered itself).
 	Resource string `json:"resource,omitempty"`
+	// Issuer, when set, is the authorization server's issuer: an
+	// authorization response that names another is refused, and with
+	// IssRequired one that names none (RFC 9207). A provider the host
+	// registered itself takes both from the server's metadata.
+	Issuer      string `json:"issuer,omitempty"`
+	IssRequired bool   `json:"authorization_response_iss_parameter_supported,omitempty"`
 
 	clientSecret string // a registered provider's client secret (registered.go)
 }

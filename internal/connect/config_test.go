@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -88,5 +89,43 @@ func TestMCPProviderName(t *testing.T) {
 	long := "https://" + strings.Repeat("a", 80) + ".example.com/mcp"
 	if got := MCPProviderName(long); len(got) > 64 || !rowcall.IsProviderName(got) {
 		t.Errorf("MCPProviderName of a long host: %s", got)
+	}
+}
+
+// An authorization response is checked against the provider's issuer
+// exactly (RFC 9207): another issuer, the same with a trailing slash, or
+// none when the server says it always names one, is refused; a provider
+// whose issuer is unknown is not checked.
+func TestCheckIssuer(t *testing.T) {
+	named := &Provider{Issuer: "https://as.example.test", IssRequired: true}
+	optional := &Provider{Issuer: "https://as.example.test"}
+	for _, c := range []struct {
+		p      *Provider
+		query  string
+		refuse bool
+	}{
+		{named, "code=c&iss=https%3A%2F%2Fas.example.test", false},
+		{named, "code=c&iss=https%3A%2F%2Fevil.example.test", true},
+		{named, "code=c&iss=https%3A%2F%2Fas.example.test%2F", true},
+		{named, "code=c", true},
+		{optional, "code=c", false},
+		{optional, "code=c&iss=https%3A%2F%2Fevil.example.test", true},
+		{&Provider{}, "code=c&iss=https%3A%2F%2Fevil.example.test", false},
+	} {
+		q, _ := url.ParseQuery(c.query)
+		if err := checkIssuer(c.p, "mcp-as", q); (err != nil) != c.refuse {
+			t.Errorf("issuer %q, answer %s: %v, want refused %v", c.p.Issuer, c.query, err, c.refuse)
+		}
+	}
+}
+
+// The host registers as a web client on a public origin and as a native
+// one on http loopback.
+func TestApplicationType(t *testing.T) {
+	for redirect, want := range map[string]string{"https://rowcall.example/connect/callback": "web",
+		"http://127.0.0.1:8080/connect/callback": "native", "http://localhost:1/connect/callback": "native", "http://[::1]:2/connect/callback": "native"} {
+		if got := applicationType(redirect); got != want {
+			t.Errorf("%s: %s, want %s", redirect, got, want)
+		}
 	}
 }

@@ -213,10 +213,12 @@ func (s *Service) Begin(ctx context.Context, c string) (string, error) {
 	return cfg.AuthCodeURL(s.seal(inv, "state"), s.resource(ctx, inv.Provider, oauth2.S256ChallengeOption(inv.Verifier))...), nil
 }
 
-// Finish redeems the provider's code for the request whose state it sent
-// back, and stores the tokens sealed. It returns whose connection it made.
-func (s *Service) Finish(ctx context.Context, state, code string) (holder, provider string, err error) {
-	inv, err := s.unseal(ctx, state, "state")
+// Finish redeems the provider's code in callback (the query of its redirect
+// back) for the request whose state it sent back, and stores the tokens
+// sealed. It returns whose connection it made. A provider whose issuer is
+// known has its answer's iss checked first (RFC 9207, checkIssuer).
+func (s *Service) Finish(ctx context.Context, callback url.Values) (holder, provider string, err error) {
+	inv, err := s.unseal(ctx, callback.Get("state"), "state")
 	if err != nil {
 		return "", "", err
 	}
@@ -224,7 +226,10 @@ func (s *Service) Finish(ctx context.Context, state, code string) (holder, provi
 	if err != nil {
 		return "", "", err
 	}
-	tok, err := cfg.Exchange(s.clientCtx(ctx), code, s.resource(ctx, inv.Provider, oauth2.VerifierOption(inv.Verifier))...)
+	if err := checkIssuer(s.Provider(ctx, inv.Provider), inv.Provider, callback); err != nil {
+		return "", "", err
+	}
+	tok, err := cfg.Exchange(s.clientCtx(ctx), callback.Get("code"), s.resource(ctx, inv.Provider, oauth2.VerifierOption(inv.Verifier))...)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
@@ -233,6 +238,26 @@ func (s *Service) Finish(ctx context.Context, state, code string) (holder, provi
 		return "", "", errors.New("the provider could not be reached to redeem the code")
 	}
 	return inv.Holder, inv.Provider, s.put(ctx, inv.Holder, inv.Provider, tok)
+}
+
+// checkIssuer refuses an authorization response that names another issuer
+// than the provider's, or names none when the provider says it always does
+// (RFC 9207 §2.4): a code another authorization server issued is never sent
+// to this provider's token endpoint (a mix-up). The comparison is exact, as
+// the RFC asks: no trailing slash or case is forgiven. A provider whose
+// issuer is not known (configured by its endpoints alone) is not checked.
+func checkIssuer(p *Provider, provider string, callback url.Values) error {
+	if p == nil || p.Issuer == "" {
+		return nil
+	}
+	iss, named := callback.Get("iss"), callback.Has("iss")
+	switch {
+	case named && iss != p.Issuer:
+		return fmt.Errorf("the sign-in answer came from issuer %q, not %s's %q (RFC 9207): the code was not redeemed", iss, provider, p.Issuer)
+	case !named && p.IssRequired:
+		return fmt.Errorf("the sign-in answer names no issuer, though %s's authorization server %q always does (RFC 9207): the code was not redeemed", provider, p.Issuer)
+	}
+	return nil
 }
 
 // put seals tok as holder's connection to provider.

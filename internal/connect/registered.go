@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -148,7 +149,8 @@ func (s *Service) RegisterMCP(ctx context.Context, server, resource string, scop
 	default:
 		return "", fmt.Errorf("the authorization server %s accepts none of client_secret_basic, client_secret_post, none at its token endpoint", asm.Issuer)
 	}
-	meta := &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{s.Base(ctx) + CallbackPath}, TokenEndpointAuthMethod: method,
+	redirect := s.Base(ctx) + CallbackPath
+	meta := &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: method, ApplicationType: applicationType(redirect),
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}, ClientName: "rowcall", Scope: strings.Join(scopes, " ")}
 	got, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, s.Client)
 	if err != nil {
@@ -158,7 +160,7 @@ func (s *Service) RegisterMCP(ctx context.Context, server, resource string, scop
 		method = got.TokenEndpointAuthMethod
 	}
 	p := &Provider{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, ClientID: got.ClientID, Scopes: scopes, Resource: resource,
-		AuthStyle: "basic", clientSecret: got.ClientSecret}
+		Issuer: asm.Issuer, IssRequired: asm.AuthorizationResponseIssParameterSupported, AuthStyle: "basic", clientSecret: got.ClientSecret}
 	if method != "client_secret_basic" { // client_secret_post, or none: a public client names itself in the form
 		p.AuthStyle = "body"
 	}
@@ -169,4 +171,17 @@ func (s *Service) RegisterMCP(ctx context.Context, server, resource string, scop
 	}
 	s.providers.Store(name, p)
 	return name, nil
+}
+
+// applicationType is what the host registers as (OpenID Connect Dynamic
+// Client Registration's application_type, which the MCP authorization spec
+// asks for): "web" for a redirect URI on a public origin, "native" for one
+// on loopback over http, which a web client may not use.
+func applicationType(redirect string) string {
+	if u, err := url.Parse(redirect); err == nil && u.Scheme == "http" {
+		if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
+			return "native"
+		}
+	}
+	return "web"
 }

@@ -188,6 +188,6 @@ func signIn(ctx context.Context, svc *connect.Service, link string) error {
 	if e := back.Query().Get("error"); e != "" {
 		return fmt.Errorf("the authorization server answered %s: %s", e, back.Query().Get("error_description"))
 	}
-	_, _, err = svc.Finish(ctx, back.Query().Get("state"), back.Query().Get("code"))
+	_, _, err = svc.Finish(ctx, back.Query())
 	return err
 }
