@@ -248,7 +248,7 @@ func writeCache(file string, cache map[[32]byte][]float32) error {
 }
 
 // The hybrid settings chosen on the tune split (docs/benchmarks.md, "Ask",
-// has the figures), which the hosts use (vectors.Weight,
+// has the kept figures; the variants' are in it as of 3914574), which the hosts use (vectors.Weight,
 // vectors.K).
 const (
 	ChosenWeight   = vectors.Weight

@@ -116,8 +116,8 @@ func dot(a, b []float32) float32 {
 }
 
 // queryVariants are what of a question is embedded: all of it. Commit
-// 6dc45db also tried it without stop words (q=content), which lost on every
-// set (docs/benchmarks.md, "Ask").
+// 6dc45db also tried it without stop words (q=content), which was not kept
+// (its figures: docs/benchmarks.md as of 3914574, "Ask").
 var queryVariants = map[string]func(string) string{
 	"all": func(q string) string { return q },
 }
