@@ -129,6 +129,12 @@ const (
 	// (the row is drifted) and the owner has not accepted or rejected the
 	// change yet; the row is held for every caller (ROWCALL_MCP_DRIFT).
 	EDefinitionChanged Code = "definition_changed" // the row's key
+	// ERoleForbids is the refusal of a person (or a token they minted) whose
+	// role lacks the right an action needs (role_forbids:<role>:<right>).
+	ERoleForbids Code = "role_forbids" // the person's role ("none" when they have none), the right
+	// ECrossSite is the refusal of a state-changing request authenticated
+	// by a session cookie that did not come from the host's own pages.
+	ECrossSite Code = "cross_site_request"
 )
 
 // Errorf returns an *Error with code and a formatted message.

@@ -36,6 +36,10 @@ type Receipt struct {
 	TokenID   string  `json:"token_id,omitempty"` // the capability token the caller presented
 	Approval  string  `json:"approval,omitempty"` // the approval the call ran on (apr_…), or an approval's own receipt's
 	Approver  string  `json:"approver,omitempty"` // who approved it (an actor)
+	// The person behind the call (the session's, or the one whose token
+	// called), by their OpenID provider's issuer and subject.
+	PersonIssuer  string `json:"person_iss,omitempty"`
+	PersonSubject string `json:"person_sub,omitempty"`
 
 	// The chain: written by the ledger when the receipt is stored.
 	Seq    int64  `json:"seq"`         // 1, 2, 3… across every receipt of the database
@@ -90,6 +94,10 @@ func (r *Receipt) AppendCanonical(dst []byte) []byte {
 	w.field("output_sha256", r.Output)
 	if r.Parent != "" {
 		w.field("parent", r.Parent)
+	}
+	if r.PersonIssuer != "" || r.PersonSubject != "" {
+		w.field("person_iss", r.PersonIssuer)
+		w.field("person_sub", r.PersonSubject)
 	}
 	w.field("prev_sha256", r.Prev)
 	w.field("runner", r.Runner)

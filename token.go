@@ -25,6 +25,7 @@ type Token struct {
 	Approval    string            `json:"approval,omitempty"` // ApproveSensitive or ApproveAll: its calls wait for a person's approval
 	Approve     bool              `json:"approve,omitempty"`  // may approve or deny the waiting calls of rows in its scope
 	Teach       bool              `json:"teach,omitempty"`    // its questions, followed by a successful call of a match, teach ask (internal/learn)
+	Person      string            `json:"person,omitempty"`   // the person (per_…) who minted it or consented to it: it never exceeds what they may do (Person.Narrow)
 	Limits                        // rate and budgets, set when minted (limits.go)
 }
 

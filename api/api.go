@@ -81,6 +81,12 @@ type Config struct {
 	// Connect runs callers' connections to the operator's providers
 	// (connections.go); nil serves no connection endpoints.
 	Connect *connect.Service
+	// People keeps the organisation's people, their sessions and sign-ins
+	// (sqlstore.Store); nil serves no /api/me people or sessions.
+	People rowcall.People
+	// SignIn is the organisation's OpenID provider (ROWCALL_OIDC_*): nil
+	// serves no /login.
+	SignIn SignIn
 	// Learned keeps ask's learned phrases (internal/learn.Learner); nil
 	// serves no /api/learned endpoints.
 	Learned Learned
@@ -134,7 +140,7 @@ func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.D
 			c := h.caller(r)
 			// A token minted for another audience is no credential here: the
 			// client is sent to sign in for this one (RFC 8707).
-			return mcp.Caller{Owner: c.Owner, Token: c.Token, Actor: c.Actor}, c.Owner || (c.Token != nil && h.usable(c.Token) && h.ours(c.Token))
+			return c, c.Owner || (c.Token != nil && h.usable(c.Token) && h.ours(c.Token))
 		}})
 	h.router = &router{mux: h.mux}
 	h.routes()
@@ -143,12 +149,12 @@ func New(cfg Config, dir rowcall.DirectoryService, store Store, disp *dispatch.D
 
 func (h *Handler) routes() {
 	m := h.router
-	m.HandleFunc("POST /api/directory", h.owner(h.createRow))
+	m.HandleFunc("POST /api/directory", h.may(rowcall.RightWrite, h.createRow))
 	m.HandleFunc("GET /api/directory", h.reader(h.listRows))
 	m.HandleFunc("GET /api/directory/{key}", h.reader(h.getRow))
-	m.HandleFunc("PUT /api/directory/{key}", h.owner(h.replaceRow))
-	m.HandleFunc("PATCH /api/directory/{key}", h.owner(h.patchRow))
-	m.HandleFunc("DELETE /api/directory/{key}", h.owner(h.deleteRow))
+	m.HandleFunc("PUT /api/directory/{key}", h.may(rowcall.RightWrite, h.replaceRow))
+	m.HandleFunc("PATCH /api/directory/{key}", h.may(rowcall.RightWrite, h.patchRow))
+	m.HandleFunc("DELETE /api/directory/{key}", h.may(rowcall.RightWrite, h.deleteRow))
 	m.HandleFunc("GET /api/directory/{key}/history", h.reader(h.history))
 	m.HandleFunc("GET /api/directory/{key}/similar", h.reader(h.similar))
 	m.HandleFunc("POST /api/dispatch", h.invoker(h.dispatchRow))
@@ -156,31 +162,39 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /api/approvals/{id}", h.invoker(h.getApproval))
 	m.HandleFunc("POST /api/approvals/{id}/approve", h.invoker(h.decide(true)))
 	m.HandleFunc("POST /api/approvals/{id}/deny", h.invoker(h.decide(false)))
-	m.HandleFunc("POST /api/tokens", h.owner(h.mintToken))
-	m.HandleFunc("GET /api/tokens", h.owner(h.listTokens))
-	m.HandleFunc("GET /api/tokens/{id}", h.owner(h.getToken))
-	m.HandleFunc("DELETE /api/tokens/{id}", h.owner(h.revokeToken))
-	m.HandleFunc("GET /api/receipts", h.owner(h.exportReceipts))
-	m.HandleFunc("POST /api/import", h.owner(h.importRows))
-	m.HandleFuncUpTo("POST /api/import/openapi", MaxOpenAPIDocument, h.owner(h.importOpenAPI))
-	m.HandleFunc("POST /api/import/mcp", h.owner(h.importMCP))
-	m.HandleFunc("POST /api/mcp/sync", h.owner(h.syncMCP))
+	m.HandleFunc("POST /api/tokens", h.may(rowcall.RightCall, h.mintToken))
+	m.HandleFunc("GET /api/tokens", h.may(rowcall.RightCall, h.listTokens))
+	m.HandleFunc("GET /api/tokens/{id}", h.may(rowcall.RightCall, h.getToken))
+	m.HandleFunc("DELETE /api/tokens/{id}", h.may(rowcall.RightCall, h.revokeToken))
+	m.HandleFunc("GET /api/receipts", h.may(rowcall.RightRead, h.exportReceipts))
+	m.HandleFunc("POST /api/import", h.may(rowcall.RightWrite, h.importRows))
+	m.HandleFuncUpTo("POST /api/import/openapi", MaxOpenAPIDocument, h.may(rowcall.RightWrite, h.importOpenAPI))
+	m.HandleFunc("POST /api/import/mcp", h.may(rowcall.RightWrite, h.importMCP))
+	m.HandleFunc("POST /api/mcp/sync", h.may(rowcall.RightWrite, h.syncMCP))
 	m.HandleFunc("GET /api/openapi.json", h.reader(h.exportOpenAPI))
 	m.HandleFunc("POST /api/dispatch/{key}", h.invoker(h.callNamed))
-	m.HandleFuncUpTo("PUT /api/modules/{name}", modules.MaxSize, h.owner(h.putModule))
+	m.HandleFuncUpTo("PUT /api/modules/{name}", modules.MaxSize, h.may(rowcall.RightWrite, h.putModule))
 	m.HandleFunc("GET /api/modules", h.reader(h.listModules))
 	m.HandleFunc("GET /api/modules/{name}", h.reader(h.getModule))
-	m.HandleFunc("DELETE /api/modules/{name}", h.owner(h.deleteModule))
+	m.HandleFunc("DELETE /api/modules/{name}", h.may(rowcall.RightWrite, h.deleteModule))
 	m.HandleFunc("GET /.well-known/rowcall-receipt-keys", h.receiptKeys)
 	m.HandleFunc("GET /.well-known/rowcall-checkpoint", h.checkpoint)
 	m.HandleFunc("GET /api/dispatch", h.dispatchGet)
 	m.HandleFunc("GET /receipt/{id}", h.receiptGet)
-	m.HandleFunc("DELETE /api/breakers/{key}", h.owner(h.clearBreaker))
+	m.HandleFunc("DELETE /api/breakers/{key}", h.may(rowcall.RightSettings, h.clearBreaker))
 	if h.cfg.Learned != nil {
-		m.HandleFunc("GET /api/learned", h.owner(h.listLearned))
-		m.HandleFunc("POST /api/learned", h.owner(h.addLearned))
-		m.HandleFunc("PATCH /api/learned/{id}", h.owner(h.editLearned))
-		m.HandleFunc("DELETE /api/learned/{id}", h.owner(h.deleteLearned))
+		m.HandleFunc("GET /api/learned", h.may(rowcall.RightWrite, h.listLearned))
+		m.HandleFunc("POST /api/learned", h.may(rowcall.RightWrite, h.addLearned))
+		m.HandleFunc("PATCH /api/learned/{id}", h.may(rowcall.RightWrite, h.editLearned))
+		m.HandleFunc("DELETE /api/learned/{id}", h.may(rowcall.RightWrite, h.deleteLearned))
+	}
+	m.HandleFunc("GET /api/me", h.me)
+	if h.cfg.People != nil {
+		m.HandleFunc("GET /api/people", h.may(rowcall.RightPeople, h.listPeople))
+		m.HandleFunc("PATCH /api/people/{id}", h.may(rowcall.RightPeople, h.patchPerson))
+	}
+	if h.cfg.SignIn != nil {
+		h.signInRoutes(m)
 	}
 	m.Handle("/mcp", h.mcp)
 	h.oauthRoutes(m)
@@ -218,7 +232,15 @@ func (h *Handler) near(path string) []string {
 // ServeHTTP serves one request. Writes that change what calls read tell the
 // dispatcher through the directory's subscribers before their answer goes
 // out (rowcall.DirectoryService.Changed).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// A state-changing request that a session cookie authenticates is refused
+// unless it came from the host's own pages (crossSite).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.crossSite(r) {
+		writeError(w, r, errCrossSite)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // Close ends open MCP sessions, whose notification streams would otherwise
 // hold a graceful shutdown open (http.Server.RegisterOnShutdown(h.Close)).

@@ -77,7 +77,7 @@ func (h *Handler) approvalLinks(r *http.Request, err error) {
 
 // approver is c as the dispatcher's Approver.
 func approver(c Caller) dispatch.Approver {
-	return dispatch.Approver{Token: c.Token, Actor: c.Actor}
+	return c
 }
 
 // listApprovals handles GET /api/approvals: the calls waiting for a decision

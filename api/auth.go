@@ -9,16 +9,10 @@ import (
 	"github.com/rowcall/rowcall"
 )
 
-// Caller is who made a request: the owner, a capability token's holder, or
-// nobody.
-type Caller struct {
-	Owner bool
-	Token *rowcall.Token // set for a token holder
-	Actor string         // recorded on receipts: owner:terminal-key, owner:bearer, token:tok_…
-}
+// Caller is who made a request: the owner, a capability token's holder, a
+// signed-in person, or nobody.
+type Caller = rowcall.Principal
 
-// asker is c as a search's SearchFilter.For: who a rerank is made for.
-func (c Caller) asker() *rowcall.Asker { return &rowcall.Asker{Owner: c.Owner, Token: c.Token} }
 
 // TokenPrefix starts every capability token's secret.
 const TokenPrefix = "rct_"
@@ -63,9 +57,12 @@ func IsOwner(r *http.Request, keys []string) bool {
 	return OwnerKey(secret, keys)
 }
 
-// caller identifies the request's caller. A token that is not found is no
-// credential at all; a revoked or expired one is still returned, so the gate
-// can refuse it with its literal reason.
+// caller identifies the request's caller: the owner key, a token (with the
+// person who minted it, narrowed to what they may do now), or, when the
+// request names no key or token, a person's session cookie. A token that is
+// not found, or whose person is disabled or gone, is no credential at all; a
+// revoked or expired one is still returned, so the gate can refuse it with
+// its literal reason.
 func (h *Handler) caller(r *http.Request) Caller {
 	secret, actor := presented(r)
 	if h.isOwnerKey(secret) {
@@ -73,7 +70,14 @@ func (h *Handler) caller(r *http.Request) Caller {
 	}
 	if strings.HasPrefix(secret, TokenPrefix) {
 		if t, err := h.store.TokenBySecret(r.Context(), hashHex(secret)); err == nil {
-			return Caller{Token: &t, Actor: "token:" + t.ID}
+			if c, ok := h.tokenCaller(r.Context(), t); ok {
+				return c
+			}
+		}
+	}
+	if secret == "" {
+		if c, ok := h.personCaller(r); ok {
+			return c
 		}
 	}
 	return Caller{Actor: "anonymous"}
@@ -90,27 +94,17 @@ func (h *Handler) ours(t *rowcall.Token) bool {
 	return t.Audience == "*" || t.Audience == h.disp.Audience
 }
 
-// owner wraps a handler that only the owner may call.
-func (h *Handler) owner(next func(http.ResponseWriter, *http.Request, Caller)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c := h.caller(r)
-		switch {
-		case c.Owner:
-			next(w, r, c)
-		case c.Token != nil:
-			writeError(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "a capability token cannot do this; only the owner key can",
-				HowToFix: "tokens invoke and read rows in their scope; changes to the directory and to tokens need the owner"})
-		default:
-			h.unauthorized(w, r)
-		}
-	}
-}
-
 // reader wraps a directory read: the owner, a usable token (scoped by the
 // handler), or anyone when public reads are on.
 func (h *Handler) reader(next func(http.ResponseWriter, *http.Request, Caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
+		if c.Person != nil && !c.Owner {
+			if e := c.Person.Forbids(rowcall.RightRead); e != nil {
+				writeError(w, r, e)
+				return
+			}
+		}
 		if c.Owner || (c.Token != nil && h.usable(c.Token)) || (c.Token == nil && h.cfg.PublicReads) {
 			next(w, r, c)
 			return

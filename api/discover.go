@@ -81,7 +81,7 @@ func (h *Handler) contractDoc(w http.ResponseWriter, r *http.Request, c Caller) 
 // URL, the same call as the POST.
 func (h *Handler) runNow(w http.ResponseWriter, r *http.Request, c Caller) {
 	q := r.URL.Query()
-	h.call(w, r, dispatch.Request{Key: q.Get("key"), Body: q.Get("body"), Actor: c.Actor, Token: c.Token})
+	h.call(w, r, dispatch.Request{Key: q.Get("key"), Body: q.Get("body"), Principal: c})
 }
 
 // ask handles GET /api/dispatch?ask=<plain words>&limit=N: rows ranked for an
@@ -96,7 +96,7 @@ func (h *Handler) ask(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
-	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit, Near: true, For: c.asker()})
+	hits, err := h.dir.Search(r.Context(), q.Get("ask"), rowcall.SearchFilter{Scope: rowcall.ScopeOf(c.Token), Limit: limit, Near: true, For: c.Asker()})
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -39,7 +39,7 @@ func (h *Handler) dispatchRow(w http.ResponseWriter, r *http.Request, c Caller) 
 			HowToFix: `send "body":"37.77|-122.42"; a JSON argument goes in as text, e.g. "body":"ROUTER|{\"content\":\"x\"}"`})
 		return
 	}
-	h.call(w, r, dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Actor: c.Actor, Token: c.Token, Approval: req.Approval})
+	h.call(w, r, dispatch.Request{Key: req.Key, Body: body, Shape: req.Shape, Principal: c, Approval: req.Approval})
 }
 
 // dispatchRequest is POST /api/dispatch's body.

@@ -105,9 +105,9 @@ func (h *Handler) oauthRoutes(m *router) {
 	m.HandleFuncUpTo("POST "+revokePath, oauthBody, h.revoke)
 	m.HandleFunc("OPTIONS /.well-known/", preflight)
 	m.HandleFunc("OPTIONS /oauth/", preflight)
-	m.HandleFunc("GET /api/oauth/consent/{id}", h.owner(h.consentGet))
-	m.HandleFunc("POST /api/oauth/consent/{id}", h.owner(h.consentApprove))
-	m.HandleFunc("POST /api/oauth/consent/{id}/deny", h.owner(h.consentDeny))
+	m.HandleFunc("GET /api/oauth/consent/{id}", h.may(rowcall.RightCall, h.consentGet))
+	m.HandleFunc("POST /api/oauth/consent/{id}", h.may(rowcall.RightCall, h.consentApprove))
+	m.HandleFunc("POST /api/oauth/consent/{id}/deny", h.may(rowcall.RightCall, h.consentDeny))
 }
 
 // cors lets a browser-based client (the MCP Inspector) read the answers:

@@ -103,7 +103,7 @@ func (h *Handler) callNamed(w http.ResponseWriter, r *http.Request, c Caller) {
 			HowToFix: "send the arguments GET /api/openapi.json declares for " + row.Key + "; nothing ran"})
 		return
 	}
-	h.call(w, r, dispatch.Request{Key: row.Key, Body: body, Actor: c.Actor, Token: c.Token})
+	h.call(w, r, dispatch.Request{Key: row.Key, Body: body, Principal: c})
 }
 
 // exportOpenAPI handles GET /api/openapi.json[?keys=A,B][&category=C]

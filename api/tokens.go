@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -46,6 +48,10 @@ func (h *Handler) mintToken(w http.ResponseWriter, r *http.Request, c Caller) {
 	}
 	t, err := h.tokenFrom(r, m)
 	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := bindToPerson(c, &t); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -208,11 +214,17 @@ func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request, c Caller) {
 		writeError(w, r, err)
 		return
 	}
+	if !c.Has(rowcall.RightSettings) {
+		list = slices.DeleteFunc(list, func(t rowcall.Token) bool { return !ownToken(c, &t) })
+	}
 	writeJSON(w, http.StatusOK, ordered{{"tokens", list}})
 }
 
 func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, c Caller) {
 	t, err := h.store.Token(r.Context(), r.PathValue("id"))
+	if err == nil && !c.Has(rowcall.RightSettings) && !ownToken(c, &t) {
+		err = errNoToken
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -221,8 +233,8 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, c Caller) {
 }
 
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, c Caller) {
-	if _, err := h.store.Token(r.Context(), r.PathValue("id")); err != nil {
-		writeError(w, r, err)
+	if t, err := h.store.Token(r.Context(), r.PathValue("id")); err != nil || !c.Has(rowcall.RightSettings) && !ownToken(c, &t) {
+		writeError(w, r, cmp.Or(err, error(errNoToken)))
 		return
 	}
 	t, err := h.revokeWithConnections(r, r.PathValue("id"))

@@ -10,7 +10,7 @@ import (
 )
 
 const approvalColumns = `id, key, contract_sha256, input_sha256, caller, actor, why, shape, status, created_at, expires_at,
-	decided_at, decided_by, reason, used_by`
+	decided_at, decided_by, reason, used_by, person_id`
 
 // CreateApproval stores a new pending approval in one statement, unless
 // the same call (key, contract, input, caller) already waits unexpired at
@@ -29,11 +29,11 @@ func (s *Store) CreateApproval(ctx context.Context, a rowcall.Approval, limit in
 	}
 	for range 3 { // again only when what refused it was decided meanwhile
 		err = s.DB.QueryRowContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
-			SELECT ?,?,?,?,?,?,?,?,?,?,?,NULL,NULL,NULL,NULL
+			SELECT ?,?,?,?,?,?,?,?,?,?,?,NULL,NULL,NULL,NULL,?
 			WHERE NOT EXISTS (SELECT 1 FROM approvals WHERE `+waiting+` AND key = ? AND contract_sha256 = ? AND input_sha256 = ?)
 			AND (SELECT COUNT(*) FROM approvals WHERE `+waiting+`) < ?
 			RETURNING id`,
-			a.ID, a.Key, a.Contract, a.Input, a.Caller, a.Actor, a.Why, shape, a.Status, a.CreatedAt, a.ExpiresAt,
+			a.ID, a.Key, a.Contract, a.Input, a.Caller, a.Actor, a.Why, shape, a.Status, a.CreatedAt, a.ExpiresAt, a.Person,
 			a.CreatedAt, a.Caller, a.Key, a.Contract, a.Input, a.CreatedAt, a.Caller, limit).Scan(&id)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return id, err == nil, err
@@ -126,7 +126,7 @@ func scanApproval(sc scanner) (rowcall.Approval, error) {
 	var a rowcall.Approval
 	var shape, decidedAt, decidedBy, reason, usedBy sql.NullString
 	err := sc.Scan(&a.ID, &a.Key, &a.Contract, &a.Input, &a.Caller, &a.Actor, &a.Why, &shape, &a.Status, &a.CreatedAt,
-		&a.ExpiresAt, &decidedAt, &decidedBy, &reason, &usedBy)
+		&a.ExpiresAt, &decidedAt, &decidedBy, &reason, &usedBy, &a.Person)
 	if err != nil {
 		return a, err
 	}

@@ -45,9 +45,11 @@ func TestReceiptRowsAcrossMigration(t *testing.T) {
 		}
 	}
 
-	// Today's writer also stores a receipt's approval (0019): give the old
-	// table those columns, which 0016 leaves behind and 0019 adds again.
-	if _, err := db.Exec(`ALTER TABLE receipts ADD COLUMN approval TEXT; ALTER TABLE receipts ADD COLUMN approver TEXT`); err != nil {
+	// Today's writer also stores a receipt's approval (0019) and person
+	// (0027): give the old table those columns, which 0016 leaves behind and
+	// 0019 and 0027 add again.
+	if _, err := db.Exec(`ALTER TABLE receipts ADD COLUMN approval TEXT; ALTER TABLE receipts ADD COLUMN approver TEXT;
+		ALTER TABLE receipts ADD COLUMN person_iss TEXT; ALTER TABLE receipts ADD COLUMN person_sub TEXT`); err != nil {
 		t.Fatal(err)
 	}
 	// The old chain: signed by the writer, then stored as rowcall stored

@@ -618,7 +618,8 @@ func appendReceiptArgs(args []any, blobs *[]byte, r, prev *rowcall.Receipt) []an
 		carried(colToken, r.TokenID == p.TokenID, r.TokenID, nullable), r.Seq,
 		carried(colSHA256, r.Prev == p.SHA256, r.Prev, hash), // the previous receipt's own hash
 		hash(r.SHA256), carried(colSig, r.Sig == p.Sig, r.Sig, sigArg), carried(colKeyID, r.KeyID == p.KeyID, r.KeyID, text),
-		batchArg(blobs, r.Batch), nullable(r.Approval), nullable(r.Approver))
+		batchArg(blobs, r.Batch), nullable(r.Approval), nullable(r.Approver),
+		nullable(r.PersonIssuer), nullable(r.PersonSubject))
 }
 
 func text(s string) any { return s }

@@ -11,7 +11,7 @@ import (
 
 const receiptColumns = `id, trace, parent, actor, key, type, runner, started_at, duration_ms, ok, material, shape,
 	cost_usd, upstream_status, outcome, input_sha256, output_sha256, contract_sha256, token_id,
-	seq, prev_sha256, sha256, sig, key_id, batch, approval, approver`
+	seq, prev_sha256, sha256, sig, key_id, batch, approval, approver, person_iss, person_sub`
 
 // Signer links receipts in order after (prevSeq, prevHash) and signs them as
 // one batch (ledger.Signer does).
@@ -136,14 +136,15 @@ func (s *Store) receipts(ctx context.Context, cond string, args ...any) ([]rowca
 
 func scanReceipt(sc scanner) (rowcall.Receipt, error) {
 	var r rowcall.Receipt
-	var parent, token, keyID, approval, approver sql.NullString
+	var parent, token, keyID, approval, approver, personIss, personSub sql.NullString
 	var status, seq sql.NullInt64
 	var typ string
 	err := sc.Scan(&r.ID, &r.Trace, &parent, &r.Actor, &r.Key, &typ, &r.Runner, &r.StartedAt, &r.Millis, &r.OK,
 		&r.Material, &r.Shape, &r.CostUSD, &status, &r.Outcome, hexCol{&r.Input}, hexCol{&r.Output}, hexCol{&r.Contract}, &token,
-		&seq, hexCol{&r.Prev}, hexCol{&r.SHA256}, sigCol{&r.Sig}, &keyID, batchCol{&r.Batch}, &approval, &approver)
+		&seq, hexCol{&r.Prev}, hexCol{&r.SHA256}, sigCol{&r.Sig}, &keyID, batchCol{&r.Batch}, &approval, &approver, &personIss, &personSub)
 	r.Parent, r.Status, r.Type, r.TokenID = parent.String, int(status.Int64), rowcall.Type(typ), token.String
 	r.Approval, r.Approver = approval.String, approver.String
+	r.PersonIssuer, r.PersonSubject = personIss.String, personSub.String
 	r.Seq, r.KeyID = max(seq.Int64, 0), keyID.String // a receipt from before the chain has seq < 0 (migration 0016)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		err = fmt.Errorf("receipt %s: %w", r.ID, err)

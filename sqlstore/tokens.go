@@ -11,7 +11,7 @@ import (
 )
 
 const tokenColumns = `id, name, scope_keys, scope_categories, audience, risk_ceiling, pins, fixed_body, max_payload,
-	expires_at, created_at, revoked_at, limits, client_id, approval, approve, teach`
+	expires_at, created_at, revoked_at, limits, client_id, approval, approve, teach, person_id`
 
 // CreateToken stores a token with the SHA-256 of its secret (never the secret).
 func (s *Store) CreateToken(ctx context.Context, t *rowcall.Token, secretSHA256 string) error {
@@ -32,9 +32,9 @@ func (s *Store) CreateToken(ctx context.Context, t *rowcall.Token, secretSHA256 
 		b, _ := json.Marshal(t.Limits)
 		limits = string(b)
 	}
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO tokens (secret_sha256, `+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,?,?,?,?,?)`,
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO tokens (secret_sha256, `+tokenColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,?,?,?,?,?,?)`,
 		secretSHA256, t.ID, nullable(t.Name), string(keys), string(cats), t.Audience, t.RiskCeiling, pins, fixed,
-		nullInt(int(t.MaxPayload)), nullable(t.ExpiresAt), t.CreatedAt, limits, nullable(t.Client), nullable(t.Approval), t.Approve, t.Teach)
+		nullInt(int(t.MaxPayload)), nullable(t.ExpiresAt), t.CreatedAt, limits, nullable(t.Client), nullable(t.Approval), t.Approve, t.Teach, t.Person)
 	return err
 }
 
@@ -82,7 +82,7 @@ func scanToken(sc scanner) (rowcall.Token, error) {
 	var name, pins, fixed, expires, revoked, limits, client, approval sql.NullString
 	var keys, cats string
 	var max sql.NullInt64
-	err := sc.Scan(&t.ID, &name, &keys, &cats, &t.Audience, &t.RiskCeiling, &pins, &fixed, &max, &expires, &t.CreatedAt, &revoked, &limits, &client, &approval, &t.Approve, &t.Teach)
+	err := sc.Scan(&t.ID, &name, &keys, &cats, &t.Audience, &t.RiskCeiling, &pins, &fixed, &max, &expires, &t.CreatedAt, &revoked, &limits, &client, &approval, &t.Approve, &t.Teach, &t.Person)
 	if err != nil {
 		return t, err
 	}

@@ -110,18 +110,19 @@ import (
 )
 
 // Caller is who made a request, as the API resolves it.
-type Caller struct {
-	Owner bool
-	Token *rowcall.Token // set for a token holder
-	Actor string         // recorded on receipts
-}
+type Caller = rowcall.Principal
 
-// identity is what a session is bound to: the owner, or one token.
-func (c Caller) identity() string {
+// identity is what a session is bound to: the owner, or one token, and the
+// person behind either.
+func identity(c Caller) string {
+	id := "owner"
 	if c.Token != nil {
-		return "token:" + c.Token.ID
+		id = "token:" + c.Token.ID
 	}
-	return "owner"
+	if c.Person != nil {
+		id += "/person:" + c.Person.ID
+	}
+	return id
 }
 
 // Defaults for Config.
@@ -306,7 +307,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.cfg.Fail(w, r, errSessionEnded)
 			return
 		}
-		if st.identity != c.identity() {
+		if st.identity != identity(c) {
 			h.cfg.Fail(w, r, &rowcall.Error{Code: rowcall.EForbidden, Message: "this MCP session belongs to another credential",
 				HowToFix: "initialize a new session with your own credential"})
 			return
@@ -342,7 +343,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		keep := !stateless // a session the SDK registers: bounded (bounds.go)
 		if keep {
-			if err := h.admit(c.identity()); err != nil {
+			if err := h.admit(identity(c)); err != nil {
 				h.cfg.Fail(w, r, err)
 				return
 			}
@@ -350,7 +351,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st, err := h.newSession(r.Context(), c, r, size, stateless)
 		if keep {
 			if st == nil {
-				st = &session{identity: c.identity()}
+				st = &session{identity: identity(c)}
 			}
 			st.reserved = true
 			defer h.release(st) // unless the SDK registered it

@@ -51,7 +51,7 @@ type projection struct {
 // projectionFor returns caller's projection at head: the one its sessions
 // share when it is current, else a new one (which they will share).
 func (h *Handler) projectionFor(ctx context.Context, c Caller, head int64) (*projection, error) {
-	id := c.identity()
+	id := identity(c)
 	if !h.cfg.Stateless {
 		h.mu.Lock()
 		p := h.projections[id]
@@ -224,7 +224,7 @@ func (h *Handler) links(r *http.Request) string {
 // host's public address, for receipts and approvals), and what newSession
 // builds on.
 func (h *Handler) bareSession(c Caller, r *http.Request) *session {
-	return &session{h: h, identity: c.identity(), caller: c, links: h.links(r), baseURL: h.base(r)}
+	return &session{h: h, identity: identity(c), caller: c, links: h.links(r), baseURL: h.base(r)}
 }
 
 func (h *Handler) base(r *http.Request) string {

@@ -302,7 +302,7 @@ func (st *session) dispatch(ctx context.Context, key, body string) *sdk.CallTool
 	c, receiptURL := st.current()
 	a, _ := ctx.Value(askedKey{}).(*asked)
 	named := st.retried(ctx, a)
-	res, err := st.h.cfg.Dispatcher.Dispatch(ctx, dispatch.Request{Key: key, Body: body, Actor: c.Actor, Token: c.Token, Approval: named})
+	res, err := st.h.cfg.Dispatcher.Dispatch(ctx, dispatch.Request{Key: key, Body: body, Principal: c, Approval: named})
 	if code := rowcall.ErrorCode(err); code == rowcall.EApprovalRequired || code == rowcall.EApprovalPending && named != "" {
 		return st.awaiting(a, err, key, receiptURL)
 	}

@@ -417,7 +417,7 @@ func New(s Settings, p Platform) (*App, error) {
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
-		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner}, a.Directory, a.Store, a.Dispatcher)
+		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner, People: a.Store}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

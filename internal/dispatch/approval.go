@@ -63,7 +63,7 @@ func (d *Dispatcher) approvals() Approvals {
 // bound is the approval the call stands for (its bindings only).
 func bound(c *call, inv *rowcall.Invocation, l *looked) rowcall.Approval {
 	return rowcall.Approval{Key: inv.Row.Key, Contract: l.contract, Input: rowcall.Fingerprint([]byte(inv.Body)),
-		Caller: rowcall.CallerOf(c.token), Actor: c.actor}
+		Caller: rowcall.CallerOf(c.token), Actor: c.actor, Person: c.person.PersonID()}
 }
 
 // approved decides, for a call that needs a person's approval, which
@@ -229,18 +229,16 @@ func (d *Dispatcher) notify(ctx context.Context, c *call, a rowcall.Approval) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 	defer cancel()
-	res, err := d.Dispatch(ctx, Request{Key: d.ApprovalNotify, Body: strings.Join([]string{a.ID, a.Key, a.Actor, a.Why}, "|"), Actor: NotifyActor})
+	res, err := d.Dispatch(ctx, Request{Key: d.ApprovalNotify, Body: strings.Join([]string{a.ID, a.Key, a.Actor, a.Why}, "|"), Principal: rowcall.Principal{Actor: NotifyActor}})
 	if err == nil {
 		res.Wait()
 	}
 }
 
-// Approver is who decides an approval: the owner (Token nil) or a token
-// holder, and the actor their decision's receipt names.
-type Approver struct {
-	Token *rowcall.Token
-	Actor string
-}
+// Approver is who decides an approval: the owner (Token nil), a token
+// holder or a person, and the actor (and person) their decision's receipt
+// names.
+type Approver = rowcall.Principal
 
 // Decision is an approver's answer to one approval.
 type Decision struct {
@@ -265,6 +263,8 @@ func (d *Dispatcher) May(ctx context.Context, who Approver, a rowcall.Approval) 
 func (d *Dispatcher) mayDecide(ctx context.Context, who Approver, a rowcall.Approval) *rowcall.Error {
 	t := who.Token
 	switch {
+	case who.Person != nil && who.Person.Forbids(rowcall.RightApprove) != nil:
+		return forbidden(who, a, "the person's role ("+string(who.Person.Role)+") does not hold the approve right")
 	case t == nil:
 		return nil
 	case !t.Approve:
@@ -314,6 +314,9 @@ func (d *Dispatcher) Decide(ctx context.Context, id string, who Approver, dec De
 	if who.Token != nil && who.Token.ID == a.Caller {
 		return a, "", forbidden(who, a, "it is the token's own call")
 	}
+	if who.Person != nil && a.Person == who.Person.ID {
+		return a, "", forbidden(who, a, "it is the person's own call")
+	}
 	status, valid := rowcall.ApprovalDenied, dec.ValidFor
 	if dec.Approve {
 		status = rowcall.ApprovalApproved
@@ -342,6 +345,7 @@ func (d *Dispatcher) Decide(ctx context.Context, id string, who Approver, dec De
 	if who.Token != nil {
 		rc.TokenID = who.Token.ID
 	}
+	rc.PersonIssuer, rc.PersonSubject = who.Person.Iss(), who.Person.Sub()
 	if err := <-d.Receipts.Append(rc); err != nil {
 		return decided, "", err
 	}

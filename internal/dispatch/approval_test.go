@@ -66,7 +66,7 @@ func (h *approvalHost) pending(t *testing.T) int {
 // code ("" when it ran) and the approval id of an approval_required.
 func pay(t *testing.T, d *dispatch.Dispatcher, tok *rowcall.Token, body string) (rowcall.Code, string) {
 	t.Helper()
-	res, err := d.Dispatch(context.Background(), dispatch.Request{Key: "PAY", Body: body, Actor: "token:" + tok.ID, Token: tok})
+	res, err := d.Dispatch(context.Background(), dispatch.Request{Key: "PAY", Body: body, Principal: rowcall.Principal{Actor: "token:" + tok.ID, Token: tok}})
 	if err != nil {
 		var id string
 		if rowcall.ErrorCode(err) == rowcall.EApprovalRequired {
@@ -209,7 +209,7 @@ func TestApproverHoldsTheCallsRights(t *testing.T) {
 	}
 	caller := &rowcall.Token{ID: "tok_caller", Categories: []string{"*"}, RiskCeiling: rowcall.RiskHigh, Audience: "*"}
 	ask := func(key string) string {
-		_, err := h.d.Dispatch(ctx, dispatch.Request{Key: key, Body: "acme", Actor: "token:" + caller.ID, Token: caller})
+		_, err := h.d.Dispatch(ctx, dispatch.Request{Key: key, Body: "acme", Principal: rowcall.Principal{Actor: "token:" + caller.ID, Token: caller}})
 		if rowcall.ErrorCode(err) != rowcall.EApprovalRequired {
 			t.Fatalf("%s: %v", key, err)
 		}

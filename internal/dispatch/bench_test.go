@@ -62,7 +62,7 @@ func BenchmarkDispatchHTTP(b *testing.B) {
 	d, _ := newDispatcher(b)
 	ctx := context.Background()
 	for b.Loop() {
-		res, err := d.Dispatch(ctx, dispatch.Request{Key: "TEMP", Body: "37.77|-122.42", Actor: "bench"})
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "TEMP", Body: "37.77|-122.42", Principal: rowcall.Principal{Actor: "bench"}})
 		if err == nil {
 			err = res.Wait()
 		}
@@ -77,7 +77,7 @@ func BenchmarkDispatchFlow3(b *testing.B) {
 	d, _ := newDispatcher(b)
 	ctx := context.Background()
 	for b.Loop() {
-		res, err := d.Dispatch(ctx, dispatch.Request{Key: "THREE", Body: "37.77|-122.42", Actor: "bench"})
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "THREE", Body: "37.77|-122.42", Principal: rowcall.Principal{Actor: "bench"}})
 		if err == nil {
 			err = res.Wait()
 		}

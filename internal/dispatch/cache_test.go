@@ -70,7 +70,7 @@ func TestNextCallFindsAFreshLook(t *testing.T) {
 	// itself, once its receipt is stored and the writer has gone idle.
 	call := func(name string) (result string, looks int) {
 		before := counter.count()
-		res, err := d.Dispatch(ctx, dispatch.Request{Key: "WHERE", Actor: "t"})
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "WHERE", Principal: rowcall.Principal{Actor: "t"}})
 		if err == nil {
 			err = res.Wait()
 		}

@@ -104,8 +104,9 @@ type Request struct {
 	Key   string
 	Body  string
 	Shape bool
-	Actor string
-	Token *rowcall.Token // nil for the owner
+	// Principal is who the call is for: its Actor and Person go on every
+	// receipt of the call, its Token (nil for the owner) gates it.
+	rowcall.Principal
 	// Payer, for a call with the owner's authority (Token nil) made for a
 	// token's holder (ask's rerank, internal/rerank), is the token it is
 	// charged to: its limits gate the call, its id is on the receipts and
@@ -175,7 +176,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, req Request) (Result, error) 
 // receipts are stored only while the event log's newest id is that (see
 // Speculate). A gate refusal waits for its receipt and is the error.
 func (d *Dispatcher) top(ctx context.Context, req Request, l looked, snapshot *int64) (Result, error) {
-	c := &call{d: d, actor: req.Actor, token: req.Token, payer: req.payer(), trace: newID("t_", d.now(), 6), snapshot: snapshot, approval: req.Approval}
+	c := &call{d: d, actor: req.Actor, token: req.Token, person: req.Person, payer: req.payer(), trace: newID("t_", d.now(), 6), snapshot: snapshot, approval: req.Approval}
 	ctx = c.count(ctx, l.row.Type)
 	if d.Connect != nil {
 		holder := rowcall.OwnerHolder
@@ -260,6 +261,7 @@ type call struct {
 	d        *Dispatcher
 	actor    string
 	token    *rowcall.Token // the authority: nil for the owner's
+	person   *rowcall.Person // the person behind actor and token, if any: named on every receipt
 	payer    *rowcall.Token // who is charged: token, or Request.Payer
 	live     float64        // what the call tree's paid requests cost so far (payer's meter's spendMu; limits.go)
 	trace    string
@@ -339,7 +341,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 	contract := l.contract
 	var counted <-chan struct{}
 	var approval, approver, asks string
-	if refused = d.gate(c.token, &l, inv, top, start); refused == nil && !inv.Shape {
+	if refused = d.gate(c.token, c.person, &l, inv, top, start); refused == nil && !inv.Shape {
 		if why := rowcall.ApprovalWhy(row, c.token); why != "" { // a nested call runs on an approval of exactly itself
 			named := ""
 			if top {
@@ -373,6 +375,7 @@ func (c *call) run(ctx context.Context, inv *rowcall.Invocation, l looked, paren
 		out.Result = refused.Reason()
 	}
 	rc = rowcall.Receipt{
+		PersonIssuer: c.person.Iss(), PersonSubject: c.person.Sub(),
 		ID: id, Trace: inv.Trace, Parent: parentID, Actor: c.actor, Key: row.Key, Type: row.Type, Runner: row.RunnerName(),
 		StartedAt: start.UTC().Format(rowcall.Timestamp), Millis: float64(d.now().Sub(start).Microseconds()) / 1000,
 		OK: refused == nil && !out.Failed(), Material: out.Material && !inv.Shape, Shape: inv.Shape, CostUSD: out.CostUSD,

@@ -58,7 +58,7 @@ func BenchmarkDispatchFn(b *testing.B) {
 	withEcho(b, d)
 	ctx := context.Background()
 	for b.Loop() {
-		res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"})
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Principal: rowcall.Principal{Actor: "bench"}})
 		if err != nil || res.Result != "hi" {
 			b.Fatal(err, res.Result)
 		}
@@ -71,7 +71,7 @@ func BenchmarkDispatchFnDurable(b *testing.B) {
 	withEcho(b, d)
 	ctx := context.Background()
 	for b.Loop() {
-		res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"})
+		res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Principal: rowcall.Principal{Actor: "bench"}})
 		if err == nil {
 			err = res.Wait()
 		}
@@ -90,7 +90,7 @@ func BenchmarkDispatchFnParallel(b *testing.B) {
 	b.SetParallelism(25)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"})
+			res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Principal: rowcall.Principal{Actor: "bench"}})
 			if err == nil {
 				err = res.Wait()
 			}
@@ -120,7 +120,7 @@ func BenchmarkFnOverhead(b *testing.B) {
 		}
 		alone = append(alone, time.Since(t))
 		t = time.Now()
-		if res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Actor: "bench"}); err != nil || res.Result != "hi" {
+		if res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "hi", Principal: rowcall.Principal{Actor: "bench"}}); err != nil || res.Result != "hi" {
 			b.Fatal(err, res.Result)
 		}
 		whole = append(whole, time.Since(t))

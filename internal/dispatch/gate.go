@@ -10,7 +10,9 @@ import (
 	"github.com/rowcall/rowcall/internal/typed"
 )
 
-// gate decides, before any runner, whether the call may run. For a token it
+// gate decides, before any runner, whether the call may run. A person (the
+// one behind a session or a token they minted) must hold the call right now.
+// For a token it
 // checks, in the seed's order: revocation (and expiry), audience, the owner
 // gate (then that every block the row includes is in the token's scope:
 // include_out_of_scope:<BLOCK>), the contract pin, the risk ceiling, the fixed body and the payload
@@ -21,8 +23,13 @@ import (
 // (driftHold), and the arguments are checked against the row's input_schema. A
 // refusal's code is stable (rowcall.ETokenRevoked, …) and its Args are the
 // dynamic parts of the seed's literal reason (rowcall.Error.Reason).
-func (d *Dispatcher) gate(tok *rowcall.Token, l *looked, inv *rowcall.Invocation, top bool, now time.Time) *rowcall.Error {
+func (d *Dispatcher) gate(tok *rowcall.Token, who *rowcall.Person, l *looked, inv *rowcall.Invocation, top bool, now time.Time) *rowcall.Error {
 	row := inv.Row
+	if who != nil {
+		if e := who.Forbids(rowcall.RightCall); e != nil {
+			return refuse(e.Code, e.Args, e.Message, e.HowToFix)
+		}
+	}
 	if tok != nil {
 		if e := d.tokenGate(tok, l, inv.Body, top, now); e != nil {
 			return e

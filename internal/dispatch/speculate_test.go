@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/internal/dispatch"
 	"github.com/rowcall/rowcall/internal/testenv"
 )
@@ -21,7 +22,7 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 	withEcho(t, d)
 	d.Speculate, d.Fresh = true, 0
 	ctx := context.Background()
-	if res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "a", Actor: "t"}); err != nil || res.Result != "a" {
+	if res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "a", Principal: rowcall.Principal{Actor: "t"}}); err != nil || res.Result != "a" {
 		t.Fatalf("first call: %v %q", err, res.Result)
 	}
 	type call struct {
@@ -44,7 +45,7 @@ func TestSpeculationSeesEveryEdit(t *testing.T) {
 			defer wg.Done()
 			for afterEdit.Load() < 50 && time.Now().Before(giveUp) {
 				start := time.Now()
-				res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "a", Actor: "t"})
+				res, err := d.Dispatch(ctx, dispatch.Request{Key: "ECHO", Body: "a", Principal: rowcall.Principal{Actor: "t"}})
 				if err == nil {
 					err = res.Wait()
 				}

@@ -294,7 +294,7 @@ func (x *Expander) call(ctx context.Context, body string) (qs []string, receipt 
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := x.Dispatcher.Dispatch(cctx, dispatch.Request{Key: x.Key, Body: body, Actor: Actor, Token: x.Token()})
+	res, err := x.Dispatcher.Dispatch(cctx, dispatch.Request{Key: x.Key, Body: body, Principal: rowcall.Principal{Actor: Actor, Token: x.Token()}})
 	if err != nil {
 		return nil, "", fmt.Errorf("the call of %s: %w", x.Key, err)
 	}

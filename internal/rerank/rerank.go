@@ -105,7 +105,7 @@ const Actor = "ask_rerank"
 // were, with the error, and a rerank refused for who (see the package doc)
 // returns them with none.
 func (a Agent) Rerank(ctx context.Context, query string, hits []rowcall.Hit, who rowcall.Asker) ([]rowcall.Hit, error) {
-	req := dispatch.Request{Key: a.Key, Actor: Actor, Payer: who.Token}
+	req := dispatch.Request{Key: a.Key, Principal: rowcall.Principal{Actor: Actor}, Payer: who.Token}
 	if who.Token != nil && who.Token.State(time.Now()) != rowcall.TokenLive {
 		return hits, nil // revoked or expired since the session began: charged nothing
 	}
