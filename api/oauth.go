@@ -408,7 +408,8 @@ func (h *Handler) consentGet(w http.ResponseWriter, r *http.Request, c Caller) {
 }
 
 // consentApprove handles POST /api/oauth/consent/{id}: the body is a mint
-// request (the scope the owner chose). It mints the capability token the
+// request (the scope the owner, or the signed-in person, chose; a person's
+// consent names them and grants at most their own scope). It mints the capability token the
 // client will hold and answers where to send the browser: the client's
 // redirect_uri with a one-time code.
 func (h *Handler) consentApprove(w http.ResponseWriter, r *http.Request, c Caller) {
@@ -424,6 +425,9 @@ func (h *Handler) consentApprove(w http.ResponseWriter, r *http.Request, c Calle
 	}
 	m.Audience = "" // bound to this host (RFC 8707)
 	t, err := h.tokenFrom(r, m)
+	if err == nil {
+		err = bindToPerson(c, &t) // a person grants at most what they may do
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
