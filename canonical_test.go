@@ -36,7 +36,7 @@ func TestCanonicalMatchesDefinition(t *testing.T) {
 			StartedAt: pick(), Millis: floats[rng.IntN(len(floats))], OK: rng.IntN(2) == 0, Material: rng.IntN(2) == 0,
 			Shape: rng.IntN(2) == 0, CostUSD: floats[rng.IntN(len(floats))], Status: rng.IntN(3) * 200, Outcome: pick(),
 			Input: pick(), Output: pick(), Contract: pick(), TokenID: pick(), Seq: int64(rng.IntN(1000)), Prev: pick(),
-			KeyID: pick(), SHA256: pick(), Sig: pick()}
+			KeyID: pick(), SHA256: pick(), Sig: pick(), Approval: pick(), Approver: pick(), PersonIssuer: pick(), PersonSubject: pick()}
 		got, want := r.Canonical(), reference(&r)
 		// Appended after other bytes (a signer's reused buffer), it is the same.
 		prefix := []byte(pick())

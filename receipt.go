@@ -95,8 +95,10 @@ func (r *Receipt) AppendCanonical(dst []byte) []byte {
 	if r.Parent != "" {
 		w.field("parent", r.Parent)
 	}
-	if r.PersonIssuer != "" || r.PersonSubject != "" {
+	if r.PersonIssuer != "" {
 		w.field("person_iss", r.PersonIssuer)
+	}
+	if r.PersonSubject != "" {
 		w.field("person_sub", r.PersonSubject)
 	}
 	w.field("prev_sha256", r.Prev)

@@ -273,7 +273,8 @@ const receiptHTML = `<!doctype html>
 {{else}}<p><strong>{{.Status}}</strong>: NOT CONFIRMED. {{.Reason}}. What follows is what the stored record claims.</p>
 {{end}}<table>
 <tr><td>key</td><td><code>{{.R.Key}}</code> ({{.R.Type}}, runner {{.R.Runner}})</td></tr>
-<tr><td>actor</td><td>{{.R.Actor}}</td></tr>{{if .R.Approval}}
+<tr><td>actor</td><td>{{.R.Actor}}</td></tr>{{if .R.PersonSubject}}
+<tr><td>person</td><td><code>{{.R.PersonSubject}}</code> at <code>{{.R.PersonIssuer}}</code></td></tr>{{end}}{{if .R.Approval}}
 <tr><td>approval</td><td><code>{{.R.Approval}}</code>{{if .R.Approver}}, approved by {{.R.Approver}}{{end}}</td></tr>{{end}}
 <tr><td>trace</td><td><code>{{.R.Trace}}</code>{{if .R.Parent}} (nested in <a href="/receipt/{{.R.Parent}}">{{.R.Parent}}</a>){{end}}</td></tr>
 <tr><td>started</td><td>{{.R.StartedAt}} ({{.R.Millis}} ms)</td></tr>
