@@ -20,11 +20,12 @@ run:
 build:
 	go build -o rowcall ./host
 
-# test: every test, then the black-box suite once more on the host booted in
+# test: every test (through internal/slowtests: go test's own output, then
+# the ten slowest tests), then the black-box suite once more on the host booted in
 # the test process (TestHosts/inprocess), under the race detector: about 35 s more with a warm
 # build cache, under 3 minutes cold (the race-built dependencies).
 test: vet wasm-check deps mcp-client mcp-servers mcp-inspector mcp-conformance oidc-provider toolchains use-lite chromium
-	go test -count=1 -timeout 45m ./...
+	go run ./internal/slowtests -count=1 -timeout 45m ./...
 	go test -race -count=1 -timeout 15m ./test -run 'TestHosts/inprocess'
 
 # vet: gofmt, go vet, staticcheck (natively, and for js/wasm over the core and
