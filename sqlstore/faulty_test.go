@@ -9,12 +9,14 @@ import (
 )
 
 // faulty is a connector over a real driver whose next receipt INSERT fails
-// with a connection error, after running (its answer lost) or before.
+// with a connection error, after running (its answer lost) or before; and
+// before which, if set, runs before every receipt INSERT.
 type faulty struct {
-	drv   driver.Driver
-	dsn   string
-	armed atomic.Int32 // 0: none; 1: fail after running; 2: fail before
-	fired atomic.Int32
+	drv    driver.Driver
+	dsn    string
+	armed  atomic.Int32 // 0: none; 1: fail after running; 2: fail before
+	fired  atomic.Int32
+	before func()
 }
 
 var errLost = errors.New("read tcp 127.0.0.1:1: connection reset by peer (a test fault)")
@@ -57,6 +59,9 @@ func (s faultyStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (
 	mode := int32(0)
 	if s.insert {
 		mode = s.f.armed.Swap(0)
+		if s.f.before != nil {
+			s.f.before()
+		}
 	}
 	if mode == 2 {
 		s.f.fired.Add(1)

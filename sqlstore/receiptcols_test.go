@@ -46,10 +46,15 @@ func TestReceiptRowsAcrossMigration(t *testing.T) {
 	}
 
 	// Today's writer also stores a receipt's approval (0019) and person
-	// (0027): give the old table those columns, which 0016 leaves behind and
-	// 0019 and 0027 add again.
+	// (0027), and looks at the chain's turn (0028): give the old table those
+	// columns, which 0016 leaves behind and 0019 and 0027 add again, and the
+	// turn's table, dropped below before 0028 makes it again.
 	if _, err := db.Exec(`ALTER TABLE receipts ADD COLUMN approval TEXT; ALTER TABLE receipts ADD COLUMN approver TEXT;
 		ALTER TABLE receipts ADD COLUMN person_iss TEXT; ALTER TABLE receipts ADD COLUMN person_sub TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	turn, _ := migrations.SQL("0028_receipt_turn.sql")
+	if _, err := db.Exec(turn); err != nil {
 		t.Fatal(err)
 	}
 	// The old chain: signed by the writer, then stored as rowcall stored
@@ -67,7 +72,7 @@ func TestReceiptRowsAcrossMigration(t *testing.T) {
 	if !slices.ContainsFunc(before, func(r rowcall.Receipt) bool { return r.Batch != nil && len(r.Batch.Path) > 0 }) {
 		t.Fatal("the old chain has no batch paths to carry over")
 	}
-	if _, err := db.Exec(`DELETE FROM receipts`); err != nil {
+	if _, err := db.Exec(`DELETE FROM receipts; DROP TABLE receipt_turn`); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range before {

@@ -38,6 +38,7 @@ type ReceiptLog struct {
 	hash  string
 	know  bool
 	conn  *sql.Conn                // the writer's own connection: its page cache stays warm
+	turn  string                   // the chain's turn, while this writer holds it: its receipt_turn row's holder
 	stmts map[insertKind]*sql.Stmt // prepared once on conn
 	head  *sql.Stmt                // the event log's newest id (lastEventSQL), prepared on conn
 
@@ -63,11 +64,13 @@ type condition struct {
 // insertKind names a prepared INSERT: n receipts, with or without a
 // condition, and shared: the receipts agree on every sharedCols column (one
 // group of one row's calls, as a busy host writes), so those values are bound
-// once (sharedValues) and not for every receipt.
+// once (sharedValues) and not for every receipt; turn: the writer holds the
+// chain's turn, so the INSERT does not look whether another writer does.
 type insertKind struct {
 	n      int
 	cond   bool
 	shared bool
+	turn   bool
 }
 
 // MaxBatch bounds one group commit.
@@ -126,6 +129,7 @@ func (l *ReceiptLog) run() {
 		for _, q := range batch {
 			q.done <- q.err
 		}
+		l.giveBack(context.Background()) // once its callers are answered
 		if f := l.idle.Load(); f != nil && len(l.queue) == 0 && l.conn != nil {
 			runtime.Gosched() // the callers just answered run first: a sent-to goroutine waits for its sender's turn to end
 			(*f)(l.lastEvent)
@@ -204,7 +208,20 @@ func (l *ReceiptLog) gather(batch []pending) []pending {
 // seq, or storing nothing because its first seq is not past the last sealed
 // one (stmt). A statement that stored nothing has lost the race if the
 // chain's end, read again, moved; else its condition no longer held
-// (rowcall.ErrStale), or the table ends below its sealed segments (unmoved).
+// (rowcall.ErrStale), the table ends below its sealed segments, or another
+// writer holds the chain's turn (unmoved).
+//
+// The turn keeps a writer that keeps losing from starving: another writer that
+// knows the end from its own last write is a round trip ahead of one that
+// must read it again, and while it has receipts to write, it wins again and
+// again. So a writer that loses the race takes the turn (one row in
+// receipt_turn), reading the end in the same statement; while that row is
+// there, every other writer's INSERT stores nothing, so the holder's next one
+// links to an end no one else can move. The others wait for it (awaitTurn),
+// then link to the end it leaves; it gives the turn back once its callers are
+// answered. A refused seq is looked into (landed, taken) only after a
+// statement of the group's failed otherwise: else it is a race lost, and
+// costs one statement, the turn's.
 //
 // Any other failure (a lost connection, an expired libSQL stream, a restarted
 // server) drops the writer's connection and tries again on a fresh one, up to
@@ -237,21 +254,31 @@ func (l *ReceiptLog) write(group []pending) {
 			}
 		}
 	}
-	start, races, lostRun := time.Now(), 0, 0
-	// raced counts a race lost to another writer and says whether to link
-	// again (after giving way a little) or to give up.
-	raced := func() (again bool) {
-		if races++; time.Since(start) > raceFor {
-			fail(&rowcall.Error{Code: rowcall.EInternal,
-				Message:  fmt.Sprintf("other writers of the receipt chain took its end %d times in %s: nothing was stored for this call", races, raceFor),
-				HowToFix: "call again; if this persists, fewer hosts or workers should write to this database at once"})
+	start, races, lostRun, doubt, waited := time.Now(), 0, 0, false, false
+	var waiting turnWait
+	// over fails what is left once the group has been linking again for
+	// raceFor, and says so.
+	over := func() bool {
+		if time.Since(start) <= raceFor {
 			return false
 		}
-		if races > 1 {
-			// Lost again: the other writer, which knows the end it
-			// just wrote, is a round trip ahead; give way a little.
-			time.Sleep(time.Duration(rand.Int64N(int64(min(races, 16)) * int64(time.Millisecond))))
+		fail(&rowcall.Error{Code: rowcall.EInternal,
+			Message:  fmt.Sprintf("other writers of the receipt chain took its end %d times in %s: nothing was stored for this call", races, raceFor),
+			HowToFix: "call again; if this persists, fewer hosts or workers should write to this database at once"})
+		return true
+	}
+	// raced counts a race lost to another writer and says whether to link
+	// again or to give up. The writer takes the chain's turn first, if no one
+	// holds it — unless it lost to the holder it had waited for: a statement
+	// linked before that holder wrote is bound to lose.
+	raced := func() (again bool) {
+		if races++; over() {
+			return false
 		}
+		if !waited && l.turn == "" {
+			l.takeTurn(ctx)
+		}
+		waited = false
 		return true
 	}
 	// lost drops the writer's connection after err and says whether to try
@@ -278,6 +305,16 @@ func (l *ReceiptLog) write(group []pending) {
 			stored, err := l.insert(ctx, rcs[:n], cond)
 			if err != nil {
 				l.know = false
+				unique := strings.Contains(err.Error(), "UNIQUE")
+				if unique && !doubt && strings.Contains(err.Error(), "receipts.seq") {
+					// Refused for its seq while no statement of the group's has
+					// failed otherwise, so none can have been stored unseen: a
+					// race lost, with nothing to look up.
+					if !raced() {
+						return
+					}
+					break
+				}
 				if landed, lerr := l.landed(ctx, rcs[0]); lerr == nil && landed {
 					// The answer was lost, not the statement (an earlier try's,
 					// or this one's): those receipts are stored; link the rest
@@ -285,7 +322,7 @@ func (l *ReceiptLog) write(group []pending) {
 					rcs, lostRun = rcs[n:], 0
 					break
 				}
-				if strings.Contains(err.Error(), "UNIQUE") {
+				if unique {
 					if taken, terr := l.taken(ctx, rcs[:n]); terr == nil && len(taken) > 0 {
 						// An id another receipt already has (ids are random: a
 						// collision, not a race): that call fails, the rest relink.
@@ -307,6 +344,7 @@ func (l *ReceiptLog) write(group []pending) {
 					}
 					break // another writer took the end: link again
 				}
+				doubt = true
 				if !lost(err) {
 					return
 				}
@@ -321,16 +359,27 @@ func (l *ReceiptLog) write(group []pending) {
 					}
 					break
 				}
-				if l.seq == seq && l.hash == hash {
-					fail(l.unmoved(ctx, cond))
+				if l.seq != seq || l.hash != hash {
+					// Another writer took the end (the turn's holder, or past a
+					// pruned seq): link again.
+					if over() {
+						return
+					}
+					break
+				}
+				holder, err := l.unmoved(ctx, cond)
+				if err != nil {
+					fail(err)
 					return
 				}
-				if !raced() {
+				if over() {
 					return
 				}
-				break // another writer took the end, and it may be pruned: link again
+				l.awaitTurn(ctx, holder, &waiting)
+				waited = true
+				continue // the same receipts again: they still link to the end
 			}
-			lostRun = 0
+			lostRun, waited = 0, false
 			l.seq, l.hash = rcs[n-1].Seq, rcs[n-1].SHA256
 			rcs = rcs[n:]
 		}
@@ -339,11 +388,79 @@ func (l *ReceiptLog) write(group []pending) {
 
 // raceFor bounds how long one group keeps relinking after losing the chain's
 // end to another writer; maxLost how often in a row the writer starts on a
-// fresh connection after a failure.
+// fresh connection after a failure; turnFor how long a turn may stand while
+// the chain's end does not move before the writers waiting on it end it (its
+// holder is gone or stuck).
 const (
 	raceFor = 10 * time.Second
 	maxLost = 3
+	turnFor = 2 * time.Second
 )
+
+// turnFreeSQL holds while no writer holds the chain's turn: an empty table,
+// so no row read.
+const turnFreeSQL = `NOT EXISTS (SELECT 1 FROM receipt_turn)`
+
+// takeTurn takes the chain's turn if no writer holds it, and with it the
+// chain's end as it is once no one else can move it (read by the same
+// statement). Failing to take it is no error: the writer races on, or waits
+// for the holder.
+func (l *ReceiptLog) takeTurn(ctx context.Context) {
+	if l.conn == nil {
+		return
+	}
+	holder := strconv.FormatUint(rand.Uint64(), 36)
+	var seq sql.NullInt64
+	var hash string
+	err := l.conn.QueryRowContext(ctx, `INSERT INTO receipt_turn (one, holder) VALUES (1, ?) ON CONFLICT DO NOTHING
+		RETURNING (SELECT MAX(seq) FROM receipts), (SELECT sha256 FROM receipts WHERE seq = (SELECT MAX(seq) FROM receipts))`, holder).Scan(&seq, hexCol{&hash})
+	if err == nil {
+		l.turn, l.seq, l.hash, l.know = holder, seq.Int64, hash, true
+	}
+}
+
+// giveBack ends the writer's turn, if it holds it. When that fails (a lost
+// connection), the writers waiting on the turn end it after turnFor.
+func (l *ReceiptLog) giveBack(ctx context.Context) {
+	if l.turn == "" {
+		return
+	}
+	const q = `DELETE FROM receipt_turn WHERE holder = ?`
+	if l.conn != nil {
+		l.conn.ExecContext(ctx, q, l.turn)
+	} else {
+		l.store.DB.ExecContext(ctx, q, l.turn)
+	}
+	l.turn = ""
+}
+
+// turnWait is what a writer waiting on another's turn has seen: the turn's
+// holder, the chain's end then and since when, and how often it has waited.
+type turnWait struct {
+	holder string
+	seq    int64
+	since  time.Time
+	waits  int
+}
+
+// awaitTurn gives way to holder, the writer that holds the chain's turn
+// ("": it has just given it back, so the INSERT is tried again at once): a
+// jittered pause that grows with each wait, up to 16 ms. A turn that has stood
+// for turnFor with the chain's end where it was, its holder gone or stuck, is
+// ended.
+func (l *ReceiptLog) awaitTurn(ctx context.Context, holder string, w *turnWait) {
+	if holder == "" {
+		return
+	}
+	if holder != w.holder || l.seq != w.seq {
+		w.holder, w.seq, w.since = holder, l.seq, time.Now()
+	} else if time.Since(w.since) > turnFor {
+		l.conn.ExecContext(ctx, `DELETE FROM receipt_turn WHERE holder = ?`, holder)
+		return
+	}
+	w.waits++
+	time.Sleep(time.Duration(rand.Int64N(int64(min(w.waits, 16)) * int64(time.Millisecond))))
+}
 
 // landed reports whether rc itself is stored: then the statement that
 // carried it committed although its answer was lost (one statement stores all
@@ -376,20 +493,26 @@ func (l *ReceiptLog) taken(ctx context.Context, rcs []*rowcall.Receipt) (map[str
 }
 
 // unmoved is why a statement that linked to the chain's end as it still is
-// stored nothing: cond no longer held (rowcall.ErrStale), or the table ends
-// below its last sealed segment — its newest receipts were deleted, and no
-// receipt can be linked to what is left.
-func (l *ReceiptLog) unmoved(ctx context.Context, cond condition) error {
-	last, err := sealed(ctx, l.conn)
-	if err != nil {
-		return err
+// stored nothing, read in one statement: the table ends below its last sealed
+// segment — its newest receipts were deleted, and no receipt can be linked to
+// what is left; or cond no longer held (rowcall.ErrStale); else another
+// writer held the chain's turn, and holder is who holds it now ("" if no one
+// does any more).
+func (l *ReceiptLog) unmoved(ctx context.Context, cond condition) (holder string, err error) {
+	var last, event int64
+	var turn sql.NullString
+	err = l.conn.QueryRowContext(ctx, `SELECT `+sealedSQL+`, `+lastEventSQL+`, (SELECT holder FROM receipt_turn)`).Scan(&last, &event, &turn)
+	switch {
+	case err != nil:
+		return "", err
+	case last > l.seq:
+		return "", &rowcall.Error{Code: rowcall.EInternal,
+			Message:  fmt.Sprintf("the receipts table ends at seq %d, below its last sealed segment (seq %d): its newest receipts were deleted, so no receipt can be linked to the chain's end", l.seq, last),
+			HowToFix: "restore the receipts table from a backup copy that holds the chain up to its last sealed segment (receipt_segments)"}
+	case cond.set && event != cond.event:
+		return "", rowcall.ErrStale
 	}
-	if cond.set && last <= l.seq {
-		return rowcall.ErrStale
-	}
-	return &rowcall.Error{Code: rowcall.EInternal,
-		Message:  fmt.Sprintf("the receipts table ends at seq %d, below its last sealed segment (seq %d): its newest receipts were deleted, so no receipt can be linked to the chain's end", l.seq, last),
-		HowToFix: "restore the receipts table from a backup copy that holds the chain up to its last sealed segment (receipt_segments)"}
+	return turn.String, nil
 }
 
 // chainEnd makes sure the writer has its connection and knows the chain's end.
@@ -416,7 +539,7 @@ func (l *ReceiptLog) chainEnd(ctx context.Context) error {
 // written: rcs[0].Seq is not past the last sealed segment (stmt), or cond no
 // longer held.
 func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond condition) (stored bool, err error) {
-	k := insertKind{n: len(rcs), cond: cond.set, shared: sharing(rcs)}
+	k := insertKind{n: len(rcs), cond: cond.set, shared: sharing(rcs), turn: l.turn != ""}
 	args := make([]any, 0, len(rcs)*len(receiptCols)+tailParams)
 	size := 0
 	for _, rc := range rcs {
@@ -452,8 +575,9 @@ func (l *ReceiptLog) insert(ctx context.Context, rcs []*rowcall.Receipt, cond co
 
 // stmt returns a prepared INSERT. It selects its rows (selectSQL) only
 // while the parameter after them, its first receipt's seq, is past the last
-// sealed segment, and, for a conditional one, while the event log's newest id
-// is the last parameter: all of its rows or none. The unique seq refuses a
+// sealed segment, while no other writer holds the chain's turn (unless this
+// one does), and, for a conditional one, while the event log's newest id is
+// the last parameter: all of its rows or none. The unique seq refuses a
 // receipt linked to an end another writer has since moved past only while
 // that writer's receipt at the seq is in the table; Archive.Prune deletes
 // sealed receipts, so a stale writer's end may be followed by a pruned seq,
@@ -469,6 +593,9 @@ func (l *ReceiptLog) stmt(ctx context.Context, k insertKind) (*sql.Stmt, error) 
 	}
 	cols, rows := selectSQL(k)
 	q := `INSERT INTO receipts (` + cols + `) ` + rows + ` WHERE ? > ` + sealedSQL
+	if !k.turn {
+		q += ` AND ` + turnFreeSQL
+	}
 	if k.cond {
 		q += ` AND ` + lastEventSQL + ` = ?`
 	}

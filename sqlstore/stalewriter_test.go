@@ -166,14 +166,7 @@ func TestWriterRefusesEndBelowSealed(t *testing.T) {
 // sqldStore is a store on a fresh database of a libSQL server (sqld),
 // migrated.
 func sqldStore(t *testing.T) *sqlstore.Store {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	testdb.Sqld(t, addr, filepath.Join(t.TempDir(), "db"))
-	db, err := libsql.Open(context.Background(), "http://"+addr)
+	db, err := libsql.Open(context.Background(), sqldURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,4 +175,17 @@ func sqldStore(t *testing.T) *sqlstore.Store {
 		t.Fatal(err)
 	}
 	return sqlstore.New(db)
+}
+
+// sqldURL runs a libSQL server (sqld) on a fresh database until the test
+// ends and returns its URL.
+func sqldURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	testdb.Sqld(t, addr, filepath.Join(t.TempDir(), "db"))
+	return "http://" + addr
 }
