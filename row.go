@@ -36,6 +36,12 @@ type Row struct {
 	ImportedFrom string `json:"imported_from,omitempty"`
 	// Approval 1: every call waits for a person's approval (rowcall.Approval).
 	Approval int64 `json:"approval"`
+	// WrittenBy is who wrote this version: the writer's actor (Principal.Actor:
+	// owner:terminal-key, owner:bearer, person:per_…) or the host's own
+	// (WriterExamples, WriterMCPSync). The directory's write path sets it from
+	// the context (WithWriter), never from a row's body; "" for a row written
+	// before the column existed. It is not part of the contract.
+	WrittenBy string `json:"written_by,omitempty"`
 }
 
 // NewRow returns a row with the table's column defaults.

@@ -2,6 +2,7 @@ package rowcall
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,23 @@ func TestValidKey(t *testing.T) {
 	for _, k := range keys {
 		if got, want := ValidKey(k), rule.MatchString(k); got != want {
 			t.Errorf("ValidKey(%q) = %v, the rule says %v", k, got, want)
+		}
+	}
+}
+
+// Who wrote a row is not part of what it does: its contract and its hygiene
+// are the same whoever wrote it.
+func TestWrittenByIsNotTheContract(t *testing.T) {
+	r := NewRow("W", TypeHTTP)
+	r.Target, r.Content, r.Sensitive = "GET https://api.example.test/$1", "# WHAT: w", 1
+	before, violations := ContractFingerprint(&r, "", nil), r.Hygiene()
+	for _, by := range []string{"owner:terminal-key", "person:per_x"} {
+		r.WrittenBy = by
+		if got := ContractFingerprint(&r, "", nil); got != before {
+			t.Fatalf("written_by %q changed the contract: %s != %s", by, got, before)
+		}
+		if got := r.Hygiene(); !slices.Equal(got, violations) {
+			t.Fatalf("written_by %q changed the hygiene: %v != %v", by, got, violations)
 		}
 	}
 }

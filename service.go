@@ -49,6 +49,30 @@ type DirectoryReader interface {
 	ModuleUsers(ctx context.Context, module string) ([]string, error)
 }
 
+// WithWriter returns ctx naming who writes the directory through it: the
+// actor the directory's write path (DirectoryService) records on every row
+// it writes and every deletion (Row.WrittenBy). The API names the caller of
+// each request that may write; the host names itself for what it writes on
+// its own.
+func WithWriter(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, writerKey{}, actor)
+}
+
+// Writer is the actor WithWriter named in ctx, or "" when none.
+func Writer(ctx context.Context) string {
+	s, _ := ctx.Value(writerKey{}).(string)
+	return s
+}
+
+type writerKey struct{}
+
+// The host's own writers: the example rows a new host installs, and the MCP
+// drift check that runs with no one asking.
+const (
+	WriterExamples = "rowcall:examples"
+	WriterMCPSync  = "rowcall:mcp-sync"
+)
+
 // DirectoryWriter changes the directory. Every write is one statement (D1
 // has no interactive transactions) and records its event by trigger.
 type DirectoryWriter interface {
@@ -57,8 +81,10 @@ type DirectoryWriter interface {
 	// Replace writes r over the row with version ifVersion (any version when
 	// 0); EVersionConflict (VersionConflict) when it moved.
 	Replace(ctx context.Context, r Row, ifVersion int64) (Row, error)
-	// Delete removes a row, at version ifVersion unless 0.
-	Delete(ctx context.Context, key string, ifVersion int64) error
+	// Delete removes a row, at version ifVersion unless 0; its delete event
+	// names by as the writer (Row.WrittenBy). The rows Create, Replace and
+	// Upsert write carry theirs.
+	Delete(ctx context.Context, key string, ifVersion int64, by string) error
 	// Upsert writes rows in batches under D1's limits.
 	Upsert(ctx context.Context, rows []Row) error
 }
@@ -72,8 +98,9 @@ type Directory interface {
 // DirectoryService is the directory as the API and MCP change it
 // (internal/directory implements it over a Directory): a whole row written
 // passes Check (the hygiene gate and the auth check), a patch merges against
-// the current version, and every change tells the subscribers (the
-// dispatcher's row cache) before the write's answer goes out.
+// the current version, every row written and every deletion names the
+// context's Writer (whatever the row said), and every change tells the
+// subscribers (the dispatcher's row cache) before the write's answer goes out.
 type DirectoryService interface {
 	DirectoryReader
 	Check(r *Row) error

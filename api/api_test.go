@@ -134,6 +134,27 @@ func TestPatchWithIfMatchDoesNotRetry(t *testing.T) {
 	}
 }
 
+// A write names the caller who made it (written_by): the owner's key as
+// x-terminal-key or as a bearer token, whatever the body says; a body's
+// written_by is read-only, ignored by PUT as version is and no field PATCH
+// writes.
+func TestWritesNameTheirCaller(t *testing.T) {
+	store := &fakeStore{row: row()}
+	h := newAPI(t, store)
+	body := `{"type":"http","content":"# WHAT: a row","written_by":"person:per_forged"}`
+	if w := send(t, h, "PUT", "/api/directory/R", body); w.Code != 200 || store.row.WrittenBy != "owner:terminal-key" {
+		t.Fatalf("PUT: %d %s; written_by %q", w.Code, w.Body, store.row.WrittenBy)
+	}
+	if w := send(t, h, "PATCH", "/api/directory/R", `{"planner_rank":7}`, "x-terminal-key", "", "Authorization", "Bearer "+ownerKey); w.Code != 200 || store.row.WrittenBy != "owner:bearer" {
+		t.Fatalf("PATCH: %d %s; written_by %q", w.Code, w.Body, store.row.WrittenBy)
+	}
+	for _, patch := range []string{`{"written_by":"person:per_forged"}`, `{"planner_rank":8,"written_by":"person:per_forged"}`} {
+		if w := send(t, h, "PATCH", "/api/directory/R", patch); w.Code != 400 || !strings.Contains(w.Body.String(), "written_by") || store.row.PlannerRank != 7 {
+			t.Fatalf("PATCH %s: %d %s", patch, w.Code, w.Body)
+		}
+	}
+}
+
 // A store that fails gives a 500 with the API's own words, never the cause
 // (which may name the database and its address), and changes nothing.
 func TestStoreFailureIsAnInternalError(t *testing.T) {

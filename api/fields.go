@@ -98,7 +98,9 @@ var writable = map[string]field{
 // again, an export imported) and are ignored there; key in the body must match
 // the path. imported_from is the import's to set (rowcall.ImportMayReplace):
 // a body that names it claims nothing, and the stored row keeps its own.
-var readOnly = map[string]bool{"key": true, "updated_at": true, "created_at": true, "version": true, "row_num": true, "imported_from": true}
+// written_by is the host's to set, from the caller (rowcall.WithWriter).
+var readOnly = map[string]bool{"key": true, "updated_at": true, "created_at": true, "version": true, "row_num": true, "imported_from": true,
+	"written_by": true}
 
 // writableNames is the allow-list, sorted, for error messages.
 var writableNames = func() string {

@@ -149,11 +149,12 @@ func (h *Handler) SyncMCP(ctx context.Context, server string, accept, reject fun
 // server every --mcp-sync-every) and the worker's Cron Trigger. It is SyncMCP
 // of server ("" for every server the rows call), accepting and rejecting
 // nothing, so a changed tool's row is marked drifted, and held, until the
-// owner decides. err joins why each server's tools could not be listed (each
-// also kept in MCPSyncStatuses), or is the directory's failure.
+// owner decides; the rows it writes name the host as their writer
+// (rowcall.WriterMCPSync). err joins why each server's tools could not be
+// listed (each also kept in MCPSyncStatuses), or is the directory's failure.
 func (h *Handler) CheckMCP(ctx context.Context, server string) error {
 	never := func(string) bool { return false }
-	results, err := h.SyncMCP(ctx, server, never, never, false)
+	results, err := h.SyncMCP(rowcall.WithWriter(ctx, rowcall.WriterMCPSync), server, never, never, false)
 	if err != nil {
 		return err
 	}

@@ -94,10 +94,13 @@ func (h *Handler) tokenCaller(ctx context.Context, t rowcall.Token) (Caller, boo
 
 // may wraps a handler that changes or reads what only the owner, or a
 // signed-in person whose role holds right, may: a capability token (a
-// person's too) never does, as before people.
+// person's too) never does, as before people. The request's context names
+// the caller as the writer of whatever the handler writes to the directory
+// (rowcall.WithWriter: each row version's written_by).
 func (h *Handler) may(right rowcall.Right, next func(http.ResponseWriter, *http.Request, Caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := h.caller(r)
+		r = r.WithContext(rowcall.WithWriter(r.Context(), c.Actor))
 		switch {
 		case c.Owner:
 			next(w, r, c)

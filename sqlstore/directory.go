@@ -135,13 +135,13 @@ func listQuery(f rowcall.Filter) (q string, args []any, cond string, condArgs []
 func (s *Store) Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error) {
 	now := s.now()
 	q := `INSERT INTO directory (key, type, target, auth, content, updated_at, category, allowed_categories, seq,
-		enabled, planner_visible, planner_rank, input_schema, examples, sensitive, runner, includes, created_at, imported_from, approval, output_schema, version)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
+		enabled, planner_visible, planner_rank, input_schema, examples, sensitive, runner, includes, created_at, imported_from, approval, output_schema, written_by, version)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
 		ON CONFLICT (key) DO NOTHING RETURNING ` + columns
 	out, err := scanRow(s.DB.QueryRowContext(ctx, q, r.Key, string(r.Type), nullable(r.Target), nullable(r.Auth),
 		nullable(r.Content), now, nullable(r.Category), nullable(r.AllowedCategories), seqArg(r.Seq),
 		r.Enabled, r.PlannerVisible, r.PlannerRank, nullable(r.InputSchema), nullable(r.Examples), r.Sensitive,
-		nullable(r.Runner), nullable(r.Includes), now, nullable(r.ImportedFrom), r.Approval, nullable(r.OutputSchema)))
+		nullable(r.Runner), nullable(r.Includes), now, nullable(r.ImportedFrom), r.Approval, nullable(r.OutputSchema), nullable(r.WrittenBy)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return out, &rowcall.Error{Code: rowcall.EConflict, Message: "a row with key " + r.Key + " already exists",
 			HowToFix: "edit it with PUT or PATCH /api/directory/" + r.Key + ", or choose another key",
@@ -156,23 +156,29 @@ func (s *Store) Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error) 
 func (s *Store) Replace(ctx context.Context, r rowcall.Row, ifVersion int64) (rowcall.Row, error) {
 	q := `UPDATE directory SET type=?, target=?, auth=?, content=?, updated_at=?, category=?, allowed_categories=?,
 		seq=?, enabled=?, planner_visible=?, planner_rank=?, input_schema=?, examples=?, sensitive=?, runner=?,
-		includes=?, imported_from = COALESCE(?, imported_from), approval=?, output_schema=?, version = version + 1
+		includes=?, imported_from = COALESCE(?, imported_from), approval=?, output_schema=?, written_by=?, version = version + 1
 		WHERE key = ? AND (? = 0 OR version = ?) RETURNING ` + columns
 	out, err := scanRow(s.DB.QueryRowContext(ctx, q, string(r.Type), nullable(r.Target), nullable(r.Auth),
 		nullable(r.Content), s.now(), nullable(r.Category), nullable(r.AllowedCategories), seqArg(r.Seq),
 		r.Enabled, r.PlannerVisible, r.PlannerRank, nullable(r.InputSchema), nullable(r.Examples), r.Sensitive,
-		nullable(r.Runner), nullable(r.Includes), nullable(r.ImportedFrom), r.Approval, nullable(r.OutputSchema), r.Key, ifVersion, ifVersion))
+		nullable(r.Runner), nullable(r.Includes), nullable(r.ImportedFrom), r.Approval, nullable(r.OutputSchema), nullable(r.WrittenBy), r.Key, ifVersion, ifVersion))
 	if errors.Is(err, sql.ErrNoRows) {
 		return out, s.whyNot(ctx, r.Key, ifVersion)
 	}
 	return out, err
 }
 
-// Delete removes a row. With ifVersion > 0 only if the version still matches.
-func (s *Store) Delete(ctx context.Context, key string, ifVersion int64) error {
+// Delete removes a row, its delete event naming by as the writer. With
+// ifVersion > 0 only if the version still matches. It is one statement, an
+// INSERT into directory_deletions of the row's key (selected only when the
+// row is at ifVersion) and by, whose trigger deletes the row: the delete
+// event's trigger reads the deleter there, as no DELETE can pass it
+// (migrations/0028_directory_written_by.sql).
+func (s *Store) Delete(ctx context.Context, key string, ifVersion int64, by string) error {
 	var k string
-	err := s.DB.QueryRowContext(ctx, `DELETE FROM directory WHERE key = ? AND (? = 0 OR version = ?) RETURNING key`,
-		key, ifVersion, ifVersion).Scan(&k)
+	err := s.DB.QueryRowContext(ctx, `INSERT INTO directory_deletions (key, written_by)
+		SELECT key, ? FROM directory WHERE key = ? AND (? = 0 OR version = ?) RETURNING key`,
+		nullable(by), key, ifVersion, ifVersion).Scan(&k)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.whyNot(ctx, key, ifVersion)
 	}

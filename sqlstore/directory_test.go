@@ -37,7 +37,7 @@ func TestRowNumWithoutTheWindow(t *testing.T) {
 	if err := s.Upsert(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, "K07", 0); err != nil { // the counter follows deletes
+	if err := s.Delete(ctx, "K07", 0, ""); err != nil { // the counter follows deletes
 		t.Fatal(err)
 	}
 	// The window's numbering, as List numbered every page before.

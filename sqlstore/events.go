@@ -46,7 +46,7 @@ func snapshot(s sql.NullString) json.RawMessage {
 var nullText = func() *strings.Replacer {
 	var pairs []string
 	for _, c := range []string{"target", "auth", "content", "category", "allowed_categories", "input_schema",
-		"output_schema", "examples", "runner", "includes", "created_at"} {
+		"output_schema", "examples", "runner", "includes", "created_at", "written_by"} {
 		pairs = append(pairs, `"`+c+`":null`, `"`+c+`":""`)
 	}
 	return strings.NewReplacer(pairs...)

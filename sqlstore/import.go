@@ -17,7 +17,7 @@ const (
 
 // upsertColumns are written by Upsert, in order; created_at only on insert.
 var upsertColumns = []string{"key", "type", "target", "auth", "content", "updated_at", "category", "allowed_categories",
-	"seq", "enabled", "planner_visible", "planner_rank", "input_schema", "examples", "sensitive", "runner", "includes", "created_at", "imported_from", "approval", "output_schema"}
+	"seq", "enabled", "planner_visible", "planner_rank", "input_schema", "examples", "sensitive", "runner", "includes", "created_at", "imported_from", "approval", "output_schema", "written_by"}
 
 // RowsByKey returns the stored rows among keys.
 func (s *Store) RowsByKey(ctx context.Context, keys []string) (map[string]rowcall.Row, error) {
@@ -70,7 +70,7 @@ func (s *Store) Upsert(ctx context.Context, rows []rowcall.Row) error {
 			values[i] = one
 			args = append(args, r.Key, string(r.Type), nullable(r.Target), nullable(r.Auth), nullable(r.Content), now,
 				nullable(r.Category), nullable(r.AllowedCategories), seqArg(r.Seq), r.Enabled, r.PlannerVisible, r.PlannerRank,
-				nullable(r.InputSchema), nullable(r.Examples), r.Sensitive, nullable(r.Runner), nullable(r.Includes), now, nullable(r.ImportedFrom), r.Approval, nullable(r.OutputSchema))
+				nullable(r.InputSchema), nullable(r.Examples), r.Sensitive, nullable(r.Runner), nullable(r.Includes), now, nullable(r.ImportedFrom), r.Approval, nullable(r.OutputSchema), nullable(r.WrittenBy))
 		}
 		q := `INSERT INTO directory (` + strings.Join(upsertColumns, ", ") + `) VALUES ` + strings.Join(values, ", ") + tail
 		if len(q) > MaxStatement {

@@ -111,7 +111,7 @@ func (s *Store) now() string {
 // columns is every stored column of directory in scan order.
 const columns = `key, type, target, auth, content, updated_at, category, allowed_categories, seq,
 	enabled, planner_visible, planner_rank, input_schema, examples, sensitive, runner, includes,
-	created_at, version, imported_from, approval, output_schema`
+	created_at, version, imported_from, approval, output_schema, written_by`
 
 // canonicalOrder is the order row_num counts in: rows with a pinned seq first
 // (ascending), then the rest, each by key.
@@ -150,11 +150,11 @@ func scanRow(sc scanner, extra ...any) (rowcall.Row, error) {
 		typ                                              string
 		target, auth, content, category, allowed, schema sql.NullString
 		examples, runner, includes, createdAt, imported  sql.NullString
-		output                                           sql.NullString
+		output, writtenBy                                sql.NullString
 		seq, enabled, visible, rank, sensitive           sql.NullInt64
 	)
 	dest := []any{&r.Key, &typ, &target, &auth, &content, &r.UpdatedAt, &category, &allowed, &seq,
-		&enabled, &visible, &rank, &schema, &examples, &sensitive, &runner, &includes, &createdAt, &r.Version, &imported, &r.Approval, &output}
+		&enabled, &visible, &rank, &schema, &examples, &sensitive, &runner, &includes, &createdAt, &r.Version, &imported, &r.Approval, &output, &writtenBy}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
@@ -162,7 +162,7 @@ func scanRow(sc scanner, extra ...any) (rowcall.Row, error) {
 	r.Target, r.Auth, r.Content = target.String, auth.String, content.String
 	r.Category, r.AllowedCategories, r.InputSchema = category.String, allowed.String, schema.String
 	r.Examples, r.Runner, r.Includes, r.CreatedAt = examples.String, runner.String, includes.String, createdAt.String
-	r.ImportedFrom, r.OutputSchema = imported.String, output.String
+	r.ImportedFrom, r.OutputSchema, r.WrittenBy = imported.String, output.String, writtenBy.String
 	if seq.Valid {
 		v := seq.Int64
 		r.Seq = &v

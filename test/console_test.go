@@ -206,6 +206,13 @@ func TestConsole(t *testing.T) {
 		if got := textOf(t, ctx, "#history li:nth-child(2) [data-field=category]"); !strings.Contains(got, "− console") || !strings.Contains(got, "+ theirs") {
 			t.Fatalf("version 2's diff shows %q", got)
 		}
+		// Each version names who wrote it: the console sends the owner key as
+		// a bearer token, the test's PATCH as x-terminal-key.
+		for i, want := range []string{"by owner:bearer", "by owner:terminal-key", "by owner:bearer"} {
+			if got := textOf(t, ctx, "#history li:nth-child("+strconv.Itoa(i+1)+") h2"); !strings.HasSuffix(got, want) {
+				t.Fatalf("version %d's heading is %q, want it to end %q", 3-i, got, want)
+			}
+		}
 		// The insert shows what it set, with nothing removed.
 		if got := textOf(t, ctx, "#history li:last-child [data-field=category]"); got != "+ console" {
 			t.Fatalf("version 1 (the insert) shows its category as %q, want + console", got)

@@ -23,8 +23,12 @@ func TestExampleRowsWorkOffline(t *testing.T) {
 	}
 	id := proof(t, got)["invocation_id"].(string)
 
+	// The host wrote the examples; DIR_PATCH edits a row as the owner key
+	// it sends, a bearer token.
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/DIR_LIST"}), 200, map[string]any{"written_by": "rowcall:examples"})
 	expect(t, dispatchCall(t, h, "DIR_PATCH", `DIR_LIST|{"planner_rank":50,"examples":"[\"a|b\"]"}`), 200, map[string]any{"ok": true})
-	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/DIR_LIST"}), 200, map[string]any{"planner_rank": 50, "examples": `["a|b"]`})
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/DIR_LIST"}), 200, map[string]any{"planner_rank": 50, "examples": `["a|b"]`,
+		"written_by": "owner:bearer"})
 
 	got = dispatchCall(t, h, "ROW_DOSSIER", "DIR_LIST")
 	expect(t, got, 200, map[string]any{"ok": true})

@@ -64,6 +64,8 @@ func TestEverythingHTTPDriftCheckedPeriodically(t *testing.T) {
 
 	rewrite.Store(true)
 	rowUntil(t, h, "EV_ECHO", "the periodic check to mark EV_ECHO drifted", drifted)
+	// The check ran with no one asking: the host names itself as the writer.
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/EV_ECHO"}), 200, map[string]any{"written_by": "rowcall:mcp-sync"})
 	heldDrifted(t, h, "EV_ECHO", "cat", tok, pinned)
 	for _, k := range others {
 		row := h.do(t, req{Method: "GET", Path: "/api/directory/" + k}).JSON

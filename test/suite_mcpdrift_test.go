@@ -71,11 +71,17 @@ func suiteMCPDrift(t *testing.T, tg *target) {
 		t.Fatalf("an MCP call of the drifted row: %v %q", res.IsError, texts(res))
 	}
 
-	// The owner accepts: the row runs again, with the new definition.
-	if s := string(sync("&accept=S_MD_LOOKUP").Raw); !strings.Contains(s, `"state":"accepted"`) {
-		t.Fatalf("accept: %s", s)
+	// The owner accepts, here through a bearer token: the row runs again,
+	// with the new definition, and its new version names who accepted it.
+	accept := h.do(t, req{Method: "POST", Path: "/api/mcp/sync?server=" + url.QueryEscape(up.URL) + "&accept=S_MD_LOOKUP", Body: map[string]any{},
+		NoAuth: true, Header: map[string]string{"Authorization": "Bearer " + h.Key}})
+	if s := string(accept.Raw); accept.Status != 200 || !strings.Contains(s, `"state":"accepted"`) {
+		t.Fatalf("accept: %d %s", accept.Status, s)
 	}
 	expect(t, dispatchCall(t, h, "S_MD_LOOKUP", "dog"), 200, map[string]any{"ok": true, "result": `found {"word":"dog"}`})
+	if got := writers(t, h, "S_MD_LOOKUP"); len(got) < 3 || got[0] != "insert owner:terminal-key" || got[len(got)-1] != "update owner:bearer" {
+		t.Fatalf("the imported, drifted and accepted row's history names %q", got)
+	}
 
 	// Every row needs a per-caller connection: the sync cannot list the
 	// tools, and says so on its answer and on the rows.

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,7 +98,7 @@ func TestHosts(t *testing.T) {
 func suiteRegistry(t *testing.T, tg *target) {
 	h := tg.host
 	row := map[string]any{"key": "S_REG", "type": "http", "target": "GET https://api.example.test/v1/items?q=$1",
-		"content": "# WHAT: suite registry row", "category": "suite_reg", "examples": `["a"]`}
+		"content": "# WHAT: suite registry row", "category": "suite_reg", "examples": `["a"]`, "written_by": "person:per_forged"}
 	got := h.do(t, req{Method: "POST", Path: "/api/directory", Body: row})
 	expect(t, got, 201, map[string]any{"ok": true, "key": "S_REG"})
 	if got.Header.Get("ETag") != `"1"` {
@@ -132,14 +133,24 @@ func suiteRegistry(t *testing.T, tg *target) {
 		t.Fatalf("second page: %s", got.Raw)
 	}
 
-	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/S_REG", Body: map[string]any{"planner_rank": 7}}), 200, map[string]any{"ok": true, "version": 2})
+	// Each version names who wrote it: the owner key through x-terminal-key
+	// and through a bearer token are two writers, and a body's written_by is
+	// never stored.
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/S_REG"}), 200, map[string]any{"written_by": "owner:terminal-key"})
+	bearer := map[string]string{"Authorization": "Bearer " + h.Key}
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/S_REG", Body: map[string]any{"planner_rank": 7}, NoAuth: true, Header: bearer}),
+		200, map[string]any{"ok": true, "version": 2})
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/S_REG"}), 200, map[string]any{"written_by": "owner:bearer"})
+	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/S_REG", Body: map[string]any{"written_by": "person:per_forged"}}), 400,
+		map[string]any{"error": "no recognized fields"})
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/S_REG", Body: map[string]any{"colour": "blue"}}), 400, map[string]any{"error": "no recognized fields"})
 	expect(t, h.do(t, req{Method: "PATCH", Path: "/api/directory/S_REG", Body: map[string]any{"content": ""}}), 422,
 		map[string]any{"error": "registry_hygiene_refused: missing_description"})
 	expect(t, h.do(t, req{Method: "PUT", Path: "/api/directory/S_REG", Body: map[string]any{"type": "http", "target": "GET https://api.example.test/v2",
-		"content": "# WHAT: replaced"}}), 200, map[string]any{"version": 3})
-	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/S_REG"}), 200, map[string]any{"planner_rank": 100, "category": "", "content": "# WHAT: replaced"})
-	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/S_REG"}), 200, map[string]any{"deleted": 1})
+		"content": "# WHAT: replaced", "written_by": "person:per_forged"}}), 200, map[string]any{"version": 3})
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/S_REG"}), 200, map[string]any{"planner_rank": 100, "category": "", "content": "# WHAT: replaced",
+		"written_by": "owner:terminal-key"})
+	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/S_REG", NoAuth: true, Header: bearer}), 200, map[string]any{"deleted": 1})
 	expect(t, h.do(t, req{Method: "GET", Path: "/api/directory/S_REG"}), 404, map[string]any{"error": "not_found"})
 	expect(t, h.do(t, req{Method: "DELETE", Path: "/api/directory/S_REG"}), 404, map[string]any{"state_changed": false})
 
@@ -160,6 +171,11 @@ func suiteRegistry(t *testing.T, tg *target) {
 	}
 	if strings.Join(actions, ",") != "insert,update,update,delete" {
 		t.Fatalf("history actions %v: %s", actions, got.Raw)
+	}
+	// Each event's snapshot names who made it, the deletion's too.
+	want := []string{"insert owner:terminal-key", "update owner:bearer", "update owner:terminal-key", "delete owner:bearer"}
+	if got := writers(t, h, "S_REG"); !slices.Equal(got, want) {
+		t.Fatalf("history names %q, want %q", got, want)
 	}
 }
 

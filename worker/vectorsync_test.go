@@ -120,10 +120,10 @@ func TestVectorSync(t *testing.T) {
 		if _, err := store.Create(ctx, row("C", "misc", "Short-lived.")); err != nil {
 			return err
 		}
-		if err := store.Delete(ctx, "C", 0); err != nil {
+		if err := store.Delete(ctx, "C", 0, ""); err != nil {
 			return err
 		}
-		return store.Delete(ctx, "B", 0)
+		return store.Delete(ctx, "B", 0, "")
 	})
 	if got := keys(); !slices.Equal(got, []string{"A"}) || len(emb.texts) != 3 {
 		t.Fatalf("after deletes: %v, %d embedded", got, len(emb.texts))
@@ -276,7 +276,7 @@ func TestVectorizeLateOldTextIsReplaced(t *testing.T) {
 	aDone = make(chan struct{})
 	go func() { defer close(aDone); a.after(ctx) }()
 	<-first.held
-	if err := store.Delete(ctx, "GONE", 0); err != nil {
+	if err := store.Delete(ctx, "GONE", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	b.after(ctx)
@@ -358,7 +358,7 @@ func TestVectorSyncDeleteRacingRecreateLeavesVector(t *testing.T) {
 	idx := &hookIndex{mapIndex: mapIndex{}}
 	x := newIsolates(t, idx)
 	x.holds(t, idx.mapIndex)
-	if err := x.store.Delete(ctx, "PAY", 0); err != nil { // served by A
+	if err := x.store.Delete(ctx, "PAY", 0, ""); err != nil { // served by A
 		t.Fatal(err)
 	}
 	idx.beforeDelete = func() { // served by B, and synced, while A's delete is on its way
@@ -384,7 +384,7 @@ func TestVectorSyncRecreateAfterDeleteSyncedElsewhere(t *testing.T) {
 	ctx := context.Background()
 	idx := mapIndex{}
 	x := newIsolates(t, idx)
-	if err := x.store.Delete(ctx, "PAY", 0); err != nil { // served by A
+	if err := x.store.Delete(ctx, "PAY", 0, ""); err != nil { // served by A
 		t.Fatal(err)
 	}
 	x.a.after(ctx)

@@ -13,10 +13,15 @@
 // (rowcall.Row.Hygiene) and the auth check (rowcall.CheckAuth); a patch may
 // not add a violation the row did not already have, so older rows stay
 // editable, and may not change auth to a column the check refuses.
+//
+// Every row written and every deletion names its writer, the context's
+// rowcall.Writer (the API puts the caller's actor there): the row's own
+// WrittenBy, a body's or a stored version's, is never what is recorded.
 package directory
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/rowcall/rowcall"
@@ -78,6 +83,7 @@ func (s *Service) Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error
 		return r, err
 	}
 	defer s.Changed()
+	r.WrittenBy = rowcall.Writer(ctx)
 	return s.store.Create(ctx, r)
 }
 
@@ -88,6 +94,7 @@ func (s *Service) Replace(ctx context.Context, r rowcall.Row, ifVersion int64) (
 		return r, err
 	}
 	defer s.Changed()
+	r.WrittenBy = rowcall.Writer(ctx)
 	return s.store.Replace(ctx, r, ifVersion)
 }
 
@@ -118,6 +125,7 @@ func (s *Service) Patch(ctx context.Context, key string, ifVersion int64, change
 				return cur, e
 			}
 		}
+		next.WrittenBy = rowcall.Writer(ctx)
 		out, err := s.store.Replace(ctx, next, cur.Version)
 		if rowcall.ErrorCode(err) == rowcall.EVersionConflict && ifVersion == 0 && attempt < maxMerges {
 			continue
@@ -126,19 +134,23 @@ func (s *Service) Patch(ctx context.Context, key string, ifVersion int64, change
 	}
 }
 
-// Delete removes a row, at ifVersion unless 0.
+// Delete removes a row, at ifVersion unless 0; its delete event names the
+// context's writer.
 func (s *Service) Delete(ctx context.Context, key string, ifVersion int64) error {
 	defer s.Changed()
-	return s.store.Delete(ctx, key, ifVersion)
+	return s.store.Delete(ctx, key, ifVersion, rowcall.Writer(ctx))
 }
 
 // Import writes rows that each passed Check (the caller reports which did
 // not, row by row), in batches under D1's limits.
 func (s *Service) Import(ctx context.Context, rows []rowcall.Row) error {
+	rows = slices.Clone(rows) // the caller's rows keep what they said
+	by := rowcall.Writer(ctx)
 	for i := range rows {
 		if err := s.Check(&rows[i]); err != nil {
 			return err
 		}
+		rows[i].WrittenBy = by
 	}
 	defer s.Changed()
 	return s.store.Upsert(ctx, rows)

@@ -2,6 +2,7 @@ package directory_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -100,5 +101,50 @@ func TestPatchRules(t *testing.T) {
 	got, _ := s.Lookup(ctx, "R")
 	if got.PlannerRank != 7 || got.Content != "# WHAT: r" || got.Auth != "" || got.Version != 2 {
 		t.Fatalf("row %+v", got)
+	}
+}
+
+// Every write names the context's writer, whatever the row said: a whole
+// row's WrittenBy, a patch's change, an import's rows; a deletion too. With
+// no writer in the context, a write names none.
+func TestWritesNameTheContextsWriter(t *testing.T) {
+	s, _ := newService(t, "")
+	ctx := context.Background()
+	as := func(actor string) context.Context { return rowcall.WithWriter(ctx, actor) }
+	row := rowcall.NewRow("R", rowcall.TypeHTTP)
+	row.Content, row.WrittenBy = "# WHAT: r", "person:per_forged"
+	check := func(step string, out rowcall.Row, err error, want string) {
+		t.Helper()
+		if err != nil || out.WrittenBy != want {
+			t.Fatalf("%s: written_by %q (%v), want %q", step, out.WrittenBy, err, want)
+		}
+		if got, _ := s.Lookup(ctx, out.Key); got.WrittenBy != want {
+			t.Fatalf("%s: stored written_by %q, want %q", step, got.WrittenBy, want)
+		}
+	}
+	out, err := s.Create(as("owner:terminal-key"), row)
+	check("create", out, err, "owner:terminal-key")
+	out, err = s.Replace(as("person:per_a"), row, 0)
+	check("replace", out, err, "person:per_a")
+	out, err = s.Patch(as("owner:bearer"), "R", 0, func(r *rowcall.Row) error { r.PlannerRank, r.WrittenBy = 7, "person:per_forged"; return nil })
+	check("patch", out, err, "owner:bearer")
+	out, err = s.Patch(ctx, "R", 0, func(r *rowcall.Row) error { r.PlannerRank = 8; return nil })
+	check("patch with no writer", out, err, "")
+	rows := []rowcall.Row{row}
+	if err := s.Import(as("person:per_b"), rows); err != nil || rows[0].WrittenBy != "person:per_forged" {
+		t.Fatalf("import: %v; the caller's row became %q", err, rows[0].WrittenBy)
+	}
+	out, err = s.Lookup(ctx, "R")
+	check("import", out, err, "person:per_b")
+	if err := s.Delete(as("person:per_c"), "R", 0); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := s.History(ctx, "R")
+	if err != nil || len(ev) != 6 || ev[5].Action != "delete" {
+		t.Fatalf("history: %+v %v", ev, err)
+	}
+	var deleted rowcall.Row
+	if err := json.Unmarshal(ev[5].Before, &deleted); err != nil || deleted.WrittenBy != "person:per_c" {
+		t.Fatalf("the deletion names %q (%v): %s", deleted.WrittenBy, err, ev[5].Before)
 	}
 }

@@ -70,8 +70,10 @@ func row(key string, typ rowcall.Type, target, auth, category, content, examples
 }
 
 // Install creates rows that do not exist yet; an existing key is left alone.
+// Each names the host as its writer (rowcall.WriterExamples).
 func Install(ctx context.Context, store Creator, rows []rowcall.Row) (created []string, err error) {
 	for _, r := range rows {
+		r.WrittenBy = rowcall.WriterExamples
 		if _, err := store.Create(ctx, r); err != nil {
 			if rowcall.ErrorCode(err) == rowcall.EConflict {
 				continue

@@ -364,7 +364,7 @@ func fromExtension(x any, o Options) (rowcall.Row, error) {
 		return rowcall.Row{}, errors.New("x-rowcall is not a row with a valid key")
 	}
 	row.Key = clipKey(o.Prefix + row.Key)
-	row.Version, row.RowNum, row.UpdatedAt, row.CreatedAt, row.ImportedFrom = 0, 0, "", "", ""
+	row.Version, row.RowNum, row.UpdatedAt, row.CreatedAt, row.ImportedFrom, row.WrittenBy = 0, 0, "", "", "", ""
 	if o.Category != "" {
 		row.Category = o.Category
 	}

@@ -209,7 +209,7 @@ func TestIndexerFollowsWrites(t *testing.T) {
 	r, _ = store.Lookup(ctx, "PAY_LINK")
 	r.PlannerRank = 7 // not the embedded text
 	store.Replace(ctx, r, 0)
-	store.Delete(ctx, "PAY_REFUND", 0)
+	store.Delete(ctx, "PAY_REFUND", 0, "")
 	f.pass(t)
 	if n := f.emb.calls.Load(); n != 5 {
 		t.Errorf("after one text change %d rows embedded in all, want 5", n)
@@ -254,7 +254,7 @@ func TestTableSeesAnotherHost(t *testing.T) {
 	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 1, rowcall.VectorFilter{}); len(near) == 1 && near[0].Key == "WX_FORECAST" {
 		t.Error("b still finds a hidden row")
 	}
-	store.Delete(ctx, "WX_FORECAST", 0)
+	store.Delete(ctx, "WX_FORECAST", 0, "")
 	if near, _ := b.table.Nearest(ctx, a.emb.Model(), q[0], 4, rowcall.VectorFilter{All: true}); slices.ContainsFunc(near, func(h rowcall.VectorHit) bool { return h.Key == "WX_FORECAST" }) {
 		t.Error("b still finds a deleted row")
 	}

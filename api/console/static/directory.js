@@ -114,7 +114,7 @@ export async function rowView(key) {
       kv('Type · runner · auth · risk', `${doc.type} · ${doc.runner} · ${doc.auth} · ${doc.risk}`),
       kv('What your credential can do', (doc.affordances || []).join(', ')),
       kv('contract_sha256', h('code', {}, doc.contract_sha256)),
-      kv('Version', String(row.version)), kv('Updated', row.updated_at)),
+      kv('Version', String(row.version)), kv('Updated', row.updated_at), kv('Written by', row.written_by)),
     h('h2', {}, 'The row'),
     h('dl', { class: 'kv', id: 'row-fields' },
       kv('target', row.target && h('code', {}, row.target)), kv('auth', row.auth && h('code', {}, row.auth)),
@@ -232,21 +232,28 @@ export async function deleteView(key) {
       h('a', { class: 'button secondary', href: '#/row/' + enc(key) }, 'Cancel')), out);
 }
 
-// historyView shows every version from the event log, each as a diff from
-// the one before (one request).
+// historyView shows every version from the event log (one request), each as
+// a diff from the one before, naming who made it: the written_by of the
+// snapshot it left (a deletion's before).
 export async function historyView(key) {
   const res = await api('/api/directory/' + enc(key) + '/history');
   const list = h('ol', { id: 'history', reversed: true });
   for (const ev of [...res.events].reverse()) {
     list.append(h('li', { class: 'version' },
-      h('h2', {}, `version ${ev.version} · ${ev.action} · `, h('span', { class: 'nowrap' }, ev.at)),
+      h('h2', {}, `version ${ev.version} · ${ev.action} · `, h('span', { class: 'nowrap' }, ev.at), writer(ev)),
       diffRows(ev.before, ev.after)));
   }
   return h('section', { 'aria-labelledby': 'hist-h' }, h('h1', { id: 'hist-h' }, 'History of ' + key),
     h('p', {}, h('a', { href: '#/row/' + enc(key) }, 'Back to the row')), list);
 }
 
-const SKIP = new Set(['updated_at', 'created_at', 'version', 'row_num']);
+const SKIP = new Set(['updated_at', 'created_at', 'version', 'row_num', 'written_by']);
+
+// writer is " · by <actor>" for an event whose snapshot names its writer.
+function writer(ev) {
+  const by = ((ev.action === 'delete' ? ev.before : ev.after) || {}).written_by;
+  return by ? h('span', { class: 'writer' }, ' · by ', h('code', {}, by)) : '';
+}
 
 // diffRows lists the fields that differ between two versions of a row; a
 // multi-line value is diffed line by line.
