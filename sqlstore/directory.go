@@ -173,7 +173,7 @@ func (s *Store) Replace(ctx context.Context, r rowcall.Row, ifVersion int64) (ro
 // INSERT into directory_deletions of the row's key (selected only when the
 // row is at ifVersion) and by, whose trigger deletes the row: the delete
 // event's trigger reads the deleter there, as no DELETE can pass it
-// (migrations/0028_directory_written_by.sql).
+// (migrations/0029_directory_written_by.sql).
 func (s *Store) Delete(ctx context.Context, key string, ifVersion int64, by string) error {
 	var k string
 	err := s.DB.QueryRowContext(ctx, `INSERT INTO directory_deletions (key, written_by)
