@@ -135,6 +135,14 @@ const (
 	// ECrossSite is the refusal of a state-changing request authenticated
 	// by a session cookie that did not come from the host's own pages.
 	ECrossSite Code = "cross_site_request"
+	// ESignInFailed is a sign-in at the organisation's OpenID provider
+	// that did not end in a session (signin_failed:<reason>): the state
+	// unknown or used (state), the provider unreachable (provider), the
+	// answer from another issuer (issuer), the code missing or not
+	// redeemed (code), the ID token missing or not verified (id_token),
+	// its nonce not this sign-in's (nonce), or the person disabled
+	// (disabled).
+	ESignInFailed Code = "signin_failed"
 )
 
 // Errorf returns an *Error with code and a formatted message.

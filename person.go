@@ -67,9 +67,6 @@ func (p *Person) Active() bool { return p != nil && p.DisabledAt == "" }
 // Has reports whether the person is active and their role holds right.
 func (p *Person) Has(right Right) bool { return p.Active() && p.Role.Has(right) }
 
-// Scope is the rows the person may reach.
-func (p *Person) Scope() *Scope { return &Scope{Categories: p.Categories} }
-
 // Role is a fixed set of rights (docs/security.md, "People and roles").
 type Role string
 

@@ -30,6 +30,10 @@ import (
 // Config is what the operator sets.
 type Config struct {
 	OwnerKeys func() []string // the owner keys valid now (two during a rotation)
+	// OwnerKeyLoopbackOnly accepts the owner key only from a loopback
+	// address (ROWCALL_OWNER_KEY_LOOPBACK_ONLY): the break-glass key of a
+	// host whose people sign in, usable on the machine alone.
+	OwnerKeyLoopbackOnly bool
 	// ReceiptKeys are the keys served at /.well-known/rowcall-receipt-keys,
 	// with which confirm verifies receipts (nil: none). Called once, on first
 	// use: deriving a key is the costliest step of a worker's start, and a

@@ -13,7 +13,6 @@ import (
 // signed-in person, or nobody.
 type Caller = rowcall.Principal
 
-
 // TokenPrefix starts every capability token's secret.
 const TokenPrefix = "rct_"
 
@@ -29,9 +28,26 @@ func presented(r *http.Request) (secret, actor string) {
 	return "", "anonymous"
 }
 
-// isOwnerKey reports whether secret is one of the owner keys valid now.
-func (h *Handler) isOwnerKey(secret string) bool {
-	return h.cfg.OwnerKeys != nil && OwnerKey(secret, h.cfg.OwnerKeys())
+// isOwnerKey reports whether secret, presented on r, is one of the owner
+// keys valid now, from an address that may present it: any, or with
+// OwnerKeyLoopbackOnly a loopback one (a key sent from elsewhere is no
+// credential at all).
+func (h *Handler) isOwnerKey(r *http.Request, secret string) bool {
+	if h.cfg.OwnerKeys == nil || !OwnerKey(secret, h.cfg.OwnerKeys()) {
+		return false
+	}
+	if h.cfg.OwnerKeyLoopbackOnly {
+		ip, _ := h.remoteIP(r)
+		return ip.IsLoopback()
+	}
+	return true
+}
+
+// Owner reports whether r presents an owner key this host accepts from
+// where r came (for the host's own routes beside the API, /metrics).
+func (h *Handler) Owner(r *http.Request) bool {
+	secret, _ := presented(r)
+	return h.isOwnerKey(r, secret)
 }
 
 // OwnerKey is the one owner-key check: whether secret is one of keys (two
@@ -65,7 +81,7 @@ func IsOwner(r *http.Request, keys []string) bool {
 // its literal reason.
 func (h *Handler) caller(r *http.Request) Caller {
 	secret, actor := presented(r)
-	if h.isOwnerKey(secret) {
+	if h.isOwnerKey(r, secret) {
 		return Caller{Owner: true, Actor: actor}
 	}
 	if strings.HasPrefix(secret, TokenPrefix) {

@@ -71,6 +71,21 @@ var oauthBounds = rowcall.OAuthBounds{
 // which the proxy in front appended. An IPv6 address counts as its /64, which
 // one client holds whole.
 func (h *Handler) remoteAddress(r *http.Request) string {
+	ip, addr := h.remoteIP(r)
+	if !ip.IsValid() {
+		return addr
+	}
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// remoteIP is the address a request came from (as remoteAddress says),
+// whole and unmapped, and as it was written; the zero Addr when it is not
+// an IP address.
+func (h *Handler) remoteIP(r *http.Request) (netip.Addr, string) {
 	addr := r.RemoteAddr
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		addr = host
@@ -82,13 +97,9 @@ func (h *Handler) remoteAddress(r *http.Request) string {
 	}
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
-		return addr
+		return netip.Addr{}, addr
 	}
-	if ip = ip.Unmap(); ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
+	return ip.Unmap(), addr
 }
 
 func (h *Handler) oauthRoutes(m *router) {

@@ -36,6 +36,9 @@ var statuses = map[rowcall.Code]int{
 	rowcall.EAudienceMismatch: http.StatusForbidden, rowcall.EOwnerOnly: http.StatusForbidden,
 	rowcall.EIncludeOutOfScope: http.StatusForbidden, rowcall.ERiskCeiling: http.StatusForbidden,
 	rowcall.EFixedBody:          http.StatusForbidden,
+	rowcall.ERoleForbids:        http.StatusForbidden, // a person's role, also when the gate refuses their call
+	rowcall.ECrossSite:          http.StatusForbidden,
+	rowcall.ESignInFailed:       http.StatusForbidden,
 	rowcall.EContractChanged:    http.StatusConflict,
 	rowcall.EDefinitionChanged:  http.StatusConflict,
 	rowcall.EPayloadCeiling:     http.StatusRequestEntityTooLarge,

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"crypto/subtle"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -51,11 +54,42 @@ func returnPath(s string) string {
 	return s
 }
 
-// login handles GET /login: the browser goes to the provider.
+// LoginCookie holds, from GET /login to its callback, the state of the
+// sign-in this browser began (LoginCookie over plain http, SecureLoginCookie
+// over https): a callback whose state is not this browser's is refused, so a
+// sign-in someone else began cannot be finished in your browser (login
+// cross-site request forgery, RFC 6749 §10.12).
+const (
+	LoginCookie       = "rowcall_login"
+	SecureLoginCookie = "__Host-rowcall_login"
+)
+
+// loginCookie is the login cookie holding state (maxAge < 0 clears it).
+func (h *Handler) loginCookie(r *http.Request, state string, maxAge int) *http.Cookie {
+	c := h.sessionCookie(r, state, maxAge)
+	c.Name = LoginCookie
+	if c.Secure {
+		c.Name = SecureLoginCookie
+	}
+	return c
+}
+
+// loginState is the login cookie's state on r, or "".
+func loginState(r *http.Request) string {
+	for _, name := range []string{SecureLoginCookie, LoginCookie} {
+		if c, err := r.Cookie(name); err == nil && c.Value != "" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// login handles GET /login: the browser goes to the provider, holding the
+// sign-in's state in the login cookie.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	authURL, l, err := h.cfg.SignIn.Begin(r.Context(), h.baseURL(r)+"/login/callback")
 	if err != nil {
-		showError(w, http.StatusBadGateway, "the sign-in could not start: "+err.Error(), "try again; if it persists, the operator checks ROWCALL_OIDC_ISSUER")
+		signInRefused(w, err)
 		return
 	}
 	l.ReturnTo = returnPath(r.URL.Query().Get("return_to"))
@@ -63,45 +97,72 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	state := l.State
 	l.State = hashHex(state)
 	if err := h.cfg.People.PutLogin(r.Context(), l); err != nil {
-		showError(w, http.StatusInternalServerError, "the sign-in could not be stored: "+err.Error(), "try again")
+		signInRefused(w, err)
 		return
 	}
+	http.SetCookie(w, h.loginCookie(r, state, loginCookieAge))
 	http.Redirect(w, r, authURL, http.StatusFound)
 }
 
-// loginCallback handles GET /login/callback: the state is taken once, the
-// provider's answer verified, the person found or created, and a new
-// session begun.
+// loginCookieAge is how long the login cookie lives, in seconds: as long
+// as a sign-in begun may be finished (sqlstore.LoginTTL).
+const loginCookieAge = 600
+
+// loginCallback handles GET /login/callback: the state must be this
+// browser's and is taken once, the provider's answer verified, the person
+// found or created, and a new session begun.
 func (h *Handler) loginCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	http.SetCookie(w, h.loginCookie(r, "", -1))
 	if e := q.Get("error"); e != "" {
-		showError(w, http.StatusForbidden, "the provider refused the sign-in: "+e+" "+q.Get("error_description"), "sign in again at /login")
+		signInRefused(w, signInError("denied", "the provider refused the sign-in: "+e+" "+q.Get("error_description"), "sign in again at /login"))
 		return
 	}
-	l, err := h.cfg.People.TakeLogin(r.Context(), hashHex(q.Get("state")))
+	state := q.Get("state")
+	if mine := loginState(r); state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(mine)) != 1 {
+		signInRefused(w, signInError("state", "this sign-in was not begun in this browser (or its cookie expired)", "start again at /login, in the browser you sign in with"))
+		return
+	}
+	l, err := h.cfg.People.TakeLogin(r.Context(), hashHex(state))
 	if err != nil {
-		showError(w, http.StatusBadRequest, "this sign-in is unknown, used or expired", "start again at /login")
+		signInRefused(w, signInError("state", "this sign-in is unknown, used or expired", "start again at /login"))
 		return
 	}
 	claims, err := h.cfg.SignIn.Finish(r.Context(), h.baseURL(r)+"/login/callback", l, q)
 	if err != nil {
-		showError(w, http.StatusForbidden, "the sign-in failed: "+err.Error(), "start again at /login")
+		signInRefused(w, err)
 		return
 	}
 	p, err := h.cfg.People.SignedIn(r.Context(), claims, h.cfg.SignIn.Role(claims.Groups), h.disp.Clock().UTC().Format(rowcall.Timestamp))
 	if err != nil {
-		showError(w, http.StatusInternalServerError, "the person could not be stored: "+err.Error(), "try again")
+		signInRefused(w, err)
 		return
 	}
 	if !p.Active() {
-		showError(w, http.StatusForbidden, "your access to this host was ended at "+p.DisabledAt, "ask an admin of this host")
+		signInRefused(w, signInError("disabled", "your access to this host was ended at "+p.DisabledAt, "ask an admin of this host"))
 		return
 	}
 	if err := h.StartSession(w, r, p); err != nil {
-		showError(w, http.StatusInternalServerError, "the session could not be stored: "+err.Error(), "try again")
+		signInRefused(w, err)
 		return
 	}
 	http.Redirect(w, r, l.ReturnTo, http.StatusFound)
+}
+
+// signInError is a sign-in refused for reason (rowcall.ESignInFailed).
+func signInError(reason, msg, fix string) *rowcall.Error {
+	return &rowcall.Error{Code: rowcall.ESignInFailed, Args: []string{reason}, Status: http.StatusForbidden, Message: msg, HowToFix: fix}
+}
+
+// signInRefused shows a person why their sign-in did not end in a session:
+// the message, how to fix it, and the stable code (id="code").
+func signInRefused(w http.ResponseWriter, err error) {
+	e, ok := err.(*rowcall.Error)
+	if !ok {
+		e = &rowcall.Error{Code: rowcall.EInternal, Status: http.StatusInternalServerError, Message: err.Error(), HowToFix: "try again at /login"}
+	}
+	page(w, cmp.Or(e.Status, http.StatusForbidden), "Sign-in refused", `<h1>This sign-in was refused</h1><p id="error">`+html.EscapeString(e.Message)+
+		`</p><p>How to fix: `+html.EscapeString(e.HowToFix)+`</p><p>Code: <code id="code">`+html.EscapeString(e.Reason())+`</code></p>`)
 }
 
 // logout handles POST /logout.

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"cmp"
-	"slices"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 

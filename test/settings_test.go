@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The host reads the ROWCALL_* settings the worker reads as vars, as the
@@ -49,5 +50,42 @@ func TestCLIReadsREADMENames(t *testing.T) {
 	out, err = run("ROWCALL_URL="+h.URL, "ROWCALL_OWNER_KEY=")
 	if err == nil || !strings.Contains(out, "HTTP 401") || !strings.Contains(out, filepath.Join("data", "owner.key")) || !strings.Contains(out, "is unset") {
 		t.Fatalf("call with no key: %v\n%s", err, out)
+	}
+}
+
+// The sign-in settings reach the host as variables and as serve's flags:
+// a malformed ROWCALL_OIDC_ROLES, or an issuer without a client id, stops
+// the host at start with the setting to fix; without an issuer nobody signs
+// in (no /api/signin); with the flags, people sign in through the provider
+// they name, by the name given, with the roles mapped.
+func TestHostReadsSignInSettings(t *testing.T) {
+	p := startIDP(t)
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"ROWCALL_OIDC_ISSUER=" + p.Issuer, "ROWCALL_OIDC_CLIENT_ID=rowcall-login", "ROWCALL_OIDC_ROLES=tools-admins=wizard"},
+			"ROWCALL_OIDC_ROLES: tools-admins=wizard is not group=role"},
+		{[]string{"ROWCALL_OIDC_ISSUER=" + p.Issuer}, "ROWCALL_OIDC_CLIENT_ID is not set"},
+		{[]string{"ROWCALL_OIDC_ISSUER=login.example.com", "ROWCALL_OIDC_CLIENT_ID=x"}, "ROWCALL_OIDC_ISSUER: login.example.com is not an http(s) URL"},
+	} {
+		cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--no-examples")
+		cmd.Env = append(append(os.Environ(), "ROWCALL_OWNER_KEY=", "ROWCALL_EMBED_PROVIDER=off"), c.env...)
+		done := time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() })
+		out, err := cmd.CombinedOutput()
+		done.Stop()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("serve with %v: %v, want it stopped saying %q:\n%s", c.env, err, c.want, out)
+		}
+	}
+	h := startHost(t, nil)
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/signin", NoAuth: true}), 404, nil)
+	h = startHost(t, []string{"--oidc-issuer", p.Issuer, "--oidc-client-id", "rowcall-login", "--oidc-name", "Acme SSO",
+		"--oidc-roles", "tools-editors=editor", "--oidc-scopes", "groups", "--oidc-groups-claim", "groups"},
+		"ROWCALL_OIDC_CLIENT_SECRET="+loginSecret, "ROWCALL_OIDC_ROLES=tools-editors=viewer")
+	expect(t, h.do(t, req{Method: "GET", Path: "/api/signin", NoAuth: true}), 200, map[string]any{"provider": "Acme SSO", "login_url": h.URL + "/login"})
+	got := asPerson(h, signIn(t, h.URL, "bob")).do(t, req{Method: "GET", Path: "/api/me"})
+	if person, _ := got.JSON["person"].(map[string]any); person["role"] != "editor" {
+		t.Fatalf("bob with --oidc-roles tools-editors=editor (the flag over the variable): %s", got.Raw)
 	}
 }

@@ -53,6 +53,9 @@ func suiteUpstream(t testing.TB) *upstream {
 }
 
 func TestHosts(t *testing.T) {
+	// One OpenID provider on loopback for every host: people sign in
+	// through it (suitePeople).
+	idp := startIDP(t)
 	for _, b := range backends {
 		// One host at a time, and not beside the package's parallel tests:
 		// workerd is CPU-heavy, and the fn sandbox tests time their limits.
@@ -60,9 +63,9 @@ func TestHosts(t *testing.T) {
 			up := suiteUpstream(t)
 			ms := modelserver.Start(t)
 			ms.Key = suiteSecret
-			tg := b.Start(t, []string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
+			tg := b.Start(t, append([]string{"SUITE_API_KEY=" + suiteSecret, "ROWCALL_MODEL_PROVIDERS=suite=" + ms.URL,
 				fmt.Sprintf(`ROWCALL_MODEL_PRICES={"suite-1":{"input":%g,"output":%g}}`, grokPriceIn, grokPriceOut),
-				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins, "ROWCALL_APPROVAL_NOTIFY=S_APPR_NOTIFY"})
+				"ROWCALL_MCP_ORIGINS=" + suiteMCPOrigins, "ROWCALL_APPROVAL_NOTIFY=S_APPR_NOTIFY"}, idp.Env()...))
 			t.Run("registry", func(t *testing.T) { suiteRegistry(t, tg) })
 			t.Run("concurrency", func(t *testing.T) { suiteConcurrency(t, tg) })
 			t.Run("http", func(t *testing.T) { suiteHTTP(t, tg, up) })
@@ -89,6 +92,7 @@ func TestHosts(t *testing.T) {
 			t.Run("cors", func(t *testing.T) { suiteCORS(t, tg) })
 			t.Run("oauth", func(t *testing.T) { suiteOAuth(t, tg) })
 			t.Run("approvals", func(t *testing.T) { suiteApprovals(t, tg, up) })
+			t.Run("people", func(t *testing.T) { suitePeople(t, tg, up, idp) })
 		})
 	}
 }

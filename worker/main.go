@@ -55,6 +55,13 @@
 //	                         (docs/tokens.md#connections; optional: without it
 //	                         bearer:connection: rows answer connections_off).
 //	ROWCALL_CONNECTIONS_KEY  secret: the keys that seal connections' tokens (ID:BASE64KEY,…).
+//	ROWCALL_OIDC_ISSUER, ROWCALL_OIDC_CLIENT_ID, ROWCALL_OIDC_ROLES, ROWCALL_OIDC_NAME,
+//	ROWCALL_OIDC_GROUPS_CLAIM, ROWCALL_OIDC_SCOPES
+//	                         vars: the OpenID provider people sign in with (internal/signin,
+//	                         docs/people.md; reached through fetch() like every outbound call);
+//	ROWCALL_OIDC_CLIENT_SECRET  secret: rowcall's client secret at that provider.
+//	ROWCALL_OWNER_KEY_LOOPBACK_ONLY  var: the owner key counts only from a loopback
+//	                         CF-Connecting-IP (on a deployed worker: never).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
 //	AI                       Workers AI binding ([ai]): rows and questions embedded for ask

@@ -38,6 +38,7 @@ import (
 	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/internal/outbound"
 	"github.com/rowcall/rowcall/internal/rerank"
+	"github.com/rowcall/rowcall/internal/signin"
 	"github.com/rowcall/rowcall/internal/vectors"
 	"github.com/rowcall/rowcall/runners/agent"
 	"github.com/rowcall/rowcall/runners/flow"
@@ -77,6 +78,40 @@ type Settings struct {
 	// approval (body id|key|actor|why; "": none).
 	ApprovalNotify string
 	MCP            MCPSettings // ROWCALL_MCP_TOOLS, ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL, ROWCALL_MCP_DRIFT
+	OIDC           OIDCSettings
+	// ROWCALL_OWNER_KEY_LOOPBACK_ONLY: the owner key is accepted only from
+	// a loopback address (api.Config.OwnerKeyLoopbackOnly).
+	OwnerKeyLoopbackOnly bool
+}
+
+// OIDCSettings name the OpenID provider people sign in with
+// (internal/signin; docs/people.md). Without Issuer nobody signs in.
+type OIDCSettings struct {
+	Issuer       string // ROWCALL_OIDC_ISSUER: the provider's issuer (its discovery URL without /.well-known/openid-configuration)
+	ClientID     string // ROWCALL_OIDC_CLIENT_ID
+	ClientSecret string // ROWCALL_OIDC_CLIENT_SECRET
+	Roles        string // ROWCALL_OIDC_ROLES: group=role,… (rowcall.ParseRoleMapping)
+	Name         string // ROWCALL_OIDC_NAME: the provider's name on the console ("": the issuer's host)
+	GroupsClaim  string // ROWCALL_OIDC_GROUPS_CLAIM: the ID token claim listing groups ("groups")
+	Scopes       string // ROWCALL_OIDC_SCOPES: scopes asked for besides openid email profile, separated by spaces or commas
+}
+
+// SignIn is the provider s names, reached with client (nil when s names
+// none); a malformed setting is an error naming it.
+func (s OIDCSettings) SignIn(client *http.Client, now func() time.Time) (api.SignIn, error) {
+	if s.Issuer == "" {
+		return nil, nil
+	}
+	roles, err := rowcall.ParseRoleMapping(s.Roles)
+	if err != nil {
+		return nil, err
+	}
+	p, err := signin.New(signin.Config{Issuer: s.Issuer, ClientID: s.ClientID, ClientSecret: s.ClientSecret, Name: s.Name,
+		GroupsClaim: s.GroupsClaim, Scopes: signin.SplitScopes(s.Scopes), Roles: roles, Client: client, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // MCPSettings bound /mcp (mcp.Limits; "" is the default).
@@ -177,6 +212,10 @@ func ReadSettings(lookup func(name string) string) Settings {
 		MCP: MCPSettings{Tools: lookup("ROWCALL_MCP_TOOLS"), Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
 			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL"),
 			Drift: lookup("ROWCALL_MCP_DRIFT")},
+		OIDC: OIDCSettings{Issuer: lookup("ROWCALL_OIDC_ISSUER"), ClientID: lookup("ROWCALL_OIDC_CLIENT_ID"),
+			ClientSecret: lookup("ROWCALL_OIDC_CLIENT_SECRET"), Roles: lookup("ROWCALL_OIDC_ROLES"), Name: lookup("ROWCALL_OIDC_NAME"),
+			GroupsClaim: cmp.Or(lookup("ROWCALL_OIDC_GROUPS_CLAIM"), signin.DefaultGroupsClaim), Scopes: lookup("ROWCALL_OIDC_SCOPES")},
+		OwnerKeyLoopbackOnly: rowcall.SettingOn(lookup("ROWCALL_OWNER_KEY_LOOPBACK_ONLY")),
 	}
 }
 
@@ -410,6 +449,13 @@ func New(s Settings, p Platform) (*App, error) {
 		}
 		a.Directory.Subscribe(a.Expander.Notify)
 	}
+	// The OpenID provider people sign in with: the operator named it, so
+	// it is reached even on loopback or a private network, as a model
+	// provider is (outbound.Policy.Trusting), without opening it to rows.
+	signIn, err := s.OIDC.SignIn(p.Client(policy.Trusting(s.OIDC.Issuer), signInTimeout), p.Now)
+	if err != nil {
+		return nil, err
+	}
 	envOf := func(context.Context) rowcall.Env { return env }
 	if env == nil && p.RequestEnv != nil {
 		envOf = p.RequestEnv
@@ -417,7 +463,8 @@ func New(s Settings, p Platform) (*App, error) {
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
-		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner, People: a.Store}, a.Directory, a.Store, a.Dispatcher)
+		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner, People: a.Store,
+		SignIn: signIn, OwnerKeyLoopbackOnly: s.OwnerKeyLoopbackOnly}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)
@@ -425,6 +472,10 @@ func New(s Settings, p Platform) (*App, error) {
 	self.Handler = a.Handler // rows' $SELF calls are served in process
 	return a, nil
 }
+
+// signInTimeout bounds each request to the OpenID provider (discovery, the
+// code's redemption, its keys).
+const signInTimeout = 10 * time.Second
 
 // metadataFetchTimeout bounds the fetch of an OAuth client's metadata document.
 const metadataFetchTimeout = 5 * time.Second

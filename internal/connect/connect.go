@@ -29,6 +29,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/internal/issuer"
 )
 
 // Service runs connections. Its fields are set before first use.
@@ -240,24 +241,15 @@ func (s *Service) Finish(ctx context.Context, callback url.Values) (holder, prov
 	return inv.Holder, inv.Provider, s.put(ctx, inv.Holder, inv.Provider, tok)
 }
 
-// checkIssuer refuses an authorization response that names another issuer
-// than the provider's, or names none when the provider says it always does
-// (RFC 9207 §2.4): a code another authorization server issued is never sent
-// to this provider's token endpoint (a mix-up). The comparison is exact, as
-// the RFC asks: no trailing slash or case is forgiven. A provider whose
-// issuer is not known (configured by its endpoints alone) is not checked.
+// checkIssuer refuses an authorization response whose iss is not p's
+// issuer, or is missing when p says it always sends one (issuer.Check, RFC
+// 9207). A provider whose issuer is not known (configured by its endpoints
+// alone) is not checked.
 func checkIssuer(p *Provider, provider string, callback url.Values) error {
-	if p == nil || p.Issuer == "" {
+	if p == nil {
 		return nil
 	}
-	iss, named := callback.Get("iss"), callback.Has("iss")
-	switch {
-	case named && iss != p.Issuer:
-		return fmt.Errorf("the sign-in answer came from issuer %q, not %s's %q (RFC 9207): the code was not redeemed", iss, provider, p.Issuer)
-	case !named && p.IssRequired:
-		return fmt.Errorf("the sign-in answer names no issuer, though %s's authorization server %q always does (RFC 9207): the code was not redeemed", provider, p.Issuer)
-	}
-	return nil
+	return issuer.Check(p.Issuer, p.IssRequired, provider, callback)
 }
 
 // put seals tok as holder's connection to provider.

@@ -260,10 +260,10 @@ func (d *Dispatcher) visibleKeys(ctx context.Context, tok *rowcall.Token) []stri
 type call struct {
 	d        *Dispatcher
 	actor    string
-	token    *rowcall.Token // the authority: nil for the owner's
+	token    *rowcall.Token  // the authority: nil for the owner's
 	person   *rowcall.Person // the person behind actor and token, if any: named on every receipt
-	payer    *rowcall.Token // who is charged: token, or Request.Payer
-	live     float64        // what the call tree's paid requests cost so far (payer's meter's spendMu; limits.go)
+	payer    *rowcall.Token  // who is charged: token, or Request.Payer
+	live     float64         // what the call tree's paid requests cost so far (payer's meter's spendMu; limits.go)
 	trace    string
 	snapshot *int64        // speculative: receipts are stored only while the event log's newest id is this
 	approval string        // the approval the top-level call names (Request.Approval)

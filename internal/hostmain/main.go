@@ -123,6 +123,14 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.String("embed-provider", "", `what embeds rows for ask: use-lite (the default: the embedded encoder, whose weights are fetched once into DATA/models), off (words alone), or the name of a --model-provider serving /v1/embeddings (its model in $ROWCALL_EMBED_MODEL)`)
 	fs.String("ask-rerank-anonymous", "", "with ROWCALL_ASK_RERANK: rerank anonymous callers' asks too (public reads), all of them sharing this rate, e.g. 10/minute (\"\": anonymous asks are not reranked; the owner's are, and a token's are charged to the token)")
 	fs.String("ask-learn", "", "whose asks and calls teach ask (a question asked, then a match called, becomes a phrase of that row): owner,tokens (the default: the owner and tokens minted with teach), owner, tokens, or off")
+	fs.String("oidc-issuer", "", "the OpenID provider people sign in with, by its issuer (its discovery URL without /.well-known/openid-configuration); with it, GET /login signs a person in (docs/people.md)")
+	fs.String("oidc-client-id", "", "rowcall's client id at the OpenID provider (registered with the redirect URI BASE/login/callback)")
+	fs.String("oidc-client-secret", "", "rowcall's client secret at the OpenID provider (better given as $ROWCALL_OIDC_CLIENT_SECRET, which no process listing shows)")
+	fs.String("oidc-roles", "", "the provider's groups mapped to roles, group=role separated by commas (e.g. tools-admins=admin,tools-editors=editor); roles: owner, admin, editor, approver, caller, viewer")
+	fs.String("oidc-name", "", "the provider's name on the console's sign-in button (default: the issuer's host)")
+	fs.String("oidc-groups-claim", "groups", "the ID token claim that lists a person's groups")
+	fs.String("oidc-scopes", "", "scopes to ask the provider for besides openid email profile (e.g. groups), separated by spaces or commas")
+	fs.Bool("owner-key-loopback-only", false, "accept the owner key only from a loopback address: the break-glass key of a host whose people sign in, usable on the machine alone")
 	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
 	m.prices, m.tune = agentFlags(fs)
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
@@ -305,7 +313,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	handler, stopObserving, err := m.observe(ctx, a, fnRunner, keys.Keys)
+	handler, stopObserving, err := m.observe(ctx, a, fnRunner)
 	if err != nil {
 		return err
 	}

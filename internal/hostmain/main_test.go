@@ -43,6 +43,14 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 		"ROWCALL_MCP_SESSIONS":                "50",
 		"ROWCALL_MCP_SESSIONS_PER_CREDENTIAL": "4",
 		"ROWCALL_MCP_DRIFT":                   "warn",
+		"ROWCALL_OIDC_ISSUER":                 "https://login.example.test/realms/acme",
+		"ROWCALL_OIDC_CLIENT_ID":              "rowcall",
+		"ROWCALL_OIDC_CLIENT_SECRET":          "oidc-secret",
+		"ROWCALL_OIDC_ROLES":                  "tools-admins=admin,tools-editors=editor",
+		"ROWCALL_OIDC_NAME":                   "Acme SSO",
+		"ROWCALL_OIDC_GROUPS_CLAIM":           "roles",
+		"ROWCALL_OIDC_SCOPES":                 "groups offline_access",
+		"ROWCALL_OWNER_KEY_LOOPBACK_ONLY":     "on",
 	}
 	app.ReadSettings(func(name string) string {
 		if _, ok := samples[name]; !ok {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/rowcall/rowcall/api"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/observe"
 	"github.com/rowcall/rowcall/runners/fn"
@@ -17,7 +16,7 @@ import (
 // metricsAddr when set) and OTLP traces when an endpoint is configured
 // (observe.NewTracing). It returns the API's handler with /metrics in front,
 // and what to close at shutdown.
-func (m *Main) observe(ctx context.Context, a *app.App, fnRunner *fn.Runner, ownerKeys func() []string) (http.Handler, func() error, error) {
+func (m *Main) observe(ctx context.Context, a *app.App, fnRunner *fn.Runner) (http.Handler, func() error, error) {
 	metricsAddr := m.MetricsAddr
 	mx := observe.NewMetrics(observe.Sources{Breakers: a.Store.BreakerStates, Fn: fnRunner.Counts, MCPSyncs: func() []observe.MCPSync {
 		var out []observe.MCPSync
@@ -48,7 +47,7 @@ func (m *Main) observe(ctx context.Context, a *app.App, fnRunner *fn.Runner, own
 			a.Handler.ServeHTTP(w, r)
 			return
 		}
-		if !api.IsOwner(r, ownerKeys()) {
+		if !a.API.Owner(r) {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
 			w.Write([]byte(`{"error":"unauthorized","message":"/metrics is the owner's","how_to_fix":"send the owner key as x-terminal-key or Authorization: Bearer, or serve keyless metrics on --metrics-addr"}` + "\n"))

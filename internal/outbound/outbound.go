@@ -54,6 +54,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +83,36 @@ type PortPrefix struct {
 func Exact(ap netip.AddrPort) PortPrefix {
 	ip := ap.Addr().WithZone("")
 	return PortPrefix{netip.PrefixFrom(ip, ip.BitLen()), ap.Port()}
+}
+
+// Trusting returns p with the servers at urls let through, whatever class
+// their address is of: an address literal on its port alone, a host name by
+// name. It is for servers the operator named in a setting (a model provider,
+// the OpenID provider people sign in with), so that one on loopback or a
+// private network is reachable by what talks to it without opening it to
+// http rows. A URL that does not parse is skipped.
+func (p Policy) Trusting(urls ...string) Policy {
+	p.AllowPorts = slices.Clone(p.AllowPorts)
+	p.AllowHosts = slices.Clone(p.AllowHosts)
+	for _, s := range urls {
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		host := u.Hostname()
+		if ip, err := netip.ParseAddr(host); err == nil {
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+			}
+			if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+				p.AllowPorts = append(p.AllowPorts, Exact(netip.AddrPortFrom(ip, uint16(n))))
+			}
+			continue
+		}
+		p.AllowHosts = append(p.AllowHosts, strings.ToLower(host))
+	}
+	return p
 }
 
 // String writes pp as Parse reads it: 127.0.0.1:9000, 10.0.0.0/8:9000,

@@ -2,10 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"net/netip"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rowcall/rowcall/internal/outbound"
@@ -62,25 +58,9 @@ func ParseProviders(list string) (map[string]Provider, error) {
 // reachable by agent rows without opening it to http rows. Row authors choose
 // a model id, never the URL, so this widens nothing they control.
 func Allow(policy outbound.Policy, providers map[string]Provider) outbound.Policy {
-	policy.AllowPorts = slices.Clone(policy.AllowPorts)
-	policy.AllowHosts = slices.Clone(policy.AllowHosts)
+	urls := make([]string, 0, len(providers))
 	for _, p := range providers {
-		u, err := url.Parse(p.BaseURL)
-		if err != nil {
-			continue
-		}
-		host := u.Hostname()
-		if ip, err := netip.ParseAddr(host); err == nil {
-			port := u.Port()
-			if port == "" {
-				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-			}
-			if n, err := strconv.ParseUint(port, 10, 16); err == nil {
-				policy.AllowPorts = append(policy.AllowPorts, outbound.Exact(netip.AddrPortFrom(ip, uint16(n))))
-			}
-			continue
-		}
-		policy.AllowHosts = append(policy.AllowHosts, host)
+		urls = append(urls, p.BaseURL)
 	}
-	return policy
+	return policy.Trusting(urls...)
 }

@@ -1,7 +1,7 @@
 // A real OpenID provider (oidc-provider, pinned in package.json) on a
 // loopback port, for the connection tests (test/connections_test.go).
 // Environment: REDIRECT_URI (the rowcall host's /connect/callback),
-// CLIENT_SECRET, ACCESS_TTL (seconds), PORT (default: any free one). Two accounts sign in, alice and bob,
+// CLIENT_SECRET, ACCESS_TTL (seconds), PORT (default: any free one). The accounts below sign in
 // with any password; its development login and consent pages are the ones a
 // person would see. With KEY_CLIENT_PUBLIC_KEY (an SPKI PEM public key, for
 // test/oauth_private_key_test.go) a second client, "rowcall-pk", gets tokens
@@ -18,6 +18,16 @@
 // subject up, and issues that account an access token the userinfo endpoint
 // answers for. rowcall-late's clock runs LATE_SKEW seconds ahead, so
 // the subject tokens it is sent have expired.
+//
+// People sign in to rowcall hosts (test/people_test.go) as client
+// "rowcall-login", with secret CLIENT_SECRET: a native application (RFC 8252)
+// whose redirect URI is http://127.0.0.1/login/callback on any port, so one
+// provider serves hosts whose ports are known only once they listen, and
+// only on loopback. Its ID tokens carry email, name, preferred_username and
+// groups (scopes email, profile, groups). The accounts are alice
+// (tools-admins), bob (tools-editors), carol (tools-callers), erin
+// (tools-approvers) and dave (no group); GROUPS_FILE, read at every sign-in,
+// holds {account: [groups]} that replace an account's groups.
 //
 // With MCP_RESOURCE (an MCP server's URL, for test/mcp_signin_test.go) it is
 // that server's authorization server: clients register themselves (dynamic
@@ -58,7 +68,27 @@ const mcpFeatures = mcpResource ? {
   },
 } : {};
 
-const accounts = new Set(['alice', 'bob']);
+const people = {
+  alice: { name: 'Alice Admin', groups: ['tools-admins'] },
+  bob: { name: 'Bob Editor', groups: ['tools-editors'] },
+  carol: { name: 'Carol Caller', groups: ['tools-callers'] },
+  dave: { name: 'Dave Nogroup', groups: [] },
+  erin: { name: 'Erin Approver', groups: ['tools-approvers'] },
+};
+const accounts = new Set(Object.keys(people));
+
+// groupsOf is account's groups now: GROUPS_FILE's, else its own.
+function groupsOf(account) {
+  if (process.env.GROUPS_FILE) {
+    try {
+      const set = JSON.parse(fs.readFileSync(process.env.GROUPS_FILE, 'utf8'));
+      if (Array.isArray(set[account])) return set[account];
+    } catch (e) {
+      if (e.code !== 'ENOENT') throw e;
+    }
+  }
+  return people[account].groups;
+}
 const server = http.createServer();
 server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
@@ -70,6 +100,13 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
       redirect_uris: [process.env.REDIRECT_URI],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
+    }, {
+      client_id: 'rowcall-login',
+      client_secret: process.env.CLIENT_SECRET,
+      application_type: 'native',
+      redirect_uris: ['http://127.0.0.1/login/callback'],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
     }, ...keyClients, ...['rowcall-sts', 'rowcall-late'].map((client_id) => ({
       client_id,
       client_secret: process.env.CLIENT_SECRET,
@@ -78,6 +115,13 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
       redirect_uris: [],
     }))],
     pkce: { required: () => true },
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'preferred_username'],
+      groups: ['groups'],
+    },
+    conformIdTokenClaims: false, // the claims of the scopes granted are in the ID token too
     ttl: { AccessToken: Number(process.env.ACCESS_TTL || 3600) },
     issueRefreshToken: async () => true,
     features: {
@@ -88,7 +132,17 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
     },
     async findAccount(ctx, id) {
       if (!accounts.has(id)) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id }) };
+      return {
+        accountId: id,
+        claims: async () => ({
+          sub: id,
+          email: `${id}@example.test`,
+          email_verified: true,
+          name: people[id].name,
+          preferred_username: id,
+          groups: groupsOf(id),
+        }),
+      };
     },
   });
   if (process.env.SUBJECTS_FILE) {
