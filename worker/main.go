@@ -55,6 +55,9 @@
 //	                         (docs/tokens.md#connections; optional: without it
 //	                         bearer:connection: rows answer connections_off).
 //	ROWCALL_CONNECTIONS_KEY  secret: the keys that seal connections' tokens (ID:BASE64KEY,…).
+//	ROWCALL_SCIM_TOKEN       secret: the bearer token of the identity provider's SCIM client
+//	                         (optional: without it no /scim/v2; api/scim). The people it
+//	                         creates are bound to ROWCALL_OIDC_ISSUER (var).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
 //	AI                       Workers AI binding ([ai]): rows and questions embedded for ask

@@ -77,6 +77,32 @@ type Settings struct {
 	// approval (body id|key|actor|why; "": none).
 	ApprovalNotify string
 	MCP            MCPSettings // ROWCALL_MCP_TOOLS, ROWCALL_MCP_ORIGINS, ROWCALL_MCP_IDLE, ROWCALL_MCP_SESSIONS, ROWCALL_MCP_SESSIONS_PER_CREDENTIAL, ROWCALL_MCP_DRIFT
+	SCIM           SCIMSettings
+}
+
+// SCIMSettings turn on SCIM provisioning (api/scim) for the organisation's
+// identity provider.
+type SCIMSettings struct {
+	// Token is ROWCALL_SCIM_TOKEN: the bearer token the provider's SCIM
+	// client sends ("": no /scim/v2), at least MinSCIMToken characters.
+	Token string
+	// Issuer is ROWCALL_OIDC_ISSUER: the OpenID provider's issuer, which
+	// the people SCIM creates are bound to (with their externalId as the
+	// subject).
+	Issuer string
+}
+
+// MinSCIMToken is the shortest SCIM token a host takes: the token can end
+// anyone's access, so it must not be guessable.
+const MinSCIMToken = 32
+
+// check refuses a token too short to be secret.
+func (s SCIMSettings) check() error {
+	if s.Token == "" || len(s.Token) >= MinSCIMToken {
+		return nil
+	}
+	return &rowcall.Error{Code: rowcall.EInvalid, Message: fmt.Sprintf("ROWCALL_SCIM_TOKEN is %d characters; a SCIM token is at least %d", len(s.Token), MinSCIMToken),
+		HowToFix: "make one with `openssl rand -base64 32` and give the same value to the identity provider's provisioning settings"}
 }
 
 // MCPSettings bound /mcp (mcp.Limits; "" is the default).
@@ -177,6 +203,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 		MCP: MCPSettings{Tools: lookup("ROWCALL_MCP_TOOLS"), Origins: lookup("ROWCALL_MCP_ORIGINS"), Idle: lookup("ROWCALL_MCP_IDLE"),
 			Sessions: lookup("ROWCALL_MCP_SESSIONS"), PerCredential: lookup("ROWCALL_MCP_SESSIONS_PER_CREDENTIAL"),
 			Drift: lookup("ROWCALL_MCP_DRIFT")},
+		SCIM: SCIMSettings{Token: strings.TrimSpace(lookup("ROWCALL_SCIM_TOKEN")), Issuer: lookup("ROWCALL_OIDC_ISSUER")},
 	}
 }
 
@@ -289,6 +316,9 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	driftWarn, err := s.MCP.DriftWarn()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.SCIM.check(); err != nil {
 		return nil, err
 	}
 	models, err := s.Models.Config()
@@ -417,7 +447,8 @@ func New(s Settings, p Platform) (*App, error) {
 	a.API = api.New(api.Config{OwnerKeys: p.OwnerKeys, ReceiptKeys: func() []ledger.PublicKey { return []ledger.PublicKey{p.Signer.Public()} }, Signer: p.Signer,
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
-		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner, People: a.Store}, a.Directory, a.Store, a.Dispatcher)
+		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner, People: a.Store,
+		SCIMToken: s.SCIM.Token, SCIMIssuer: s.SCIM.Issuer}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

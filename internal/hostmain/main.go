@@ -123,6 +123,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.String("embed-provider", "", `what embeds rows for ask: use-lite (the default: the embedded encoder, whose weights are fetched once into DATA/models), off (words alone), or the name of a --model-provider serving /v1/embeddings (its model in $ROWCALL_EMBED_MODEL)`)
 	fs.String("ask-rerank-anonymous", "", "with ROWCALL_ASK_RERANK: rerank anonymous callers' asks too (public reads), all of them sharing this rate, e.g. 10/minute (\"\": anonymous asks are not reranked; the owner's are, and a token's are charged to the token)")
 	fs.String("ask-learn", "", "whose asks and calls teach ask (a question asked, then a match called, becomes a phrase of that row): owner,tokens (the default: the owner and tokens minted with teach), owner, tokens, or off")
+	fs.String("scim-token", "", "turn on SCIM 2.0 provisioning at /scim/v2 for the identity provider, which sends this bearer token (at least 32 characters; prefer $ROWCALL_SCIM_TOKEN, which other users cannot see in the process list); people it creates are bound to $ROWCALL_OIDC_ISSUER")
 	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
 	m.prices, m.tune = agentFlags(fs)
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")
