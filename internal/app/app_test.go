@@ -22,6 +22,7 @@ func TestReadSettings(t *testing.T) {
 		"ROWCALL_ASK_RERANK_ANONYMOUS": "10/minute", "ROWCALL_APPROVAL_NOTIFY": "NOTIFY",
 		"ROWCALL_ASK_EXPAND": "ASK_EXPAND", "ROWCALL_ASK_EXPAND_DAILY_USD": "0.25", "ROWCALL_ASK_LEARN": "off", "ROWCALL_MCP_TOOLS": "20", "ROWCALL_MCP_ORIGINS": "https://c.example", "ROWCALL_MCP_IDLE": "2m", "ROWCALL_MCP_SESSIONS": "50",
 		"ROWCALL_MCP_SESSIONS_PER_CREDENTIAL": "4", "ROWCALL_MCP_DRIFT": "warn",
+		"ROWCALL_SCIM_TOKEN": " scim-token-of-at-least-thirty-two-chars ", "ROWCALL_OIDC_ISSUER": "https://idp.example",
 	}
 	read := map[string]bool{}
 	got := app.ReadSettings(func(name string) string { read[name] = true; return env[name] })
@@ -30,7 +31,8 @@ func TestReadSettings(t *testing.T) {
 		Models: agent.Settings{Providers: "x=http://127.0.0.1:1/v1", Default: "x", Prices: `{"m":{"input":1,"output":2}}`},
 		Embed:  app.EmbedSettings{Provider: "x", Model: "nomic-embed-text", Auth: "bearer:EMB_KEY", Dim: "768"}, AskRerank: "ASK_RERANK",
 		AskRerankAnonymous: "10/minute", ApprovalNotify: "NOTIFY", AskExpand: "ASK_EXPAND", AskExpandDailyUSD: "0.25", AskLearn: "off",
-		MCP: app.MCPSettings{Tools: "20", Origins: "https://c.example", Idle: "2m", Sessions: "50", PerCredential: "4", Drift: "warn"}}
+		MCP:  app.MCPSettings{Tools: "20", Origins: "https://c.example", Idle: "2m", Sessions: "50", PerCredential: "4", Drift: "warn"},
+		SCIM: app.SCIMSettings{Token: "scim-token-of-at-least-thirty-two-chars", Issuer: "https://idp.example"}}
 	if got != want {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

@@ -43,6 +43,8 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 		"ROWCALL_MCP_SESSIONS":                "50",
 		"ROWCALL_MCP_SESSIONS_PER_CREDENTIAL": "4",
 		"ROWCALL_MCP_DRIFT":                   "warn",
+		"ROWCALL_SCIM_TOKEN":                  "scim-token-of-at-least-thirty-two-chars",
+		"ROWCALL_OIDC_ISSUER":                 "https://idp.example.test",
 	}
 	app.ReadSettings(func(name string) string {
 		if _, ok := samples[name]; !ok {
