@@ -18,11 +18,13 @@ import (
 // host and on the host over sqld.
 //
 // The person's session is stored directly in the host's database (a row of
-// sessions, as GET /login/callback would store it) until OpenID sign-in lands
-// on this branch; a test that signs in through the provider (test/oidcprovider)
-// and is then deprovisioned is added with it. Everything else a person holds
-// is made through the API as they would make it: a token minted from their
-// session, an OAuth grant they consented to, a call waiting for approval.
+// sessions, as GET /login/callback stores it): a test host names no OpenID
+// provider to sign in through. The end-to-end variant, a person signed in
+// through the provider of test/oidcprovider and then deprovisioned, goes
+// with the sign-in tests once sign-in runs on every host. Everything else a
+// person holds is made through the API as they would make it: a token minted
+// from their session, an OAuth grant they consented to, a call waiting for
+// approval.
 // A connection is a row of connections held by their token (the connection
 // flow needs a provider of its own; TestConnections drives it).
 
