@@ -91,6 +91,11 @@ type Config struct {
 	// SignIn is the organisation's OpenID provider (ROWCALL_OIDC_*): nil
 	// serves no /login.
 	SignIn SignIn
+	// SCIMToken is the bearer token of the identity provider's SCIM client
+	// (ROWCALL_SCIM_TOKEN): "" serves no /scim/v2 (scim.go). SCIMIssuer is
+	// the OpenID provider's issuer (ROWCALL_OIDC_ISSUER) that the people it
+	// creates are bound to.
+	SCIMToken, SCIMIssuer string
 	// Learned keeps ask's learned phrases (internal/learn.Learner); nil
 	// serves no /api/learned endpoints.
 	Learned Learned
@@ -199,6 +204,9 @@ func (h *Handler) routes() {
 	}
 	if h.cfg.SignIn != nil {
 		h.signInRoutes(m)
+	}
+	if h.cfg.SCIMToken != "" && h.cfg.People != nil {
+		h.scimRoutes(m)
 	}
 	m.Handle("/mcp", h.mcp)
 	h.oauthRoutes(m)

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api/scim"
 	"github.com/rowcall/rowcall/internal/jsontext"
 	"github.com/rowcall/rowcall/runners/fn/modules"
 )
@@ -113,6 +114,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 		e = &rowcall.Error{Code: rowcall.EInternal, Message: "the server failed; the log has the cause"}
+	}
+	if scim.IsPath(r.URL.Path) { // the identity provider reads SCIM's Error
+		scim.WriteError(w, e, status(e))
+		return
 	}
 	body := ordered{{"error", e.Reason()}}
 	if e.Message != "" {

@@ -75,9 +75,10 @@ func (s *Store) Person(ctx context.Context, id string) (rowcall.Person, error) {
 	return s.person(ctx, `id = ?`, id)
 }
 
-// PersonByUserName implements rowcall.People.
+// PersonByUserName implements rowcall.People. Both comparisons ignore case,
+// as SCIM's userName does (RFC 7643 section 4.1.1: caseExact false).
 func (s *Store) PersonByUserName(ctx context.Context, userName string) (rowcall.Person, error) {
-	p, err := s.person(ctx, `user_name = ? ORDER BY created_at LIMIT 1`, userName)
+	p, err := s.person(ctx, `lower(user_name) = lower(?) ORDER BY created_at LIMIT 1`, userName)
 	if errors.Is(err, errNoPerson) {
 		return s.person(ctx, `user_name = '' AND lower(email) = lower(?) ORDER BY created_at LIMIT 1`, userName)
 	}

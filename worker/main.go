@@ -62,6 +62,9 @@
 //	ROWCALL_OIDC_CLIENT_SECRET  secret: rowcall's client secret at that provider.
 //	ROWCALL_OWNER_KEY_LOOPBACK_ONLY  var: the owner key counts only from a loopback
 //	                         CF-Connecting-IP (on a deployed worker: never).
+//	ROWCALL_SCIM_TOKEN       secret: the bearer token of the identity provider's SCIM client
+//	                         (optional: without it no /scim/v2; api/scim). The people it
+//	                         creates are bound to ROWCALL_OIDC_ISSUER (var).
 //	ROWCALL_NO_EXAMPLES      var: "true" (or 1, yes, on) keeps a fresh database empty (no
 //	                         example rows; seed.go).
 //	AI                       Workers AI binding ([ai]): rows and questions embedded for ask

@@ -82,6 +82,7 @@ type Settings struct {
 	// ROWCALL_OWNER_KEY_LOOPBACK_ONLY: the owner key is accepted only from
 	// a loopback address (api.Config.OwnerKeyLoopbackOnly).
 	OwnerKeyLoopbackOnly bool
+	SCIM                 SCIMSettings
 }
 
 // OIDCSettings name the OpenID provider people sign in with
@@ -112,6 +113,31 @@ func (s OIDCSettings) SignIn(client *http.Client, now func() time.Time) (api.Sig
 		return nil, err
 	}
 	return p, nil
+}
+
+// SCIMSettings turn on SCIM provisioning (api/scim) for the organisation's
+// identity provider.
+type SCIMSettings struct {
+	// Token is ROWCALL_SCIM_TOKEN: the bearer token the provider's SCIM
+	// client sends ("": no /scim/v2), at least MinSCIMToken characters.
+	Token string
+	// Issuer is ROWCALL_OIDC_ISSUER: the OpenID provider's issuer, which
+	// the people SCIM creates are bound to (with their externalId as the
+	// subject).
+	Issuer string
+}
+
+// MinSCIMToken is the shortest SCIM token a host takes: the token can end
+// anyone's access, so it must not be guessable.
+const MinSCIMToken = 32
+
+// check refuses a token too short to be secret.
+func (s SCIMSettings) check() error {
+	if s.Token == "" || len(s.Token) >= MinSCIMToken {
+		return nil
+	}
+	return &rowcall.Error{Code: rowcall.EInvalid, Message: fmt.Sprintf("ROWCALL_SCIM_TOKEN is %d characters; a SCIM token is at least %d", len(s.Token), MinSCIMToken),
+		HowToFix: "make one with `openssl rand -base64 32` and give the same value to the identity provider's provisioning settings"}
 }
 
 // MCPSettings bound /mcp (mcp.Limits; "" is the default).
@@ -216,6 +242,7 @@ func ReadSettings(lookup func(name string) string) Settings {
 			ClientSecret: lookup("ROWCALL_OIDC_CLIENT_SECRET"), Roles: lookup("ROWCALL_OIDC_ROLES"), Name: lookup("ROWCALL_OIDC_NAME"),
 			GroupsClaim: cmp.Or(lookup("ROWCALL_OIDC_GROUPS_CLAIM"), signin.DefaultGroupsClaim), Scopes: lookup("ROWCALL_OIDC_SCOPES")},
 		OwnerKeyLoopbackOnly: rowcall.SettingOn(lookup("ROWCALL_OWNER_KEY_LOOPBACK_ONLY")),
+		SCIM:                 SCIMSettings{Token: strings.TrimSpace(lookup("ROWCALL_SCIM_TOKEN")), Issuer: lookup("ROWCALL_OIDC_ISSUER")},
 	}
 }
 
@@ -328,6 +355,9 @@ func New(s Settings, p Platform) (*App, error) {
 	}
 	driftWarn, err := s.MCP.DriftWarn()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.SCIM.check(); err != nil {
 		return nil, err
 	}
 	models, err := s.Models.Config()
@@ -464,7 +494,8 @@ func New(s Settings, p Platform) (*App, error) {
 		PublicReads: s.PublicReads, PublicURL: s.PublicURL, ListenURL: p.ListenURL, TrustForwarded: s.TrustForwarded,
 		Modules: p.Modules, OpenAPI: p.OpenAPI, MCPTools: a.mcpTools(envOf), MCPSync: a.mcpSync(envOf), SimilarRows: a.begin(), Near: a.near(), MCP: mcpLimits,
 		OAuth: a.Store, Fetch: p.Client(policy, metadataFetchTimeout), Connect: p.Connect, Learned: a.Learner, People: a.Store,
-		SignIn: signIn, OwnerKeyLoopbackOnly: s.OwnerKeyLoopbackOnly}, a.Directory, a.Store, a.Dispatcher)
+		SignIn: signIn, OwnerKeyLoopbackOnly: s.OwnerKeyLoopbackOnly,
+		SCIMToken: s.SCIM.Token, SCIMIssuer: s.SCIM.Issuer}, a.Directory, a.Store, a.Dispatcher)
 	a.Handler = a.API
 	if p.Handler != nil {
 		a.Handler = p.Handler(a.API)

@@ -25,6 +25,7 @@ func TestReadSettings(t *testing.T) {
 		"ROWCALL_OIDC_ISSUER": "https://login.example/realms/acme", "ROWCALL_OIDC_CLIENT_ID": "rowcall", "ROWCALL_OIDC_CLIENT_SECRET": "s",
 		"ROWCALL_OIDC_ROLES": "a=admin", "ROWCALL_OIDC_NAME": "Acme", "ROWCALL_OIDC_GROUPS_CLAIM": "roles", "ROWCALL_OIDC_SCOPES": "groups",
 		"ROWCALL_OWNER_KEY_LOOPBACK_ONLY": "yes",
+		"ROWCALL_SCIM_TOKEN":              " scim-token-of-at-least-thirty-two-chars ",
 	}
 	read := map[string]bool{}
 	got := app.ReadSettings(func(name string) string { read[name] = true; return env[name] })
@@ -35,7 +36,8 @@ func TestReadSettings(t *testing.T) {
 		AskRerankAnonymous: "10/minute", ApprovalNotify: "NOTIFY", AskExpand: "ASK_EXPAND", AskExpandDailyUSD: "0.25", AskLearn: "off",
 		MCP: app.MCPSettings{Tools: "20", Origins: "https://c.example", Idle: "2m", Sessions: "50", PerCredential: "4", Drift: "warn"},
 		OIDC: app.OIDCSettings{Issuer: "https://login.example/realms/acme", ClientID: "rowcall", ClientSecret: "s", Roles: "a=admin", Name: "Acme",
-			GroupsClaim: "roles", Scopes: "groups"}, OwnerKeyLoopbackOnly: true}
+			GroupsClaim: "roles", Scopes: "groups"}, OwnerKeyLoopbackOnly: true,
+		SCIM: app.SCIMSettings{Token: "scim-token-of-at-least-thirty-two-chars", Issuer: "https://login.example/realms/acme"}}
 	if got != want {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

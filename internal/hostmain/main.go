@@ -131,6 +131,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.String("oidc-groups-claim", "groups", "the ID token claim that lists a person's groups")
 	fs.String("oidc-scopes", "", "scopes to ask the provider for besides openid email profile (e.g. groups), separated by spaces or commas")
 	fs.Bool("owner-key-loopback-only", false, "accept the owner key only from a loopback address: the break-glass key of a host whose people sign in, usable on the machine alone")
+	fs.String("scim-token", "", "turn on SCIM 2.0 provisioning at /scim/v2 for the identity provider, which sends this bearer token (at least 32 characters; prefer $ROWCALL_SCIM_TOKEN, which other users cannot see in the process list); people it creates are bound to $ROWCALL_OIDC_ISSUER")
 	fs.String("secrets-prefix", "", "only environment variables starting with this prefix may be named in rows' auth (rowcall's own ROWCALL_* never may)")
 	m.prices, m.tune = agentFlags(fs)
 	fs.DurationVar(&m.fnConfig.Timeout, "fn-timeout", fn.DefaultTimeout, "wall-clock limit of one fn module call")

@@ -51,6 +51,7 @@ func TestSettingsMeanWhatTheWorkerReads(t *testing.T) {
 		"ROWCALL_OIDC_GROUPS_CLAIM":           "roles",
 		"ROWCALL_OIDC_SCOPES":                 "groups offline_access",
 		"ROWCALL_OWNER_KEY_LOOPBACK_ONLY":     "on",
+		"ROWCALL_SCIM_TOKEN":                  "scim-token-of-at-least-thirty-two-chars",
 	}
 	app.ReadSettings(func(name string) string {
 		if _, ok := samples[name]; !ok {
