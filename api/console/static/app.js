@@ -3,6 +3,7 @@
 // their own modules; each returns the element to show and makes the few API
 // requests it needs (a page of the directory is one).
 import { h, api, session, APIError, errorBox, enc, cut } from './lib.js';
+import { peopleView } from './people.js';
 import { directory, rowView, historyView, deleteView } from './directory.js';
 import { editView } from './edit.js';
 import { callView } from './call.js';
@@ -31,6 +32,7 @@ const routes = [
   [/^#\/approvals$/, () => approvalsView(null)],
   [/^#\/approvals\/([^/?]+)$/, m => approvalsView(decodeURIComponent(m[1]))],
   [/^#\/learned(?:\/([^/?]+))?$/, m => learnedView(m[1] ? decodeURIComponent(m[1]) : '')],
+  [/^#\/people$/, () => peopleView()],
 ];
 
 let generation = 0;
