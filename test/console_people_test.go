@@ -90,8 +90,8 @@ func withCookie(t testing.TB, ctx context.Context, base, secret string) {
 	}
 }
 
-// asPerson opens a browser at size signed in by the person's session.
-func asPerson(t testing.TB, h *host, size console.Size, secret string) context.Context {
+// personConsole opens a browser at size signed in by the person's session.
+func personConsole(t testing.TB, h *host, size console.Size, secret string) context.Context {
 	t.Helper()
 	ctx := browser(t, size)
 	withCookie(t, ctx, h.URL, secret)
@@ -99,8 +99,8 @@ func asPerson(t testing.TB, h *host, size console.Size, secret string) context.C
 	return ctx
 }
 
-// me is GET /api/me with the session cookie alone.
-func me(t testing.TB, h *host, secret string) resp {
+// meByCookie is GET /api/me with the session cookie alone.
+func meByCookie(t testing.TB, h *host, secret string) resp {
 	t.Helper()
 	return h.do(t, req{Method: "GET", Path: "/api/me", NoAuth: true, Header: map[string]string{"Cookie": api.SessionCookie + "=" + secret}})
 }
@@ -138,7 +138,7 @@ func TestConsolePeople(t *testing.T) {
 	said := func(id string) string { return `#people tr.msg[data-for="` + id + `"]` }
 
 	t.Run("admin", func(t *testing.T) {
-		ctx := asPerson(t, h, console.Laptop, adaSecret)
+		ctx := personConsole(t, h, console.Laptop, adaSecret)
 		if got := textOf(t, ctx, "#whoname") + "|" + textOf(t, ctx, "#whorole"); got != "Ada Lovelace|admin" {
 			t.Fatalf("the header names %q, want Ada Lovelace|admin", got)
 		}
@@ -201,7 +201,7 @@ func TestConsolePeople(t *testing.T) {
 
 		// Disabling asks first, then ends the person's session at once.
 		carlSecret := newSession(t, h, carl)
-		carlCtx := asPerson(t, h, console.Laptop, carlSecret)
+		carlCtx := personConsole(t, h, console.Laptop, carlSecret)
 		if got := textOf(t, carlCtx, "#whoname"); got != "Carl Caller" {
 			t.Fatalf("Carl's header says %q", got)
 		}
@@ -228,7 +228,7 @@ func TestConsolePeople(t *testing.T) {
 		if p := personOf(t, h, carl); p["disabled_at"] != nil {
 			t.Fatalf("Carl is still disabled: %v", p)
 		}
-		expect(t, me(t, h, carlSecret), 401, nil) // what was revoked stays revoked
+		expect(t, meByCookie(t, h, carlSecret), 401, nil) // what was revoked stays revoked
 		unbroken(t, ctx, "#/people")
 
 		// Signing out ends the session on the host.
@@ -239,7 +239,7 @@ func TestConsolePeople(t *testing.T) {
 		if js[bool](t, ctx, `document.getElementById('nav').hidden === false`) || textOf(t, ctx, "#who") != "" {
 			t.Fatalf("after signing out the header shows %q", textOf(t, ctx, "header"))
 		}
-		expect(t, me(t, h, adaSecret), 401, nil)
+		expect(t, meByCookie(t, h, adaSecret), 401, nil)
 		run(t, ctx, chromedp.Navigate(h.URL+"/#/people"), console.Ready)
 		if got := textOf(t, ctx, "main h1"); got != "Sign in" {
 			t.Fatalf("opened again after signing out, the console shows %q", got)
@@ -248,7 +248,7 @@ func TestConsolePeople(t *testing.T) {
 
 	t.Run("editor", func(t *testing.T) {
 		_, ownerToken, _ := mint(t, h, map[string]any{"name": "the owner's", "categories": []string{"*"}})
-		ctx := asPerson(t, h, console.Laptop, newSession(t, h, ed))
+		ctx := personConsole(t, h, console.Laptop, newSession(t, h, ed))
 		if got := textOf(t, ctx, "#whoname") + "|" + textOf(t, ctx, "#whorole"); got != "Ed Itor|editor" {
 			t.Fatalf("the header names %q", got)
 		}
@@ -279,7 +279,7 @@ func TestConsolePeople(t *testing.T) {
 	})
 
 	t.Run("viewer", func(t *testing.T) {
-		ctx := asPerson(t, h, console.Laptop, newSession(t, h, vi))
+		ctx := personConsole(t, h, console.Laptop, newSession(t, h, vi))
 		if got := textOf(t, ctx, "#whoname") + "|" + textOf(t, ctx, "#whorole"); got != "vi@example.com|viewer" {
 			t.Fatalf("the header names %q", got)
 		}
@@ -314,7 +314,7 @@ func TestConsolePeople(t *testing.T) {
 	})
 
 	t.Run("no-role", func(t *testing.T) {
-		ctx := asPerson(t, h, console.Laptop, newSession(t, h, nora))
+		ctx := personConsole(t, h, console.Laptop, newSession(t, h, nora))
 		if got := textOf(t, ctx, "#whorole"); got != "no role" {
 			t.Fatalf("the header says the role is %q", got)
 		}
@@ -327,7 +327,7 @@ func TestConsolePeople(t *testing.T) {
 	})
 
 	t.Run("phone", func(t *testing.T) {
-		ctx := asPerson(t, h, console.Phone, newSession(t, h, ada))
+		ctx := personConsole(t, h, console.Phone, newSession(t, h, ada))
 		for _, hash := range []string{"#/dir", "#/people", "#/tokens"} {
 			run(t, ctx, console.Go(hash))
 			if w := js[int](t, ctx, `document.documentElement.scrollWidth`); w > int(console.Phone.Width) {
