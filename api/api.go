@@ -201,6 +201,11 @@ func (h *Handler) routes() {
 	if h.cfg.People != nil {
 		m.HandleFunc("GET /api/people", h.may(rowcall.RightPeople, h.listPeople))
 		m.HandleFunc("PATCH /api/people/{id}", h.may(rowcall.RightPeople, h.patchPerson))
+		if h.cfg.SignIn == nil {
+			// A session outlives a provider taken out of the configuration
+			// (it still signs in, personCaller): it can still end.
+			m.HandleFunc("POST /logout", h.logout)
+		}
 	}
 	if h.cfg.SignIn != nil {
 		h.signInRoutes(m)

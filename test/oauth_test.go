@@ -643,6 +643,43 @@ func TestOAuthMetadataDocument(t *testing.T) {
 // approval sends the browser to the client's redirect with a code that
 // redeems for a working token; the token list names the client.
 func TestOAuthConsoleConsent(t *testing.T) {
+	h := startHost(t, nil)
+	ctx := browser(t, console.Laptop)
+	c := newBrowserClient(t, h, "Browser Client", "st-b")
+	run(t, ctx, chromedp.Navigate(h.URL+"/oauth/authorize?"+c.query.Encode()), console.Ready, console.SignInHere(h.Key),
+		console.Wait(`!!document.getElementById('consent-client')`))
+	if got := textOf(t, ctx, "#consent-client"); got != "Browser Client" {
+		t.Fatalf("the consent names %q", got)
+	}
+	if got := textOf(t, ctx, "#consent-redirect"); got != c.redirect {
+		t.Fatalf("the consent shows the redirect %q", got)
+	}
+	run(t, ctx, console.Fill("#c_categories", "*"), console.Click("#consent-approve"))
+	q := c.callback(t, ctx)
+	if q.Get("state") != "st-b" || q.Get("iss") != h.URL {
+		t.Fatalf("the client received %v", q)
+	}
+	tok := c.redeem(t, q)
+	if status(t, h, tok.JSON["access_token"].(string)) != 200 {
+		t.Fatal("the token the console's consent minted does not work")
+	}
+	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready)
+	if got := textOf(t, ctx, "#tokens td.client"); got != c.id {
+		t.Fatalf("the token list shows the client %q, want %s", got, c.id)
+	}
+}
+
+// browserClient is a client registered with a callback on loopback that a
+// browser reaches at the end of the console's consent.
+type browserClient struct {
+	*oauthClient
+	redirect string          // its redirect URI
+	query    url.Values      // its authorization request's query
+	codes    chan url.Values // the query each browser brings to its callback
+}
+
+func newBrowserClient(t *testing.T, h *host, name, state string) *browserClient {
+	t.Helper()
 	codes := make(chan url.Values, 1)
 	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -651,42 +688,35 @@ func TestOAuthConsoleConsent(t *testing.T) {
 		}
 		io.WriteString(w, "signed in")
 	}))
-	defer cb.Close()
-	h := startHost(t, nil)
-	ctx := browser(t, console.Laptop)
+	t.Cleanup(cb.Close)
 	res := h.do(t, req{Method: "POST", Path: "/oauth/register", NoAuth: true,
-		Body: map[string]any{"client_name": "Browser Client", "redirect_uris": []string{cb.URL + "/callback"}}})
+		Body: map[string]any{"client_name": name, "redirect_uris": []string{cb.URL + "/callback"}}})
 	expect(t, res, http.StatusCreated, nil)
-	c := &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("b", 43)}
-	v := url.Values{"response_type": {"code"}, "client_id": {c.id}, "redirect_uri": {cb.URL + "/callback"}, "state": {"st-b"},
+	c := &browserClient{oauthClient: &oauthClient{h: h, id: res.JSON["client_id"].(string), verifier: strings.Repeat("b", 43)}, redirect: cb.URL + "/callback", codes: codes}
+	c.query = url.Values{"response_type": {"code"}, "client_id": {c.id}, "redirect_uri": {c.redirect}, "state": {state},
 		"code_challenge": {challenge(c.verifier)}, "code_challenge_method": {"S256"}}
-	run(t, ctx, chromedp.Navigate(h.URL+"/oauth/authorize?"+v.Encode()), console.Ready, console.SignInHere(h.Key),
-		console.Wait(`!!document.getElementById('consent-client')`))
-	if got := textOf(t, ctx, "#consent-client"); got != "Browser Client" {
-		t.Fatalf("the consent names %q", got)
-	}
-	if got := textOf(t, ctx, "#consent-redirect"); got != cb.URL+"/callback" {
-		t.Fatalf("the consent shows the redirect %q", got)
-	}
-	run(t, ctx, console.Fill("#c_categories", "*"), console.Click("#consent-approve"))
-	var q url.Values
+	return c
+}
+
+// callback waits for the browser to reach the client's callback, and
+// returns the query it brought.
+func (c *browserClient) callback(t *testing.T, ctx context.Context) url.Values {
+	t.Helper()
 	select {
-	case q = <-codes:
+	case q := <-c.codes:
+		return q
 	case <-ctx.Done():
-		t.Fatal("the browser never reached the client's redirect")
+		t.Fatalf("the browser never reached the client's redirect; the page shows %q", textOf(t, ctx, "#view"))
+		return nil
 	}
-	if q.Get("state") != "st-b" || q.Get("iss") != h.URL {
-		t.Fatalf("the client received %v", q)
-	}
-	tok := c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")}, "redirect_uri": {cb.URL + "/callback"}, "code_verifier": {c.verifier}})
+}
+
+// redeem exchanges the code of the callback's query q for the token.
+func (c *browserClient) redeem(t *testing.T, q url.Values) resp {
+	t.Helper()
+	tok := c.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")}, "redirect_uri": {c.redirect}, "code_verifier": {c.verifier}})
 	expect(t, tok, 200, nil)
-	if status(t, h, tok.JSON["access_token"].(string)) != 200 {
-		t.Fatal("the token the console's consent minted does not work")
-	}
-	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready)
-	if got := textOf(t, ctx, "#tokens td.client"); got != c.id {
-		t.Fatalf("the token list shows the client %q, want %s", got, c.id)
-	}
+	return tok
 }
 
 // suiteOAuth: the sign-in's storage on every host (the same sqlstore code

@@ -2,10 +2,15 @@
 // modules embedded in the binary (no CDN, no build step, no framework), which
 // the API handler serves at / on every host, the worker included.
 //
-// The console is a client of the public API and nothing more: it signs in
-// with the owner key or a capability token, kept in the tab's sessionStorage
-// (never in a URL), sends it as Authorization: Bearer on every call, and shows
-// what the API answers for that credential, so a token sees only its scope.
+// The console is a client of the public API and nothing more. A person signs
+// in with the organisation's OpenID provider (GET /login): the session cookie,
+// which the console's script never sees, goes with its same-origin calls. The
+// owner key or a capability token can be pasted instead (break-glass), kept
+// in the tab's sessionStorage (never in a URL) and sent as Authorization:
+// Bearer. GET /api/me says who is signed in and with which rights; the
+// console offers what those rights allow and shows what the API answers for
+// that credential, refusals included, so a token or a role sees only its
+// scope.
 // Receipts are verified in the browser with WebCrypto (SHA-256 of the
 // receipt's RFC 8785 form, its Merkle path, the Ed25519 signature against
 // /.well-known/rowcall-receipt-keys): static/verify.js mirrors package

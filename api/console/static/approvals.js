@@ -1,9 +1,10 @@
 // Approvals: the calls waiting for a person. Each shows the row, who called
 // (the credential it is bound to), why it waits and the shape of exactly what
-// would be sent (credentials removed by the host); the owner, or a token
-// minted with the approve right over the row, approves or denies it with an
-// optional reason. The caller's call then runs once on the approval.
-import { h, api, enc, errorBox, pretty, cut, tableWrap } from './lib.js';
+// would be sent (credentials removed by the host); the owner, a person whose
+// role holds the approve right, or a token minted with it over the row,
+// approves or denies it with an optional reason (others see no buttons). The
+// caller's call then runs once on the approval.
+import { h, api, session, enc, errorBox, pretty, cut, tableWrap } from './lib.js';
 
 // approvalsView: one request (the pending list, or one approval).
 export async function approvalsView(id) {
@@ -48,5 +49,5 @@ function card(a) {
       kv('contract sha256', cut(a.contract_sha256)), kv('input sha256', cut(a.input_sha256))),
     h('h3', {}, 'What would be sent'),
     tableWrap(h('pre', { class: 'shape', 'aria-label': 'shape' }, pretty(a.shape))),
-    a.status === 'pending' ? actions : '', out);
+    a.status === 'pending' && session.can('approve') ? actions : '', out);
 }

@@ -2,7 +2,7 @@
 // the row's # ARGS line), a shape preview (nothing is sent; credentials are
 // redacted by the host), then run; the result and the trace as a tree, each
 // call with its receipt.
-import { h, api, session, enc, docLine, errorBox, pretty, resultView } from './lib.js';
+import { h, api, session, enc, docLine, errorBox, pretty, resultView, lacks } from './lib.js';
 import { traceTree } from './receipts.js';
 
 function schemaOf(row) {
@@ -54,11 +54,14 @@ export async function callView(key) {
     } catch (err) { out.replaceChildren(errorBox(err, 'call-error')); }
   };
   form.addEventListener('submit', e => { e.preventDefault(); send(false)(); });
+  // Without the call right the buttons stay, disabled, under the reason.
+  const may = session.can('call');
   form.append(h('div', { class: 'actions' },
-    h('button', { type: 'button', class: 'secondary', id: 'shape', onclick: send(true) }, 'Preview the shape'),
-    h('button', { type: 'submit', id: 'run' }, 'Run')));
+    h('button', { type: 'button', class: 'secondary', id: 'shape', onclick: send(true), disabled: !may }, 'Preview the shape'),
+    h('button', { type: 'submit', id: 'run', disabled: !may }, 'Run')));
   return h('section', { 'aria-labelledby': 'call-h' }, h('h1', { id: 'call-h' }, 'Call ' + key),
-    h('p', {}, h('a', { href: '#/row/' + enc(key) }, 'The contract'), ' · ', row.type, ' · ', docLine(row.content, 'WHAT') || ''), form, out);
+    h('p', {}, h('a', { href: '#/row/' + enc(key) }, 'The contract'), ' · ', row.type, ' · ', docLine(row.content, 'WHAT') || ''),
+    may ? '' : lacks('call'), form, out);
 }
 
 async function result(res, shape) {
@@ -69,11 +72,11 @@ async function result(res, shape) {
   if (shape) parts.push(h('div', { id: 'shape-out' }, shapeTree(res.shape)), h('details', {}, h('summary', {}, 'As JSON'), h('pre', {}, pretty(res.shape))));
   parts.push(resultView(res.result, 'result'));
   if (!shape) {
-    if (session.owner) {
+    if (session.manages('read')) {
       const tr = await api('/api/receipts?trace=' + enc(res.trace));
       parts.push(h('h2', {}, 'What ran'), traceTree(tr.receipts));
     } else if (proof.invocation_id) {
-      parts.push(h('p', {}, 'Only the owner key can read a whole trace; this call\'s own receipt is linked above.'));
+      parts.push(h('p', {}, 'A capability token cannot read a whole trace; this call\'s own receipt is linked above.'));
     }
   }
   return h('div', {}, parts);

@@ -1,10 +1,12 @@
 // OAuth consent: a client (an MCP client signing in) asks for a token; the
-// owner sees which client, where the browser goes next, and chooses the scope
-// the token gets, as when minting one. Approving mints an ordinary capability
-// token held by that client and sends the browser back to it with a one-time
-// code. The request is answered with the owner key from this tab's
-// sessionStorage (a header, never a cookie) and the request's own id.
-import { h, api, enc, errorBox } from './lib.js';
+// person signed in (or the owner key) sees which client, where the browser
+// goes next, and chooses the scope the token gets, as when minting one.
+// Approving mints an ordinary capability token held by that client and sends
+// the browser back to it with a one-time code. The request is answered with
+// what signs this tab in (the session cookie, or the key in this tab's
+// sessionStorage as a header) and the request's own id; a person's consent
+// names them and grants at most their own scope.
+import { h, api, session, enc, errorBox } from './lib.js';
 
 const words = s => s.split(/[\s,]+/).map(x => x.trim()).filter(Boolean);
 
@@ -51,6 +53,7 @@ export async function consentView(id) {
       h('dt', {}, 'After you answer, this browser goes to'), h('dd', {}, h('code', { id: 'consent-redirect' }, q.redirect_uri)),
       h('dt', {}, 'For'), h('dd', {}, h('code', {}, q.resource)),
       q.scope ? [h('dt', {}, 'It asks for'), h('dd', {}, q.scope)] : ''),
-    h('p', { class: 'help' }, 'Approving mints a capability token held by this client, with the scope below; revoke it any time under Tokens.'),
+    h('p', { class: 'help' }, 'Approving mints a capability token held by this client, with the scope below; revoke it any time under Tokens.',
+      session.kind === 'person' ? ' It is yours: it names you and never reaches past your role and scope.' : ''),
     form, out);
 }

@@ -80,7 +80,7 @@ function pager(page, filters) {
     page.offset > 0 ? h('a', { href: link(Math.max(0, page.offset - page.limit)), id: 'prev' }, '← Previous') : '',
     h('span', { id: 'range' }, `rows ${from.toLocaleString('en')}–${to.toLocaleString('en')} of ${page.total.toLocaleString('en')}`),
     page.next_offset != null ? h('a', { href: link(page.next_offset), id: 'next' }, 'Next →') : '',
-    session.owner ? h('a', { href: '#/new', class: 'button secondary' }, 'New row') : '');
+    session.manages('write') ? h('a', { href: '#/new', class: 'button secondary' }, 'New row') : '');
 }
 
 function matches(ask, list) {
@@ -101,11 +101,11 @@ export async function rowView(key) {
     h('h1', { id: 'row-h' }, doc.key),
     h('p', { id: 'capability' }, doc.capability, driftBadge(row)),
     h('div', { class: 'actions' },
-      h('a', { class: 'button', href: '#/call/' + enc(key), id: 'call-link' }, 'Call'),
-      session.owner ? h('a', { class: 'button secondary', href: '#/edit/' + enc(key), id: 'edit-link' }, 'Edit') : '',
+      session.can('call') ? h('a', { class: 'button', href: '#/call/' + enc(key), id: 'call-link' }, 'Call') : '',
+      session.manages('write') ? h('a', { class: 'button secondary', href: '#/edit/' + enc(key), id: 'edit-link' }, 'Edit') : '',
       h('a', { class: 'button secondary', href: '#/history/' + enc(key), id: 'history-link' }, 'History'),
-      session.owner ? h('a', { class: 'button secondary', href: '#/delete/' + enc(key), id: 'delete-link' }, 'Delete') : ''),
-    session.owner && row.runner === 'mcp' ? mcpSection(row) : '',
+      session.manages('write') ? h('a', { class: 'button secondary', href: '#/delete/' + enc(key), id: 'delete-link' }, 'Delete') : ''),
+    session.manages('write') && row.runner === 'mcp' ? mcpSection(row) : '',
     h('h2', {}, 'Contract'),
     h('dl', { class: 'kv', id: 'contract' },
       kv('When to use', doc.when_to_use), kv('Arguments', doc.inputs && doc.inputs.args ? h('code', {}, doc.inputs.args) : ''),

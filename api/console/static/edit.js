@@ -2,7 +2,7 @@
 // column with guidance. A refusal is shown beside the field it is about,
 // with its how_to_fix; a stale version (412) shows what changed since the
 // form was read and lets the person merge or start again.
-import { h, api, enc, errorBox, docLine, describe } from './lib.js';
+import { h, api, session, enc, errorBox, docLine, describe, lacks } from './lib.js';
 
 const DOC_HELP = 'The docstring: lines starting with # are documentation and never run. ' +
   '# WHAT: one sentence, what the row does (the hygiene gate refuses an empty content; the description is part of the contract). ' +
@@ -107,6 +107,7 @@ export async function editView(key) {
     } finally { submit.disabled = false; }
   });
   return h('section', { 'aria-labelledby': 'form-h' }, h('h1', { id: 'form-h' }, key ? 'Edit ' + key : 'New row'),
+    session.manages('write') ? '' : lacks('write'),
     key ? h('p', {}, `Editing version ${base.version}. Only the fields you change are sent (PATCH, If-Match: "${base.version}").`) : '', form);
 }
 

@@ -1,6 +1,8 @@
-// The console's plumbing: building DOM nodes, the session (kept in this tab's
-// sessionStorage, never in a URL) and the API client, which sends the
-// credential as Authorization: Bearer on every call.
+// The console's plumbing: building DOM nodes, the session and the API
+// client. A key or token pasted at sign-in is kept in this tab's
+// sessionStorage (never in a URL) and sent as Authorization: Bearer; without
+// one, calls carry the host's session cookie (a person signed in with the
+// organisation's provider), which JavaScript never sees.
 
 // h builds an element: h('a', {href: '#/x', onclick: f}, 'text', child…).
 export function h(tag, attrs, ...kids) {
@@ -19,14 +21,41 @@ export function h(tag, attrs, ...kids) {
   return el;
 }
 
-const SECRET = 'rowcall.secret', ROLE = 'rowcall.role', TOKEN_ID = 'rowcall.token';
+const SECRET = 'rowcall.secret';
 
+// OWNER holds every right (rowcall.RoleOwner's).
+const OWNER = ['read', 'call', 'approve', 'write', 'people', 'settings', 'owner'];
+
+// session is who this tab is signed in as: me is GET /api/me's answer
+// ({kind: "owner"|"person"|"token", person, rights, token}), null when
+// nothing signs it in.
 export const session = {
+  me: null,
   get secret() { return sessionStorage.getItem(SECRET) || ''; },
-  get owner() { return sessionStorage.getItem(ROLE) === 'owner'; },
-  get signedIn() { return !!sessionStorage.getItem(ROLE); },
-  set(secret, role) { sessionStorage.setItem(SECRET, secret); sessionStorage.setItem(ROLE, role); },
-  clear() { sessionStorage.removeItem(SECRET); sessionStorage.removeItem(ROLE); sessionStorage.removeItem(TOKEN_ID); },
+  get signedIn() { return !!this.me; },
+  get kind() { return this.me ? this.me.kind : ''; },
+  // person is whoever the credential stands for: the signed-in person, or
+  // the person who minted the token in use; null for the owner key.
+  get person() { return (this.me && this.me.person) || null; },
+  // rights are what the credential may do: the owner key every right, a
+  // person their role's, a token read and call (approve when minted with
+  // it), never more than the person who minted it.
+  get rights() {
+    const me = this.me;
+    if (!me) return [];
+    if (me.kind === 'owner') return OWNER;
+    if (me.kind === 'person') return me.rights || [];
+    const t = ['read', 'call'].concat(me.token && me.token.approve ? ['approve'] : []);
+    return me.person ? t.filter(r => (me.rights || []).includes(r)) : t;
+  },
+  // can: the credential holds right (what it reads, calls and approves).
+  can(right) { return this.rights.includes(right); },
+  // manages: it holds right and may use it on the API's management
+  // routes (rows, tokens, people, traces), which take the owner key or a
+  // signed-in person and never a capability token.
+  manages(right) { return this.kind !== 'token' && this.can(right); },
+  keep(secret) { if (secret) sessionStorage.setItem(SECRET, secret); else sessionStorage.removeItem(SECRET); },
+  clear() { sessionStorage.removeItem(SECRET); this.me = null; },
 };
 
 // APIError is a refusal: status, the stable code (body.error), the body.
@@ -38,9 +67,10 @@ export class APIError extends Error {
   }
 }
 
-// api calls the API: a JSON body is sent as JSON, an ArrayBuffer as it is.
-// It returns the parsed answer, or {data, res} with raw; a non-2xx throws
-// APIError.
+// api calls the API: a JSON body is sent as JSON, an ArrayBuffer as it is;
+// the key this tab holds goes as Authorization (none when it holds none),
+// and the session cookie with every same-origin request. It returns the
+// parsed answer, or {data, res} with raw; a non-2xx throws APIError.
 export async function api(path, { method = 'GET', body, headers = {}, raw = false } = {}) {
   const hd = { ...headers };
   if (session.secret) hd['Authorization'] = 'Bearer ' + session.secret;
@@ -49,7 +79,7 @@ export async function api(path, { method = 'GET', body, headers = {}, raw = fals
     hd['Content-Type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const res = await fetch(path, { method, headers: hd, body: payload, credentials: 'omit', cache: 'no-store' });
+  const res = await fetch(path, { method, headers: hd, body: payload, credentials: 'same-origin', cache: 'no-store' });
   const type = res.headers.get('content-type') || '';
   const data = type.includes('json') ? await res.json() : await res.text();
   if (!res.ok) throw new APIError(res.status, data, res);
@@ -81,6 +111,15 @@ export function errorBox(err, id) {
     b.how_to_fix ? h('div', { class: 'fix' }, 'How to fix: ', b.how_to_fix) : '',
     // connection_required (an MCP server's import that needs a sign-in): the link to sign in
     /^https?:\/\//.test(b.connect_url || '') ? h('div', {}, h('a', { class: 'button', id: 'connect-link', href: b.connect_url, target: '_blank', rel: 'noopener' }, 'Sign in to ' + (b.provider || 'the provider'))) : '');
+}
+
+// lacks says, on a screen that offers what the credential may not do, why
+// (the host refuses it anyway, with role_forbids for a person).
+export function lacks(right) {
+  const person = session.kind === 'person';
+  return h('p', { class: 'warn', id: 'lacks', 'data-right': right },
+    person ? `Your role (${session.person.role || 'none'})` : session.kind === 'token' ? 'This capability token' : 'This credential',
+    ' does not hold the right ', h('code', {}, right), ': the host refuses it', person ? '; an admin can grant a role that holds it.' : '.');
 }
 
 // pretty is v as indented JSON (a string that holds JSON is decoded first).

@@ -10,7 +10,7 @@ export async function modulesView() {
     if (file.files[0] && !name.value) name.value = file.files[0].name.replace(/\.wasm$/, '');
   } });
   const name = h('input', { id: 'm_name', required: true, 'aria-describedby': 'h_mname', spellcheck: 'false' });
-  const form = session.owner ? h('form', { id: 'upload-form', onsubmit: async e => {
+  const form = session.manages('write') ? h('form', { id: 'upload-form', onsubmit: async e => {
     e.preventDefault();
     if (!file.files[0]) return;
     try {

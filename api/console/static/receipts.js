@@ -27,7 +27,7 @@ export async function receiptView(id) {
       kv('ok · material · shape', `${r.ok} · ${r.material} · ${r.shape}`), kv('actor', r.actor), kv('token', r.token_id),
       kv('approval', r.approval ? h('a', { href: '#/approvals/' + enc(r.approval) }, r.approval) : ''), kv('approved by', r.approver),
       kv('started', `${r.started_at} (${r.duration_ms} ms)`), kv('cost', '$' + r.cost_usd),
-      kv('trace', session.owner ? h('a', { href: '#/trace/' + enc(r.trace) }, r.trace) : r.trace),
+      kv('trace', session.manages('read') ? h('a', { href: '#/trace/' + enc(r.trace) }, r.trace) : r.trace),
       kv('nested in', r.parent ? h('a', { href: '#/receipt/' + enc(r.parent) }, r.parent) : ''),
       kv('seq', String(r.seq)), kv('prev_sha256', h('code', {}, r.prev_sha256)), kv('sha256', h('code', {}, r.sha256)),
       kv('input_sha256', h('code', {}, r.input_sha256)), kv('output_sha256', h('code', {}, r.output_sha256)),
@@ -36,7 +36,8 @@ export async function receiptView(id) {
     h('p', {}, 'Public page: ', h('a', { href: '/receipt/' + enc(r.invocation_id) }, '/receipt/' + r.invocation_id)));
 }
 
-// traceView: every receipt of one call and its nested calls (owner; one request).
+// traceView: every receipt of one call and its nested calls (the owner key or
+// a signed-in person; one request).
 export async function traceView(trace) {
   const res = await api('/api/receipts?trace=' + enc(trace));
   return h('section', { 'aria-labelledby': 'tr-h' }, h('h1', { id: 'tr-h' }, 'Trace ' + trace), traceTree(res.receipts));

@@ -1,7 +1,9 @@
 // Capability tokens: mint (scope, pins, risk ceiling, audience, rate, burst,
 // calls per day, budgets, payload ceiling, fixed body, expiry; the secret is
 // shown once), list, revoke, and sign in with one to see its narrower view.
-import { h, api, enc, errorBox, tableWrap, cut } from './lib.js';
+// A signed-in person mints from their session and sees their own tokens (the
+// host lists only those, unless their role holds the settings right).
+import { h, api, session, enc, errorBox, tableWrap, cut } from './lib.js';
 import { useCredential, render } from './app.js';
 
 const words = s => s.split(/[\s,]+/).map(x => x.trim()).filter(Boolean);
@@ -70,7 +72,6 @@ export async function tokensView() {
           h('button', { type: 'button', class: 'secondary', onclick: () => navigator.clipboard && navigator.clipboard.writeText(res.token) }, 'Copy'),
           h('button', { type: 'button', id: 'use-token', onclick: async () => {
             await useCredential(res.token);
-            sessionStorage.setItem('rowcall.token', res.id);
             location.hash = '#/dir';
             render();
           } }, 'Sign in with this token (see what it sees)'))));
@@ -93,7 +94,11 @@ export async function tokensView() {
       expiresAtField)),
   h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'mint' }, 'Mint token')));
   let table = tokenTable(list.tokens);
+  const p = session.kind === 'person' ? session.person : null;
   return h('section', { 'aria-labelledby': 'tok-h' }, h('h1', { id: 'tok-h' }, 'Tokens'),
+    p ? h('p', { class: 'help', id: 'tokens-whose' }, 'Tokens you mint are yours: each names you and never reaches past your role (', p.role,
+      ') and your scope (', (p.categories || []).join(', ') || 'none', '), now or later. ',
+      session.can('settings') ? 'Your role holds the settings right: the list shows every token of this host.' : 'The list shows your own tokens.') : '',
     h('h2', {}, 'Mint a token'), form, out, h('h2', {}, 'Tokens'), h('div', { id: 'tokens-wrap' }, table));
 }
 

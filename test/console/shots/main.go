@@ -6,15 +6,20 @@
 //
 // With no -url it builds the host (go build ./host, from the repository
 // root), starts it on a fresh data directory with the example rows, makes a
-// call, mints two tokens (one with limits) and adds two long-named rows so
-// every screen has something to show, and stops it at the end. With -url
-// and -key it photographs a running host instead (it writes to it: a call,
-// two tokens, two rows).
+// call, mints two tokens (one with limits), adds two long-named rows and
+// stores four people (as their sign-in would) so every screen has something
+// to show, and stops it at the end; the People screen is shown signed in as
+// one of them, an admin. With -url and -key it photographs a running host
+// instead (it writes to it: a call, two tokens, two rows), its People screen
+// with the owner key.
 package main
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,7 +31,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/rowcall/rowcall"
+	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/sqlstore/sqlite"
 	"github.com/rowcall/rowcall/test/console"
 )
 
@@ -38,13 +48,17 @@ func main() {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
 	}
+	admin := "" // a session of an admin among the people stored (none for -url)
 	if *base == "" {
-		url, stop, err := startHost()
+		url, data, stop, err := startHost()
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer stop()
 		*base, *key = url, "rk_shots_owner_key"
+		if admin, err = seedPeople(data); err != nil {
+			log.Fatal(err)
+		}
 	}
 	receipt, trace, err := seed(*base, *key)
 	if err != nil {
@@ -99,27 +113,43 @@ func main() {
 			log.Fatalf("call-result: %v", err)
 		}
 		shot("call-result")
+		// People, as the admin whose session was stored (the header names
+		// them), or with the owner key.
+		people := []chromedp.Action[chromedp.Void]{console.Go("#/people")}
+		if admin != "" {
+			on := true
+			people = []chromedp.Action[chromedp.Void]{chromedp.Evaluate[chromedp.Void](`sessionStorage.clear()`),
+				chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+					_, err := cdp.Call(ctx, t, network.SetCookie, network.SetCookieParams{Name: api.SessionCookie, Value: admin, URL: *base, Path: "/", HTTPOnly: &on})
+					return err
+				}),
+				chromedp.Navigate("about:blank"), chromedp.Navigate(*base + "/#/people"), console.Ready}
+		}
+		if err := chromedp.Do(ctx, append(people, chromedp.WaitVisible(chromedp.CSS("#people-h")))...); err != nil {
+			log.Fatalf("people: %v", err)
+		}
+		shot("people")
 		cancelT()
 		cancel()
 	}
 }
 
 // startHost builds and starts the host on a free loopback port with a fresh
-// data directory and the example rows.
-func startHost() (string, func(), error) {
+// data directory and the example rows: its URL and data directory.
+func startHost() (string, string, func(), error) {
 	dir, err := os.MkdirTemp("", "rowcall-shots")
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	bin := filepath.Join(dir, "rowcall")
 	build := exec.Command("go", "build", "-o", bin, "./host")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return "", nil, fmt.Errorf("go build ./host (run from the repository root): %w", err)
+		return "", "", nil, fmt.Errorf("go build ./host (run from the repository root): %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	addr := ln.Addr().String()
 	ln.Close()
@@ -127,18 +157,18 @@ func startHost() (string, func(), error) {
 	cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=rk_shots_owner_key")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait(); os.RemoveAll(dir) }
 	url := "http://" + addr
 	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
 		if res, err := http.Get(url + "/"); err == nil {
 			res.Body.Close()
-			return url, stop, nil
+			return url, filepath.Join(dir, "data"), stop, nil
 		}
 	}
 	stop()
-	return "", nil, fmt.Errorf("the host at %s did not answer", url)
+	return "", "", nil, fmt.Errorf("the host at %s did not answer", url)
 }
 
 // seed runs the flow ROW_DOSSIER, mints two tokens (one with limits) and
@@ -189,4 +219,36 @@ func seed(base, key string) (receipt, trace string, err error) {
 		}
 	}
 	return call.Proof.ID, call.Trace, nil
+}
+
+// seedPeople stores four people in the host's database under data, as their
+// first sign-in through the provider stores them (an admin, an editor whose
+// role comes from their groups, a viewer, one disabled), and a session for
+// the admin, whose cookie secret it returns.
+func seedPeople(data string) (string, error) {
+	db, err := sqlite.Open(filepath.Join(data, "rowcall.db"))
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	now := time.Now().UTC()
+	at := now.Format(rowcall.Timestamp)
+	for _, p := range []struct{ id, name, email, role, from, groups, cats, disabled string }{
+		{"per_shots_ada", "Ada Lovelace", "ada@example.com", "admin", "admin", `[]`, `["*"]`, ""},
+		{"per_shots_ed", "Edsger Dijkstra", "edsger@example.com", "editor", "groups", `["tools-editors","research"]`, `["*"]`, ""},
+		{"per_shots_grace", "Grace Hopper", "grace@example.com", "viewer", "admin", `[]`, `["petstore_pets","time"]`, ""},
+		{"per_shots_alan", "Alan Turing", "alan@example.com", "caller", "groups", `["tools-users"]`, `["*"]`, at},
+	} {
+		if _, err := db.Exec(`INSERT INTO people (id, issuer, subject, email, name, role, role_from, groups, categories, disabled_at, created_at, seen_at)
+			VALUES (?, 'https://login.example.com', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, p.id, p.id, p.email, p.name, p.role, p.from, p.groups, p.cats, p.disabled, at, at); err != nil {
+			return "", err
+		}
+	}
+	b := make([]byte, 32)
+	rand.Read(b)
+	secret := hex.EncodeToString(b)
+	sum := sha256.Sum256([]byte(secret))
+	_, err = db.Exec(`INSERT INTO sessions (id, person_id, created_at, expires_at, idle_until) VALUES (?, 'per_shots_ada', ?, ?, ?)`,
+		hex.EncodeToString(sum[:]), at, now.Add(api.SessionMax).Format(rowcall.Timestamp), now.Add(api.SessionIdle).Format(rowcall.Timestamp))
+	return secret, err
 }
