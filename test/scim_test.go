@@ -66,9 +66,9 @@ func patchActive(op, value string) map[string]any {
 
 func stamp(d time.Duration) string { return time.Now().Add(d).UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// signIn stores a live session for person in db and returns its cookie's
+// storeSession stores a live session for person in db and returns its cookie's
 // secret (the session's id is the secret's SHA-256, as the host stores it).
-func signIn(t *testing.T, db *sql.DB, person string) string {
+func storeSession(t *testing.T, db *sql.DB, person string) string {
 	t.Helper()
 	secret := "sess_" + strings.NewReplacer("+", "-", "/", "_", "=", "").Replace(randomKey(32))
 	if _, err := db.Exec(`INSERT INTO sessions (id, person_id, created_at, expires_at, idle_until) VALUES (?,?,?,?,?)`,
@@ -106,7 +106,7 @@ func TestSCIMDeactivation(t *testing.T) {
 // nothing revoked, and DELETE, after which the receipts still verify.
 func scimDeactivation(t *testing.T, b backend) {
 	token := randomKey(33)
-	tg := b.Start(t, []string{"ROWCALL_SCIM_TOKEN=" + token, "ROWCALL_OIDC_ISSUER=" + scimIssuer})
+	tg := b.Start(t, []string{"ROWCALL_SCIM_TOKEN=" + token, "ROWCALL_OIDC_ISSUER=" + scimIssuer, "ROWCALL_OIDC_CLIENT_ID=rowcall", "ROWCALL_OIDC_CLIENT_SECRET=unused"})
 	h, db := tg.host, tg.DB(t)
 	idp := scimClient{h, token}
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +134,7 @@ func scimDeactivation(t *testing.T, b backend) {
 
 	// Everything a person holds: a session, a token they mint, an OAuth
 	// grant they consent to, connections, a call waiting for approval.
-	session := signIn(t, db, id)
+	session := storeSession(t, db, id)
 	expect(t, asSession(t, h, session, req{Method: "GET", Path: "/api/me"}), 200, map[string]any{"kind": "person"})
 	minted := asSession(t, h, session, req{Method: "POST", Path: "/api/tokens", Body: map[string]any{"name": "ada's script", "categories": []string{"scim"}}})
 	expect(t, minted, 201, nil)
@@ -234,7 +234,7 @@ func scimDeactivation(t *testing.T, b backend) {
 	})
 
 	t.Run("malformed PatchOp changes nothing", func(t *testing.T) {
-		grace := signIn(t, db, "per_00000000000000a1")
+		grace := storeSession(t, db, "per_00000000000000a1")
 		expect(t, asSession(t, h, grace, req{Method: "GET", Path: "/api/me"}), 200, nil)
 		for _, body := range []any{
 			map[string]any{"schemas": []string{scimPatchOp}, "Operations": []any{
