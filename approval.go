@@ -9,10 +9,10 @@ type Approval struct {
 	Key       string `json:"key"`
 	Contract  string `json:"contract_sha256"`
 	Input     string `json:"input_sha256"`
-	Caller    string `json:"caller"` // the calling credential: a token's id, or "owner"
-	Actor     string `json:"actor"`  // as on the call's receipts
+	Caller    string `json:"caller"`           // the calling credential: a token's id, or "owner"
+	Actor     string `json:"actor"`            // as on the call's receipts
 	Person    string `json:"person,omitempty"` // the person (per_…) behind the caller, who never decides it
-	Why       string `json:"why"`    // what asked for it: "row", "token:sensitive", "token:all"
+	Why       string `json:"why"`              // what asked for it: "row", "token:sensitive", "token:all"
 	Shape     any    `json:"shape,omitempty"`
 	Status    string `json:"status"` // pending, approved, denied, expired, used
 	CreatedAt string `json:"created_at"`
