@@ -15,13 +15,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -367,52 +363,20 @@ func toStrings(v any) []string {
 // TestConsoleSignInWithProvider: with a provider named, the sign-in screen
 // offers "Sign in with <provider>" above the owner key, and its link comes
 // back to the very page it left, fragment and all: an MCP client's OAuth
-// consent, opened signed out, is answered by the person after signing in,
-// and the token it mints is theirs.
-//
-// Until the host signs in with a real provider, a front stands in for the
-// two routes the provider adds (GET /api/signin and GET /login, which here
-// signs in a stored person's session as the callback would) and passes
-// everything else to the host.
+// consent, opened signed out, is answered by the person after signing in
+// through the real provider's pages, and the token it mints is theirs.
 func TestConsoleSignInWithProvider(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	h := startHost(t, []string{"--public-url", base})
-	ada := addPerson(t, h, personSpec{Name: "Ada Lovelace", Email: "ada@example.com", Role: "caller"})
-	secret := newSession(t, h, ada)
-	var mu sync.Mutex
-	var returnTo []string
-	target, _ := url.Parse(h.URL)
-	pass := httputil.NewSingleHostReverseProxy(target)
-	front := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method == "GET" && r.URL.Path == "/api/signin":
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"ok": true, "provider": "Acme SSO", "login_url": base + "/login"})
-		case r.Method == "GET" && r.URL.Path == "/login":
-			mu.Lock()
-			returnTo = append(returnTo, r.URL.Query().Get("return_to"))
-			mu.Unlock()
-			http.SetCookie(w, &http.Cookie{Name: api.SessionCookie, Value: secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
-			http.Redirect(w, r, r.URL.Query().Get("return_to"), http.StatusFound)
-		default:
-			pass.ServeHTTP(w, r)
-		}
-	})}}
-	front.Start()
-	defer front.Close()
-
-	c := newBrowserClient(t, h, "Ada's Agent", "st-p")
+	p := startIDP(t)
+	h := startHost(t, nil, p.Env()...)
+	base := h.URL
+	c := newBrowserClient(t, h, "Carol's Agent", "st-p")
 	ctx := browser(t, console.Laptop)
 	run(t, ctx, chromedp.Navigate(base+"/oauth/authorize?"+c.query.Encode()), console.Ready)
 	hash := js[string](t, ctx, `location.hash`)
 	if !strings.HasPrefix(hash, "#/consent/") {
 		t.Fatalf("the authorization request opened %q", hash)
 	}
-	if got := textOf(t, ctx, "#signin-provider"); got != "Sign in with Acme SSO" {
+	if got := textOf(t, ctx, "#signin-provider"); got != "Sign in with Test IdP" {
 		t.Fatalf("the sign-in screen offers %q", textOf(t, ctx, "#view"))
 	}
 	if want := base + "/login?return_to=" + url.QueryEscape("/"+hash); js[string](t, ctx, `document.getElementById('signin-provider').href`) != want {
@@ -421,19 +385,21 @@ func TestConsoleSignInWithProvider(t *testing.T) {
 	if !js[bool](t, ctx, `document.activeElement === document.getElementById('signin-provider') && !!document.querySelector('form.signin #secret')`) {
 		t.Fatal("the sign-in screen does not lead with the provider over the owner key's field")
 	}
-	run(t, ctx, clickAway("#signin-provider"), console.Wait(`!!document.getElementById('consent-client')`))
-	mu.Lock()
-	if len(returnTo) != 1 || returnTo[0] != "/"+hash {
-		t.Fatalf("the sign-in was asked to return to %q, want %q", returnTo, "/"+hash)
-	}
-	mu.Unlock()
+	run(t, ctx, clickAway("#signin-provider"))
+	run(t, ctx, settle(`document.readyState === 'complete' && !!document.querySelector('input[name=login]')`))
+	run(t, ctx, console.Fill(`input[name=login]`, "carol"), console.Fill(`input[name=password]`, "any password"))
+	run(t, ctx, submit)
+	run(t, ctx, settle(`document.readyState === 'complete' && !document.querySelector('input[name=login]') && !!document.querySelector('button[type=submit]')`))
+	run(t, ctx, submit)
+	run(t, ctx, settle(`location.origin === `+strconv.Quote(base)+` && !!document.getElementById('consent-client')`))
 	if got := js[string](t, ctx, `location.hash`); got != hash {
 		t.Fatalf("after signing in the console shows %s, want %s", got, hash)
 	}
-	if got := textOf(t, ctx, "#whoname") + "|" + textOf(t, ctx, "#whorole"); got != "Ada Lovelace|caller" {
+	if got := textOf(t, ctx, "#whoname") + "|" + textOf(t, ctx, "#whorole"); got != "Carol Caller|caller" {
 		t.Fatalf("the header names %q", got)
 	}
-	if got := textOf(t, ctx, "#consent-client"); got != "Ada's Agent" {
+	carol, _ := awaited[map[string]any](t, ctx, `fetch('/api/me').then(r => r.json())`)["person"].(map[string]any)["id"].(string)
+	if got := textOf(t, ctx, "#consent-client"); got != "Carol's Agent" {
 		t.Fatalf("the consent names %q", got)
 	}
 	run(t, ctx, console.Fill("#c_categories", "*"), console.Click("#consent-approve"))
@@ -442,10 +408,10 @@ func TestConsoleSignInWithProvider(t *testing.T) {
 	found := false
 	for _, x := range list.JSON["tokens"].([]any) {
 		if x := x.(map[string]any); x["client"] == c.id {
-			found = x["person"] == ada
+			found = x["person"] == carol
 		}
 	}
 	if !found {
-		t.Fatalf("the consented token is not Ada's: %s", list.Raw)
+		t.Fatalf("the consented token is not Carol's (%s): %s", carol, list.Raw)
 	}
 }

@@ -900,29 +900,29 @@ func must[T any](v T, err error) T {
 // TestOAuthMCPInspector: the official MCP Inspector's CLI
 // (test/mcpinspector, pinned), given only the URL, signs in as it would
 // for a person — discovery, registration, PKCE, its own loopback callback —
-// with the consent approved in the console in headless Chromium; it then
-// lists and calls tools with the stored sign-in, and once the token is
-// revoked in the console's token list its next call is refused. The same
-// on the embedded host and on the worker in workerd (its clients, consents,
-// codes and grants in D1).
+// with the consent approved in the console in headless Chromium with the
+// owner key; it then lists and calls tools with the stored sign-in, and
+// once the token is revoked in the console's token list its next call is
+// refused. TestPersonInBrowser runs the same sign-in consented by a person,
+// on every host with a browser's session.
 //
-//	go test ./test -run 'TestOAuthMCPInspector/worker'
+//	go test ./test -run 'TestOAuthMCPInspector'
 func TestOAuthMCPInspector(t *testing.T) {
 	dir := testenv.NPM(t, "mcpinspector", filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "package.json"))
-	for _, b := range backends {
-		if b.Name != "embedded" && b.Name != "worker" {
-			continue
-		}
-		t.Run(b.Name, func(t *testing.T) { inspectorSignIn(t, dir, b.Start(t, nil)) })
-	}
+	tg := startEmbedded(t, nil)
+	mcpRows(t, tg.host)
+	ctx := browser(t, console.Laptop)
+	inspectorSignIn(t, ctx, dir, tg, nil)
 }
 
 // inspectorSignIn runs the Inspector's sign-in, calls and revocation against
-// tg, and looks in its database for what the sign-in stored.
-func inspectorSignIn(t *testing.T, dir string, tg *target) {
+// tg in the browser ctx, and looks in its database for what the sign-in
+// stored. The consent is the owner key's (person nil: the key is entered on
+// the consent page), or that of the person whose session ctx holds: they
+// are refused a scope past their own (tools), and the token they consent
+// to names them, as do its calls' receipts.
+func inspectorSignIn(t *testing.T, ctx context.Context, dir string, tg *target, person map[string]any) {
 	h := tg.host
-	mcpRows(t, h)
-	ctx := browser(t, console.Laptop)
 	home := t.TempDir()
 	inspector := func(args ...string) *exec.Cmd {
 		launcher := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
@@ -943,13 +943,21 @@ func inspectorSignIn(t *testing.T, dir string, tg *target) {
 	for lines.Scan() {
 		log.WriteString(lines.Text() + "\n")
 		if u, ok := strings.CutPrefix(lines.Text(), "Please navigate to: "); ok {
-			run(t, ctx, chromedp.Navigate(strings.TrimSpace(u)), console.Ready, console.SignInHere(h.Key),
+			signIn := chromedp.Steps()
+			if person == nil {
+				signIn = console.SignInHere(h.Key)
+			}
+			run(t, ctx, chromedp.Navigate(strings.TrimSpace(u)), console.Ready, signIn,
 				console.Wait(`!!document.getElementById('consent-client')`))
 			if got := textOf(t, ctx, "#consent-redirect"); !strings.HasPrefix(got, "http://127.0.0.1:") {
 				t.Fatalf("the consent shows the redirect %q", got)
 			}
 			if got := textOf(t, ctx, "#consent-client"); got != "MCP Inspector" {
 				t.Fatalf("the consent names %q", got)
+			}
+			if person != nil { // a person grants at most their own scope
+				run(t, ctx, console.Fill("#c_categories", "tools weather"), console.Click("#consent-approve"),
+					console.Wait(`(document.getElementById('consent-error') || {}).innerText?.includes('reaches rows yours does not')`))
 			}
 			run(t, ctx, console.Fill("#c_categories", "tools"), console.Click("#consent-approve"))
 		}
@@ -968,11 +976,19 @@ func inspectorSignIn(t *testing.T, dir string, tg *target) {
 	if out, err := call(); err != nil || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"key": "ZZ_TEST_TEMPERATURE"`) {
 		t.Fatalf("inspector tools/call: %v\n%s", err, out)
 	}
-	toks := h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any)
-	if len(toks) != 1 || fmt.Sprint(toks[0].(map[string]any)["categories"]) != "[tools]" {
-		t.Fatalf("token list %v: want the one token, with the consented scope", toks)
+	var tok map[string]any
+	for _, x := range h.do(t, req{Method: "GET", Path: "/api/tokens"}).JSON["tokens"].([]any) {
+		if x := x.(map[string]any); x["client"] != nil && x["client"] != "" {
+			if tok != nil {
+				t.Fatalf("two tokens held by clients: %v and %v", tok, x)
+			}
+			tok = x
+		}
 	}
-	id := toks[0].(map[string]any)["id"].(string)
+	if tok == nil || fmt.Sprint(tok["categories"]) != "[tools]" || person != nil && tok["person"] != person["id"] {
+		t.Fatalf("the client's token %v: want the consented scope (tools), and the person %v", tok, person)
+	}
+	id := tok["id"].(string)
 	// The store holds what the sign-in made: the Inspector's client, used
 	// by a consent; its code, spent; the grant's refresh token; and the
 	// capability token the client holds.
@@ -988,10 +1004,18 @@ func inspectorSignIn(t *testing.T, dir string, tg *target) {
 	// Inspector itself would not make (its tool list lacks the row).
 	access := storedToken(t, home)
 	bearer := map[string]string{"Authorization": "Bearer " + access}
-	expect(t, h.do(t, req{Method: "POST", Path: "/api/dispatch", NoAuth: true, Header: bearer,
-		Body: map[string]any{"key": "ZZ_TEST_TEMPERATURE", "body": "37.77|-122.42"}}), 200, map[string]any{"ok": true})
+	called := h.do(t, req{Method: "POST", Path: "/api/dispatch", NoAuth: true, Header: bearer,
+		Body: map[string]any{"key": "ZZ_TEST_TEMPERATURE", "body": "37.77|-122.42"}})
+	expect(t, called, 200, map[string]any{"ok": true})
 	expect(t, h.do(t, req{Method: "POST", Path: "/api/dispatch", NoAuth: true, Header: bearer,
 		Body: map[string]any{"key": "WEATHER_TYPED", "body": "52.52|13.41"}}), 404, map[string]any{"error": "unknown_key"})
+	if person != nil { // the call's receipt names the person, and verifies
+		confirm := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + proof(t, called)["invocation_id"].(string), NoAuth: true})
+		expect(t, confirm, 200, map[string]any{"confirmed": true, "status": "PROVEN_MATERIAL_RESULT"})
+		if rc := confirm.JSON["receipt"].(map[string]any); rc["person_iss"] != person["issuer"] || rc["person_sub"] != person["subject"] {
+			t.Fatalf("the receipt of the client's call does not name %v: %s", person["subject"], confirm.Raw)
+		}
+	}
 	run(t, ctx, chromedp.Navigate(h.URL+"/#/tokens"), console.Ready, console.Click(`#tokens tr[data-token="`+id+`"] button`),
 		console.Wait(`document.querySelector('#tokens tr[data-token="`+id+`"] .state').innerText.startsWith('revoked')`))
 	if out, err := call(); err == nil || !strings.Contains(out, "auth_required") {
