@@ -55,11 +55,39 @@ func suitePeople(t *testing.T, tg *target, up *upstream, p *idp) {
 	bobToken := got.JSON["token"].(string)
 	call := tokenCall(t, h, bobToken, "S_PEOPLE_ECHO", "from bob")
 	expect(t, call, 200, map[string]any{"ok": true, "ran": true})
-	id := proof(t, call)["invocation_id"].(string)
-	confirm := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + id, NoAuth: true})
+	confirm := h.do(t, req{Method: "GET", Path: "/api/dispatch?confirm=" + proof(t, call)["invocation_id"].(string), NoAuth: true})
 	expect(t, confirm, 200, map[string]any{"confirmed": true, "status": "PROVEN_MATERIAL_RESULT"})
 	if rc := confirm.JSON["receipt"].(map[string]any); rc["person_iss"] != p.Issuer || rc["person_sub"] != "bob" {
 		t.Fatalf("the receipt of bob's token's call does not name bob at %s: %s", p.Issuer, confirm.Raw)
+	}
+
+	// A call of bob's token that waits for approval is decided by a person
+	// with the right, never by its own person: bob (editor) may not, erin
+	// (approver) may, but not a call of her own token. The approval's
+	// receipt and the approved call's name erin.
+	createRow(t, h, map[string]any{"key": "S_PEOPLE_PAY", "type": "http", "target": "GET " + up.URL + "/people-pay?q=$1", "category": "people_suite",
+		"content": "# WHAT: pay a named supplier (people suite)", "approval": 1})
+	waiting := tokenCall(t, h, bobToken, "S_PEOPLE_PAY", "acme")
+	id := pendingID(t, waiting)
+	expect(t, bob.do(t, req{Method: "POST", Path: "/api/approvals/" + id + "/approve"}), 403,
+		map[string]any{"error": "approve_forbidden:person:" + bobID})
+	erin := asPerson(h, signIn(t, h.URL, "erin"))
+	erinID := me(erin, "approver", "erin")["id"].(string)
+	got = erin.do(t, req{Method: "POST", Path: "/api/tokens", Body: map[string]any{"name": "erin-agent", "categories": []string{"people_suite"}}})
+	expect(t, got, 201, map[string]any{"ok": true})
+	own := pendingID(t, tokenCall(t, h, got.JSON["token"].(string), "S_PEOPLE_PAY", "erin's own"))
+	if d := erin.do(t, req{Method: "POST", Path: "/api/approvals/" + own + "/approve"}); d.Status != 403 {
+		t.Fatalf("erin approved a call of her own token: %d %s", d.Status, d.Raw)
+	}
+	d := erin.do(t, req{Method: "POST", Path: "/api/approvals/" + id + "/approve", Body: map[string]any{"reason": "checked the supplier"}})
+	expect(t, d, 200, map[string]any{"ok": true})
+	if rc := confirmed(t, h, d.JSON["invocation_id"].(string), "RECORDED_NOT_MATERIAL"); rc["actor"] != "person:"+erinID || rc["person_sub"] != "erin" {
+		t.Fatalf("the approval's receipt does not name erin (%s): %v", erinID, rc)
+	}
+	ran := approvedCall2(t, h, bobToken, "S_PEOPLE_PAY", "acme", id)
+	expect(t, ran, 200, map[string]any{"ok": true, "ran": true})
+	if rc := confirmed(t, h, proof(t, ran)["invocation_id"].(string), "PROVEN_MATERIAL_RESULT"); rc["approver"] != "person:"+erinID || rc["person_sub"] != "bob" {
+		t.Fatalf("the approved call's receipt does not name its approver erin (%s) and its caller bob: %v", erinID, rc)
 	}
 
 	// In no mapped group: signed in, named, and nothing more.

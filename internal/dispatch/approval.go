@@ -291,7 +291,7 @@ func (d *Dispatcher) mayDecide(ctx context.Context, who Approver, a rowcall.Appr
 func forbidden(who Approver, a rowcall.Approval, why string) *rowcall.Error {
 	return refuse(rowcall.EApproveForbidden, []string{who.Actor}, who.Actor+" may not decide approvals of "+a.Key+": "+why+
 		" (an approver needs the approve right and every right the call needs, and never decides its own call)",
-		"decide it with the owner key, or a token minted with \"approve\":true that may call "+a.Key+" itself: its scope covers the row and every block it includes, and its risk ceiling the row's")
+		"ask someone else with the approve right who may call "+a.Key+" itself (a person whose role is approver, admin or owner and whose scope covers the row, or a token minted with \"approve\":true whose scope covers the row and every block it includes, and whose risk ceiling covers the row's), or decide it with the owner key")
 }
 
 // Decide approves or denies a pending approval, records the decision as a
