@@ -132,15 +132,20 @@ func (s *Store) DisablePerson(ctx context.Context, id, now string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return errNoPerson
 	}
+	// Each statement is given exactly the parameters it uses: D1 refuses a
+	// statement bound to more than it names.
 	holders := `(SELECT id FROM tokens WHERE person_id = ?1 UNION SELECT ?1)`
-	for _, q := range []string{
-		`UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at = ''`,
-		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?2) WHERE person_id = ?1`,
-		`DELETE FROM connections WHERE holder IN ` + holders,
-		`UPDATE approvals SET status = 'denied', decided_at = ?2, decided_by = 'rowcall:person-disabled', reason = 'the person who asked was disabled'
-			WHERE status = 'pending' AND caller IN ` + holders,
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at = ''`, []any{id, now}},
+		{`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?2) WHERE person_id = ?1`, []any{id, now}},
+		{`DELETE FROM connections WHERE holder IN ` + holders, []any{id}},
+		{`UPDATE approvals SET status = 'denied', decided_at = ?2, decided_by = 'rowcall:person-disabled', reason = 'the person who asked was disabled'
+			WHERE status = 'pending' AND caller IN ` + holders, []any{id, now}},
 	} {
-		if _, err := s.DB.ExecContext(ctx, q, id, now); err != nil {
+		if _, err := s.DB.ExecContext(ctx, q.sql, q.args...); err != nil {
 			return err
 		}
 	}

@@ -83,9 +83,20 @@ type exported struct {
 func verifyChain(t *testing.T, hosts ...*host) []exported {
 	t.Helper()
 	dir := t.TempDir()
+	// The CLI reads a host's key from its data directory, or (a worker has
+	// none here) from ROWCALL_OWNER_KEY.
+	cli := func(h *host, args ...string) ([]byte, error) {
+		args = append(args, "--url", h.URL)
+		if h.Data != "" {
+			args = append(args, "--data", h.Data)
+		}
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY="+h.Key)
+		return cmd.Output()
+	}
 	var keys []json.RawMessage
 	for _, h := range hosts {
-		out, err := exec.Command(binary, "receipt", "keys", "--url", h.URL, "--data", h.Data).Output()
+		out, err := cli(h, "receipt", "keys")
 		if err != nil {
 			t.Fatalf("receipt keys: %v", err)
 		}
@@ -97,7 +108,7 @@ func verifyChain(t *testing.T, hosts ...*host) []exported {
 	}
 	kj, _ := json.Marshal(map[string]any{"keys": keys})
 	os.WriteFile(filepath.Join(dir, "keys.json"), kj, 0o600)
-	out, err := exec.Command(binary, "receipt", "export", "--url", hosts[0].URL, "--data", hosts[0].Data).Output()
+	out, err := cli(hosts[0], "receipt", "export")
 	if err != nil {
 		t.Fatalf("receipt export: %v", err)
 	}

@@ -86,9 +86,13 @@ func asSession(t *testing.T, h *host, secret string, r req) resp {
 	return h.do(t, r)
 }
 
+// TestSCIMDeactivation runs scimDeactivation on the embedded host, sqld and
+// the worker in workerd (D1).
+//
+//	go test ./test -run 'TestSCIMDeactivation/worker'
 func TestSCIMDeactivation(t *testing.T) {
 	for _, b := range backends {
-		if b.Name != "embedded" && b.Name != "sqld" {
+		if b.Name == "inprocess" {
 			continue
 		}
 		t.Run(b.Name, func(t *testing.T) { scimDeactivation(t, b) })
