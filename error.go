@@ -143,6 +143,15 @@ const (
 	// its nonce not this sign-in's (nonce), or the person disabled
 	// (disabled).
 	ESignInFailed Code = "signin_failed"
+	// Tenants (serve --tenants, docs/tenants.md): a name that is not a
+	// tenant's; no tenant of that name (unknown_tenant:<name>), the same
+	// answer whether it never existed or was deleted; a name taken
+	// (tenant_exists:<name>); a tenant the operator suspended
+	// (tenant_suspended:<name>).
+	EInvalidTenant   Code = "invalid_tenant_name"
+	EUnknownTenant   Code = "unknown_tenant"
+	ETenantExists    Code = "tenant_exists"
+	ETenantSuspended Code = "tenant_suspended"
 )
 
 // Errorf returns an *Error with code and a formatted message.

@@ -26,6 +26,10 @@ import (
 const (
 	SessionCookie       = "rowcall_session"
 	SecureSessionCookie = "__Host-rowcall_session"
+	// PathSessionCookie is the session cookie over https when the host's
+	// base has a path (a tenant's, /t/NAME): the cookie is for that path
+	// alone, which a __Host- cookie cannot be.
+	PathSessionCookie = "__Secure-rowcall_session"
 )
 
 // Session lifetimes: a session ends SessionIdle after its last request, and
@@ -37,7 +41,7 @@ const (
 
 // sessionSecret is the session cookie's value on r, or "".
 func sessionSecret(r *http.Request) string {
-	for _, name := range []string{SecureSessionCookie, SessionCookie} {
+	for _, name := range []string{SecureSessionCookie, PathSessionCookie, SessionCookie} {
 		if c, err := r.Cookie(name); err == nil && c.Value != "" {
 			return c.Value
 		}
@@ -283,15 +287,31 @@ func (h *Handler) EndSession(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, h.sessionCookie(r, "", -1))
 }
 
-// sessionCookie is the session cookie: HttpOnly, SameSite=Lax, and on https
-// Secure with the __Host- prefix.
+// sessionCookie is the session cookie: HttpOnly, SameSite=Lax, for the
+// host's base path (a tenant's cookie is not sent to another tenant's
+// path), and on https Secure with the __Host- prefix (__Secure- under a
+// path).
 func (h *Handler) sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 	secure := strings.HasPrefix(h.baseURL(r), "https://")
+	path := h.basePath(r) + "/"
 	name := SessionCookie
-	if secure {
+	switch {
+	case secure && path == "/":
 		name = SecureSessionCookie
+	case secure:
+		name = PathSessionCookie
 	}
-	return &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
+	return &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
+}
+
+// basePath is the path of the host's base URL without its last slash: ""
+// for a host at its root, /t/NAME for a tenant.
+func (h *Handler) basePath(r *http.Request) string {
+	u, err := url.Parse(h.baseURL(r))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(u.Path, "/")
 }
 
 // errNoToken is the answer for a token the caller may not see: the same as

@@ -55,6 +55,10 @@ var statuses = map[rowcall.Code]int{
 	rowcall.EApprovalExpired: http.StatusGone, rowcall.EApprovalUnknown: http.StatusNotFound,
 	rowcall.ETooManyApprovals: http.StatusTooManyRequests,
 
+	// tenants
+	rowcall.EInvalidTenant: http.StatusBadRequest, rowcall.EUnknownTenant: http.StatusNotFound,
+	rowcall.ETenantExists: http.StatusConflict, rowcall.ETenantSuspended: http.StatusForbidden,
+
 	// auth columns a row may not have
 	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,
 	rowcall.AuthKeyInRow: http.StatusUnprocessableEntity,
@@ -103,6 +107,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
 }
+
+// WriteError writes err as the API does (writeError), for the handlers
+// in front of it (the tenants' router).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
+
+// WriteJSON writes v as the API's JSON answers are written.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
 
 // writeError writes err as {"error":code,"message":…,"how_to_fix":…,…} with the
 // code first. A refused mutation says "state_changed":false. Errors that are not

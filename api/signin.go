@@ -62,21 +62,28 @@ func returnPath(s string) string {
 const (
 	LoginCookie       = "rowcall_login"
 	SecureLoginCookie = "__Host-rowcall_login"
+	// PathLoginCookie is the login cookie over https when the host's base
+	// has a path (a tenant's): __Host- cookies must be for the whole site.
+	PathLoginCookie = "__Secure-rowcall_login"
 )
 
 // loginCookie is the login cookie holding state (maxAge < 0 clears it).
 func (h *Handler) loginCookie(r *http.Request, state string, maxAge int) *http.Cookie {
 	c := h.sessionCookie(r, state, maxAge)
-	c.Name = LoginCookie
-	if c.Secure {
+	switch c.Name {
+	case SessionCookie:
+		c.Name = LoginCookie
+	case SecureSessionCookie:
 		c.Name = SecureLoginCookie
+	default:
+		c.Name = PathLoginCookie
 	}
 	return c
 }
 
 // loginState is the login cookie's state on r, or "".
 func loginState(r *http.Request) string {
-	for _, name := range []string{SecureLoginCookie, LoginCookie} {
+	for _, name := range []string{SecureLoginCookie, PathLoginCookie, LoginCookie} {
 		if c, err := r.Cookie(name); err == nil && c.Value != "" {
 			return c.Value
 		}
@@ -146,7 +153,7 @@ func (h *Handler) loginCallback(w http.ResponseWriter, r *http.Request) {
 		signInRefused(w, err)
 		return
 	}
-	http.Redirect(w, r, l.ReturnTo, http.StatusFound)
+	http.Redirect(w, r, h.basePath(r)+l.ReturnTo, http.StatusFound) // ReturnTo is a path on this host's base (a tenant's is under /t/NAME)
 }
 
 // signInError is a sign-in refused for reason (rowcall.ESignInFailed).

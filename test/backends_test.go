@@ -42,6 +42,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowcall/rowcall/internal/hostmain"
 	"github.com/rowcall/rowcall/sqlstore/libsql"
 )
 
@@ -97,11 +98,48 @@ var backends = []backend{
 	{"inprocess", startInProcess},
 	{"sqld", startSqldHost},
 	{"worker", startWorker},
+	{"tenant", startTenant},
 }
 
 func startEmbedded(t testing.TB, env []string) *target {
 	h := startHost(t, allowLoopback, env...)
 	return &target{host: h, Name: "embedded", DB: h.db}
+}
+
+// startTenant starts a host serving tenants (serve --tenants) and creates
+// the tenant "suite-tenant" in it: the target is the tenant, its URL the
+// tenant's (BASE/t/suite-tenant), its key the tenant's owner key, its data
+// folder and database the tenant's. The environment's credentials reach the
+// tenant as the operator names them for it (TENANT_SUITE_TENANT__NAME);
+// ROWCALL_* settings are the host's.
+func startTenant(t testing.TB, env []string) *target {
+	_, tn := startTenants(t, env, "suite-tenant")
+	h := tn["suite-tenant"]
+	return &target{host: h, Name: "tenant", DB: h.db}
+}
+
+// startTenants starts a host serving tenants with env, and creates the
+// tenants names through the operator's API; it returns the host (its key the
+// operator's) and each tenant as a host of its own.
+func startTenants(t testing.TB, env []string, names ...string) (*host, map[string]*host) {
+	t.Helper()
+	all := slices.Clone(env)
+	for _, name := range names {
+		for _, e := range env {
+			if !strings.HasPrefix(e, "ROWCALL_") {
+				all = append(all, hostmain.TenantEnvPrefix(name)+e)
+			}
+		}
+	}
+	op := startHost(t, append(slices.Clone(allowLoopback), "--tenants"), all...)
+	out := map[string]*host{}
+	for _, name := range names {
+		got := op.do(t, req{Method: "POST", Path: "/operator/tenants", NoAuth: true, Header: map[string]string{"Authorization": "Bearer " + op.Key},
+			Body: map[string]any{"name": name}})
+		expect(t, got, 201, map[string]any{"ok": true, "name": name, "url": op.URL + "/t/" + name})
+		out[name] = &host{URL: got.JSON["url"].(string), Key: got.JSON["owner_key"].(string), Data: filepath.Join(op.Data, "tenants", name), cmd: op.cmd, out: op.out}
+	}
+	return op, out
 }
 
 // freePort returns a loopback port that was free a moment ago, for a child

@@ -6,8 +6,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -102,6 +104,9 @@ func startHostUnder(t testing.TB, wrap []string, data string, extra []string, en
 	}
 	go io.Copy(io.Discard, stdout)
 	key, err := os.ReadFile(filepath.Join(data, "owner.key"))
+	if errors.Is(err, fs.ErrNotExist) { // serve --tenants: the operator's key
+		key, err = os.ReadFile(filepath.Join(data, "operator.key"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func signIn(t testing.TB, hostURL, account string) *http.Client {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 200 || res.Request.URL.Path != "/" {
+	if u, _ := url.Parse(hostURL); res.StatusCode != 200 || res.Request.URL.Path != u.Path+"/" {
 		t.Fatalf("signing %s in: the callback ended at %s, %d: %s", account, res.Request.URL, res.StatusCode, body)
 	}
 	if sessionCookie(b, hostURL) == "" {
@@ -125,7 +125,7 @@ func beginSignIn(t testing.TB, hostURL, account string) (*http.Client, string) {
 	jar, _ := cookiejar.New(nil)
 	var callback string
 	b := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(r *http.Request, via []*http.Request) error {
-		if r.URL.Path == "/login/callback" {
+		if strings.HasSuffix(r.URL.Path, "/login/callback") {
 			callback = r.URL.String()
 			return http.ErrUseLastResponse
 		}
@@ -161,7 +161,7 @@ func beginSignIn(t testing.TB, hostURL, account string) (*http.Client, string) {
 
 // sessionCookie is the session cookie b holds for hostURL ("" for none).
 func sessionCookie(b *http.Client, hostURL string) string {
-	u, _ := url.Parse(hostURL)
+	u, _ := url.Parse(hostURL + "/")
 	for _, c := range b.Jar.Cookies(u) {
 		if c.Name == "rowcall_session" {
 			return c.Value

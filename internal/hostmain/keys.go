@@ -21,8 +21,9 @@ import (
 // files when they change (checked at most once a second), so `rowcall key
 // rotate` takes effect on a running host without a restart.
 type keyRing struct {
-	dir string
-	env string
+	dir  string
+	env  string
+	name string // the key's file under dir: owner.key (the operator's: operator.key)
 
 	mu      sync.Mutex
 	checked time.Time
@@ -33,7 +34,7 @@ type keyRing struct {
 // newKeyRing reads the keys under dir, unless envKey ($ROWCALL_OWNER_KEY) is
 // set.
 func newKeyRing(dir, envKey string) *keyRing {
-	return &keyRing{dir: dir, env: strings.TrimSpace(envKey)}
+	return &keyRing{dir: dir, env: strings.TrimSpace(envKey), name: "owner.key"}
 }
 
 // Keys returns the owner keys valid now: the current one first.
@@ -75,7 +76,7 @@ func (k *keyRing) Current() string {
 
 func (k *keyRing) fileStamp() string {
 	var s strings.Builder
-	for _, name := range []string{"owner.key", "owner.key.previous"} {
+	for _, name := range []string{k.name, k.name + ".previous"} {
 		if st, err := os.Stat(filepath.Join(k.dir, name)); err == nil {
 			fmt.Fprintf(&s, "%s:%d:%d;", name, st.ModTime().UnixNano(), st.Size())
 		}
@@ -85,12 +86,12 @@ func (k *keyRing) fileStamp() string {
 
 // load reads owner.key and, when present, owner.key.previous as "key\nexpiry".
 func (k *keyRing) load() []string {
-	cur, err := os.ReadFile(filepath.Join(k.dir, "owner.key"))
+	cur, err := os.ReadFile(filepath.Join(k.dir, k.name))
 	if err != nil {
 		return k.keys
 	}
 	keys := []string{strings.TrimSpace(string(cur))}
-	if prev, err := os.ReadFile(filepath.Join(k.dir, "owner.key.previous")); err == nil {
+	if prev, err := os.ReadFile(filepath.Join(k.dir, k.name+".previous")); err == nil {
 		lines := strings.Fields(string(prev))
 		if len(lines) == 2 {
 			keys = append(keys, lines[0]+"\n"+lines[1])
@@ -103,14 +104,19 @@ func (k *keyRing) load() []string {
 // or DATA/owner.key, else a new key written there with mode 0600 (created says
 // so).
 func ensureOwnerKey(dir, envKey string) (created bool, err error) {
+	return ensureKey(filepath.Join(dir, "owner.key"), envKey)
+}
+
+// ensureKey makes sure a key exists: envKey, or the file at path, else a new
+// key written there with mode 0600 (created says so).
+func ensureKey(path, envKey string) (created bool, err error) {
 	if strings.TrimSpace(envKey) != "" {
 		return false, nil
 	}
-	path := filepath.Join(dir, "owner.key")
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if strings.TrimSpace(string(b)) == "" {
-			return false, fmt.Errorf("%s is empty; delete it to have a new key generated, or set ROWCALL_OWNER_KEY", path)
+			return false, fmt.Errorf("%s is empty; delete it to have a new key generated, or set its variable (ROWCALL_OWNER_KEY, ROWCALL_OPERATOR_KEY)", path)
 		}
 		return false, nil
 	}

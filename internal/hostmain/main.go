@@ -37,10 +37,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api/mcp"
 	"github.com/rowcall/rowcall/internal/app"
 	"github.com/rowcall/rowcall/internal/envflag"
 	"github.com/rowcall/rowcall/internal/examplerows"
+	"github.com/rowcall/rowcall/internal/ledger"
 	"github.com/rowcall/rowcall/internal/mcpimport"
 	"github.com/rowcall/rowcall/internal/openapi"
 	"github.com/rowcall/rowcall/internal/outbound"
@@ -66,12 +68,16 @@ type Main struct {
 	Pprof                string // the profiler's listen address ("": none)
 	MetricsAddr          string // keyless /metrics on its own listener ("": the API's /metrics only, for the owner)
 	Settings             app.Settings
-	fnConfig             fn.Config
-	mcpSyncEvery         time.Duration
-	fs                   *flag.FlagSet
-	limits               *limits
-	prices               func(*agent.Settings) error
-	tune                 func(*agent.Config)
+	// Tenants serves a directory per tenant (--tenants, tenants.go), at
+	// most tenantsOpen open at once.
+	Tenants      bool
+	tenantsOpen  int
+	fnConfig     fn.Config
+	mcpSyncEvery time.Duration
+	fs           *flag.FlagSet
+	limits       *limits
+	prices       func(*agent.Settings) error
+	tune         func(*agent.Config)
 
 	// App is the assembled core, once Run has returned.
 	App *app.App
@@ -142,6 +148,8 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&m.archive.size, "receipt-segment", sqlstore.DefaultSegmentSize, "receipts per sealed segment (with --receipt-archive)")
 	fs.DurationVar(&m.archive.retain, "receipt-retain", 30*24*time.Hour, "how long sealed receipts stay in the database too (with --receipt-archive; 0: only the newest)")
 	fs.DurationVar(&m.archive.every, "receipt-seal-every", time.Minute, "how often full segments are sealed and old receipts pruned (with --receipt-archive)")
+	fs.BoolVar(&m.Tenants, "tenants", false, "serve a directory per tenant, each under /t/NAME/ with its own database, keys and receipt chain under DATA/tenants/NAME; the operator creates and lists them at /operator/tenants with $ROWCALL_OPERATOR_KEY (else DATA/operator.key) (docs/tenants.md)")
+	fs.IntVar(&m.tenantsOpen, "tenants-open", DefaultTenantsOpen, "with --tenants: most tenants open at once (each holds its database and runners); past it the least recently used idle one is closed")
 	fs.StringVar(&m.MetricsAddr, "metrics-addr", "", "also serve Prometheus metrics at /metrics on this address, without a key (e.g. 127.0.0.1:9464); the API's /metrics takes the owner key")
 }
 
@@ -171,31 +179,13 @@ func (m *Main) FlagSet() *flag.FlagSet { return m.fs }
 
 // Run opens the database (migrating it), assembles the core and starts
 // serving on Addr; it returns once the host answers requests (URL says
-// where). On an error, Close releases what Run had opened.
+// where). With --tenants it serves the tenants (tenants.go) instead of one
+// directory. On an error, Close releases what Run had opened.
 func (m *Main) Run(ctx context.Context) error {
-	db, applied, where, err := openDatabase(ctx, m.DataDir, m.DBURL)
-	if err != nil {
-		return err
-	}
-	m.closers = append(m.closers, db.Close)
-	for _, n := range applied {
-		slog.Info("migration applied", "name", n)
-	}
-	embedded := m.DBURL == ""
-	if embedded {
-		stop := checkpoints(db) // stops before db.Close
-		m.closers = append(m.closers, func() error { stop(); return nil })
-	}
-	envKey, _ := m.lookup("ROWCALL_OWNER_KEY")
-	created, err := ensureOwnerKey(m.DataDir, envKey)
-	if err != nil {
-		return err
-	}
-	keys := newKeyRing(m.DataDir, envKey)
-	receiptKey, _ := m.lookup("ROWCALL_RECEIPT_KEY")
-	signer, err := receiptSigner(m.DataDir, receiptKey)
-	if err != nil {
-		return err
+	if m.Tenants {
+		if err := m.checkTenants(); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", m.Addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -212,18 +202,122 @@ func (m *Main) Run(ctx context.Context) error {
 		return nil
 	})
 	base := m.URL()
+	var handler http.Handler
+	var shutdown func()
+	where := ""
+	if m.Tenants {
+		ts, err := m.serveTenants(ctx, base)
+		if err != nil {
+			return err
+		}
+		m.closers = append(m.closers, ts.Close)
+		handler, shutdown, where = ts, ts.CloseStreams, filepath.Join(m.DataDir, "tenants")+" (a database per tenant)"
+	} else {
+		d, err := m.open(ctx, m.DataDir, m.DBURL, base, m.lookup, embedder(ctx, m.Settings, m.DataDir), true)
+		if err != nil {
+			return err
+		}
+		m.closers = append(m.closers, d.Close)
+		a := d.App
+		m.App = a
+		if err := m.startArchive(d); err != nil {
+			return err
+		}
+		h, stopObserving, err := m.observe(ctx, a, d.Fn)
+		if err != nil {
+			return err
+		}
+		m.closers = append(m.closers, stopObserving)
+		handler, shutdown, where = h, a.API.Close, d.Where
+	}
+	if m.Pprof != "" {
+		if err := m.servePprof(); err != nil {
+			return err
+		}
+	}
+	srv, limited := m.limits.server(handler, ln)
+	// MCP notification streams end first, or shutdown would wait on them.
+	srv.RegisterOnShutdown(shutdown)
+	m.srv, m.served = srv, make(chan error, 1)
+	go func() { m.served <- srv.Serve(limited) }()
+	fmt.Fprintf(m.stdout(), "rowcall serving %s (database %s)\n", base, where)
+	return nil
+}
+
+// directory is one directory's assembled core over its own data: the host
+// serves one, or with --tenants one per tenant.
+type directory struct {
+	App     *app.App
+	Fn      *fn.Runner
+	Signer  *ledger.Signer
+	Where   string // the database, for messages
+	closers []func() error
+}
+
+// Close stops the directory's background work, flushes its receipts and
+// closes its database.
+func (d *directory) Close() error {
+	var errs []error
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		errs = append(errs, d.closers[i]())
+	}
+	d.closers = nil
+	return errors.Join(errs...)
+}
+
+// open assembles the directory whose data (database unless dbURL names a
+// libSQL server, owner and receipt keys, compiled modules) is under dataDir,
+// served at base. lookup is the environment it sees: the owner and receipt
+// keys' variables, rows' credentials, stdio MCP servers and connections'
+// providers (a tenant sees none). host says this is the host's own
+// directory: it tells the operator of a new owner key and of the example
+// rows. On an error, what open had opened is closed.
+func (m *Main) open(ctx context.Context, dataDir, dbURL, base string, lookup func(string) (string, bool), emb rowcall.Embedder, host bool) (d *directory, err error) {
+	d = &directory{}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	db, applied, where, err := openDatabase(ctx, dataDir, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	d.Where = where
+	d.closers = append(d.closers, db.Close)
+	for _, n := range applied {
+		slog.Info("migration applied", "name", n, "data", dataDir)
+	}
+	embedded := dbURL == ""
+	if embedded {
+		stop := checkpoints(db) // stops before db.Close
+		d.closers = append(d.closers, func() error { stop(); return nil })
+	}
+	envKey, _ := lookup("ROWCALL_OWNER_KEY")
+	created, err := ensureOwnerKey(dataDir, envKey)
+	if err != nil {
+		return nil, err
+	}
+	keys := newKeyRing(dataDir, envKey)
+	receiptKey, _ := lookup("ROWCALL_RECEIPT_KEY")
+	if d.Signer, err = receiptSigner(dataDir, receiptKey); err != nil {
+		return nil, err
+	}
 	// fn modules: metadata and bytes in the same database (so hosts sharing a
 	// libSQL database share modules), compiled code cached under the data dir.
 	registry := modules.NewRegistry(db, modules.NewSQLBlobs(db))
 	cfg := m.fnConfig
-	cfg.CacheDir = filepath.Join(m.DataDir, "wasm-cache")
-	fnRunner, err := fn.New(ctx, registry, cfg)
-	if err != nil {
-		return err
+	cfg.CacheDir = filepath.Join(dataDir, "wasm-cache")
+	if d.Fn, err = fn.New(ctx, registry, cfg); err != nil {
+		return nil, err
 	}
-	m.closers = append(m.closers, func() error { return fnRunner.Close(context.Background()) })
+	fnRunner := d.Fn
+	d.closers = append(d.closers, func() error { return fnRunner.Close(context.Background()) })
 	s := m.Settings
-	p := app.Platform{DB: db, Signer: signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, m.lookup),
+	if !host && s.PublicURL != "" { // a tenant's links are under its path
+		s.PublicURL = strings.TrimRight(s.PublicURL, "/") + strings.TrimPrefix(base, m.URL())
+	}
+	p := app.Platform{DB: db, Signer: d.Signer, OwnerKeys: keys.Keys, Env: hostEnv(keys, lookup),
 		Client: func(policy outbound.Policy, timeout time.Duration) *http.Client { return policy.Client(timeout) },
 		Fn:     fnRunner, Modules: registry,
 		OpenAPI: openapi.Import,   // the worker leaves it out: kin-openapi would add 1.45 MB to its binary
@@ -238,7 +332,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// listen address), served in process.
 		SelfBase: func(context.Context) string { return cmp.Or(strings.TrimRight(s.PublicURL, "/"), base) },
 		Agent:    m.tune,
-		Embedder: embedder(ctx, s, m.DataDir),
+		Embedder: emb,
 	}
 	var drift atomic.Pointer[mcpimport.Watcher]
 	p.MCPToolsChanged = func(server string) {
@@ -246,14 +340,14 @@ func (m *Main) Run(ctx context.Context) error {
 			w.Notify(server)
 		}
 	}
-	if p.MCPStdio, err = stdioServers(m.lookup); err != nil {
-		return err
+	if p.MCPStdio, err = stdioServers(lookup); err != nil {
+		return nil, err
 	}
-	if p.Connect, err = connections(m.lookup); err != nil {
-		return err
+	if p.Connect, err = connections(lookup); err != nil {
+		return nil, err
 	}
 	if p.MCPStdio != nil {
-		m.closers = append(m.closers, func() error { p.MCPStdio.Close(); return nil })
+		d.closers = append(d.closers, func() error { p.MCPStdio.Close(); return nil })
 	}
 	if embedded {
 		p.MaxParams = sqlite.MaxParams // group commits in few statements
@@ -262,69 +356,62 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// Rows may call this host's own API (as the seed's DIR_PATCH does), and
 	// nothing else on loopback unless the operator allows it.
-	if self, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+	if self, err := netip.ParseAddrPort(m.ln.Addr().String()); err == nil {
 		p.AllowPorts = append(p.AllowPorts, outbound.Exact(self))
 	}
 	a, err := app.New(s, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	m.App = a
-	m.closers = append(m.closers, func() error { a.Close(); return nil })
+	d.App = a
+	d.closers = append(d.closers, func() error { a.Close(); return nil })
 	w := watchDrift(a.API, m.mcpSyncEvery)
 	drift.Store(w)
-	m.closers = append(m.closers, func() error { w.Close(); return nil })
+	d.closers = append(d.closers, func() error { w.Close(); return nil })
 	background, stop := context.WithCancel(context.Background())
 	go a.Run(background) // embeds rows after their writes
-	m.closers = append(m.closers, func() error { stop(); return nil })
-	if m.archive.dir != "" {
-		if m.archive.size < 1 || m.archive.every <= 0 || m.archive.retain < 0 {
-			return fmt.Errorf("--receipt-segment must be at least 1, --receipt-seal-every positive and --receipt-retain not negative")
-		}
-		objects, err := OpenArchive(m.archive.dir, m.archive.auth, m.lookup)
-		if err != nil {
-			return err
-		}
-		a.Store.Archive = &sqlstore.Archive{Store: a.Store, Objects: objects, Signer: signer,
-			Origin: a.API.Origin(), Size: m.archive.size, Retain: m.archive.retain}
-		sealing, sealed := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			a.Store.Archive.Run(sealing, m.archive.every, func(err error) { slog.Error("receipt segments", "err", err) })
-		}()
-		m.closers = append(m.closers, func() error { sealed(); <-done; return nil })
-	}
+	d.closers = append(d.closers, func() error { stop(); return nil })
 	if freshDatabase(applied) && !s.NoExamples {
-		created, err := examplerows.InstallAll(ctx, registry, a.Store)
+		installed, err := examplerows.InstallAll(ctx, registry, a.Store)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		fmt.Fprintf(m.stdout(), "Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(created, ", "))
+		if host {
+			fmt.Fprintf(m.stdout(), "Example rows ready to call: %s (try: go run ./host call DIR_GET DIR_PATCH)\n", strings.Join(installed, ", "))
+		}
 	}
-	if created {
+	if created && host {
 		fmt.Fprintf(m.stdout(), "A new owner key was written to %s/owner.key (mode 0600). Use it as:\n"+
 			"  export ROWCALL_OWNER_KEY=$(cat %s/owner.key) ROWCALL_URL=%s\n"+
 			"  curl -H \"x-terminal-key: $ROWCALL_OWNER_KEY\" $ROWCALL_URL/api/directory\n",
-			m.DataDir, m.DataDir, base)
+			dataDir, dataDir, base)
 	}
+	return d, nil
+}
 
-	if m.Pprof != "" {
-		if err := m.servePprof(); err != nil {
-			return err
-		}
+// startArchive seals d's receipt chain into segments (--receipt-archive)
+// until Close.
+func (m *Main) startArchive(d *directory) error {
+	if m.archive.dir == "" {
+		return nil
 	}
-	handler, stopObserving, err := m.observe(ctx, a, fnRunner)
+	if m.archive.size < 1 || m.archive.every <= 0 || m.archive.retain < 0 {
+		return fmt.Errorf("--receipt-segment must be at least 1, --receipt-seal-every positive and --receipt-retain not negative")
+	}
+	objects, err := OpenArchive(m.archive.dir, m.archive.auth, m.lookup)
 	if err != nil {
 		return err
 	}
-	m.closers = append(m.closers, stopObserving)
-	srv, limited := m.limits.server(handler, ln)
-	// MCP notification streams end first, or shutdown would wait on them.
-	srv.RegisterOnShutdown(a.API.Close)
-	m.srv, m.served = srv, make(chan error, 1)
-	go func() { m.served <- srv.Serve(limited) }()
-	fmt.Fprintf(m.stdout(), "rowcall serving %s (database %s)\n", base, where)
+	a := d.App
+	a.Store.Archive = &sqlstore.Archive{Store: a.Store, Objects: objects, Signer: d.Signer,
+		Origin: a.API.Origin(), Size: m.archive.size, Retain: m.archive.retain}
+	sealing, sealed := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Store.Archive.Run(sealing, m.archive.every, func(err error) { slog.Error("receipt segments", "err", err) })
+	}()
+	m.closers = append(m.closers, func() error { sealed(); <-done; return nil })
 	return nil
 }
 

@@ -21,7 +21,8 @@
 //
 // People sign in to rowcall hosts (test/people_test.go) as client
 // "rowcall-login", with secret CLIENT_SECRET: a native application (RFC 8252)
-// whose redirect URI is http://127.0.0.1/login/callback on any port, so one
+// whose redirect URI is http://127.0.0.1/login/callback on any port (or the
+// suite's tenant's, /t/suite-tenant/login/callback), so one
 // provider serves hosts whose ports are known only once they listen, and
 // only on loopback. Its ID tokens carry email, name, preferred_username and
 // groups (scopes email, profile, groups). The accounts are alice
@@ -104,7 +105,8 @@ server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
       client_id: 'rowcall-login',
       client_secret: process.env.CLIENT_SECRET,
       application_type: 'native',
-      redirect_uris: ['http://127.0.0.1/login/callback'],
+      // the host's, and the suite's tenant's (test/backends_test.go, startTenant)
+      redirect_uris: ['http://127.0.0.1/login/callback', 'http://127.0.0.1/t/suite-tenant/login/callback'],
       grant_types: ['authorization_code'],
       response_types: ['code'],
     }, ...keyClients, ...['rowcall-sts', 'rowcall-late'].map((client_id) => ({
