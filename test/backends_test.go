@@ -99,6 +99,7 @@ var backends = []backend{
 	{"sqld", startSqldHost},
 	{"worker", startWorker},
 	{"tenant", startTenant},
+	{"tenant-sqld", startSqldTenant},
 }
 
 func startEmbedded(t testing.TB, env []string) *target {
@@ -118,10 +119,45 @@ func startTenant(t testing.TB, env []string) *target {
 	return &target{host: h, Name: "tenant", DB: h.db}
 }
 
+// startSqldTenant is startTenant with the tenant in a namespace of a
+// libSQL server (serve --tenants --db 'http://{tenant}.localhost:PORT').
+func startSqldTenant(t testing.TB, env []string) *target {
+	flags, db := sqldNamespaces(t)
+	_, tn := startTenantsWith(t, flags, env, "suite-tenant")
+	return &target{host: tn["suite-tenant"], Name: "tenant-sqld", DB: func(t testing.TB) *sql.DB {
+		db, err := libsql.Open(context.Background(), strings.ReplaceAll(db, "{tenant}", "suite-tenant"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}}
+}
+
+// sqldNamespaces starts a libSQL server with namespaces and its admin API,
+// and returns the flags that keep a host's tenants there, and the database
+// URL with {tenant} where a tenant's name goes.
+func sqldNamespaces(t testing.TB) (flags []string, db string) {
+	addr, admin := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p := startProc(t, t.TempDir(), nil, tool(t, "sqld"), "--db-path", filepath.Join(t.TempDir(), "db.sqld"), "--http-listen-addr", addr,
+		"--admin-listen-addr", admin, "--enable-namespaces", "--disable-default-namespace", "--no-welcome")
+	waitHTTP(t, p, "http://"+admin+"/health", 30*time.Second)
+	_, port, _ := net.SplitHostPort(addr)
+	libsql.ResolveLocalhost() // for a test's own reads of a namespace, in this process
+	db = "http://{tenant}.localhost:" + port
+	return []string{"--db", db, "--tenants-db-admin", "http://" + admin}, db
+}
+
 // startTenants starts a host serving tenants with env, and creates the
 // tenants names through the operator's API; it returns the host (its key the
 // operator's) and each tenant as a host of its own.
 func startTenants(t testing.TB, env []string, names ...string) (*host, map[string]*host) {
+	t.Helper()
+	return startTenantsWith(t, nil, env, names...)
+}
+
+// startTenantsWith is startTenants with more flags.
+func startTenantsWith(t testing.TB, flags, env []string, names ...string) (*host, map[string]*host) {
 	t.Helper()
 	all := slices.Clone(env)
 	for _, name := range names {
@@ -131,7 +167,7 @@ func startTenants(t testing.TB, env []string, names ...string) (*host, map[strin
 			}
 		}
 	}
-	op := startHost(t, append(slices.Clone(allowLoopback), "--tenants"), all...)
+	op := startHost(t, append(append(slices.Clone(allowLoopback), "--tenants"), flags...), all...)
 	out := map[string]*host{}
 	for _, name := range names {
 		got := op.do(t, req{Method: "POST", Path: "/operator/tenants", NoAuth: true, Header: map[string]string{"Authorization": "Bearer " + op.Key},

@@ -1,17 +1,22 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rowcall/rowcall/sqlstore/libsql"
 )
 
 // TestTenantIsolation: one host serving two tenants (serve --tenants, at
-// most one open at a time, so every switch closes one and opens the other),
+// most one open at a time, so every switch closes one and opens the other;
+// each in its own SQLite file, and each in its own sqld namespace),
 // acme and globex, with the same row key, tokens, an OAuth client and
 // receipts each. Nothing of one exists in the other: its owner key and
 // tokens are unknown credentials there, its receipts unknown ids (on the API
@@ -20,10 +25,19 @@ import (
 //
 //	go test ./test -run TestTenantIsolation
 func TestTenantIsolation(t *testing.T) {
+	t.Run("file", func(t *testing.T) { tenantIsolation(t, nil) })
+	t.Run("sqld", func(t *testing.T) {
+		flags, _ := sqldNamespaces(t)
+		tenantIsolation(t, flags)
+	})
+}
+
+// tenantIsolation runs TestTenantIsolation on a host started with flags.
+func tenantIsolation(t *testing.T, flags []string) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"tenant":%q,"q":%q}`, strings.TrimPrefix(r.URL.Path, "/"), r.URL.Query().Get("q"))
 	})
-	op := startHost(t, append(append([]string{}, allowLoopback...), "--tenants", "--tenants-open", "1"))
+	op := startHost(t, append(append(append([]string{}, allowLoopback...), "--tenants", "--tenants-open", "1"), flags...))
 	tn := map[string]*host{}
 	for _, name := range []string{"acme", "globex"} {
 		got := operator(t, op, req{Method: "POST", Path: "/operator/tenants", Body: map[string]any{"name": name}})
@@ -111,7 +125,16 @@ func operator(t *testing.T, op *host, r req) resp {
 // tenant's folder is gone, its last checkpoint kept, and its URL answers as
 // one that never was.
 func TestTenantOperator(t *testing.T) {
-	op := startHost(t, append(append([]string{}, allowLoopback...), "--tenants"))
+	t.Run("file", func(t *testing.T) { tenantOperator(t, nil) })
+	t.Run("sqld", func(t *testing.T) {
+		flags, _ := sqldNamespaces(t)
+		tenantOperator(t, flags)
+	})
+}
+
+// tenantOperator runs TestTenantOperator on a host started with flags.
+func tenantOperator(t *testing.T, flags []string) {
+	op := startHost(t, append(append(append([]string{}, allowLoopback...), "--tenants"), flags...))
 	expect(t, op.do(t, req{Method: "GET", Path: "/operator/tenants", NoAuth: true, Header: map[string]string{"Authorization": "Bearer rk_wrong"}}),
 		401, map[string]any{"error": "unauthorized"})
 	expect(t, op.do(t, req{Method: "GET", Path: "/operator/tenants"}), 401, map[string]any{"error": "unauthorized"}) // an owner key is not the operator's
@@ -158,8 +181,9 @@ func TestTenantOperator(t *testing.T) {
 	expect(t, operator(t, op, req{Method: "POST", Path: "/operator/tenants/acme/resume"}), 200, map[string]any{"ok": true})
 	expect(t, acme.do(t, req{Method: "GET", Path: "/api/directory/OP_ROW"}), 200, map[string]any{"key": "OP_ROW"})
 
+	// The export: the database file, or for a namespace sqld's SQL dump.
 	export := operator(t, op, req{Method: "GET", Path: "/operator/tenants/acme/export"})
-	if export.Status != 200 || !strings.HasPrefix(string(export.Raw), "SQLite format 3\x00") {
+	if export.Status != 200 || !strings.HasPrefix(string(export.Raw), "SQLite format 3\x00") && !strings.Contains(string(export.Raw), "OP_ROW") {
 		t.Fatalf("export: %d %.80q", export.Status, export.Raw)
 	}
 
@@ -175,6 +199,20 @@ func TestTenantOperator(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(op.Data, "tenants", "acme")); !os.IsNotExist(err) {
 		t.Fatalf("the deleted tenant's folder: %v", err)
 	}
+	if db, ok := flagValue(flags, "--db"); ok { // the namespace is gone from sqld
+		if conn, err := libsql.Open(context.Background(), strings.ReplaceAll(db, "{tenant}", "acme")); err == nil {
+			conn.Close()
+			t.Fatal("the deleted tenant's namespace still answers")
+		}
+	}
 	expect(t, acme.do(t, req{Method: "GET", Path: "/api/directory/OP_ROW"}), 404, map[string]any{"error": "unknown_tenant:acme"})
 	expect(t, operator(t, op, req{Method: "DELETE", Path: "/operator/tenants/acme"}), 404, map[string]any{"error": "unknown_tenant:acme"})
+}
+
+// flagValue is the value following name in flags.
+func flagValue(flags []string, name string) (string, bool) {
+	if i := slices.Index(flags, name); i >= 0 && i+1 < len(flags) {
+		return flags[i+1], true
+	}
+	return "", false
 }

@@ -70,14 +70,15 @@ type Main struct {
 	Settings             app.Settings
 	// Tenants serves a directory per tenant (--tenants, tenants.go), at
 	// most tenantsOpen open at once.
-	Tenants      bool
-	tenantsOpen  int
-	fnConfig     fn.Config
-	mcpSyncEvery time.Duration
-	fs           *flag.FlagSet
-	limits       *limits
-	prices       func(*agent.Settings) error
-	tune         func(*agent.Config)
+	Tenants        bool
+	tenantsOpen    int
+	tenantsDBAdmin string // sqld's admin API, where tenants' namespaces are made (--db with {tenant})
+	fnConfig       fn.Config
+	mcpSyncEvery   time.Duration
+	fs             *flag.FlagSet
+	limits         *limits
+	prices         func(*agent.Settings) error
+	tune           func(*agent.Config)
 
 	// App is the assembled core, once Run has returned.
 	App *app.App
@@ -149,6 +150,7 @@ func (m *Main) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.archive.retain, "receipt-retain", 30*24*time.Hour, "how long sealed receipts stay in the database too (with --receipt-archive; 0: only the newest)")
 	fs.DurationVar(&m.archive.every, "receipt-seal-every", time.Minute, "how often full segments are sealed and old receipts pruned (with --receipt-archive)")
 	fs.BoolVar(&m.Tenants, "tenants", false, "serve a directory per tenant, each under /t/NAME/ with its own database, keys and receipt chain under DATA/tenants/NAME; the operator creates and lists them at /operator/tenants with $ROWCALL_OPERATOR_KEY (else DATA/operator.key) (docs/tenants.md)")
+	fs.StringVar(&m.tenantsDBAdmin, "tenants-db-admin", "", "with --tenants and --db 'http://{tenant}.HOST:PORT': sqld's admin API (its --admin-listen-addr, e.g. http://127.0.0.1:9090), where each tenant's namespace is created and deleted")
 	fs.IntVar(&m.tenantsOpen, "tenants-open", DefaultTenantsOpen, "with --tenants: most tenants open at once (each holds its database and runners); past it the least recently used idle one is closed")
 	fs.StringVar(&m.MetricsAddr, "metrics-addr", "", "also serve Prometheus metrics at /metrics on this address, without a key (e.g. 127.0.0.1:9464); the API's /metrics takes the owner key")
 }

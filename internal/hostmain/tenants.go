@@ -17,6 +17,7 @@ package hostmain
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ import (
 
 	"github.com/rowcall/rowcall"
 	"github.com/rowcall/rowcall/api"
+	"github.com/rowcall/rowcall/sqlstore/libsql"
 	"github.com/rowcall/rowcall/sqlstore/sqlite"
 )
 
@@ -69,8 +71,10 @@ func cut(s string, n int) string {
 // checkTenants refuses settings that cannot serve tenants.
 func (m *Main) checkTenants() error {
 	switch {
-	case m.DBURL != "":
-		return errors.New("--tenants keeps a SQLite file per tenant under --data; it cannot be combined with --db")
+	case m.DBURL != "" && (!strings.Contains(m.DBURL, TenantPlaceholder) || m.tenantsDBAdmin == ""):
+		return errors.New("--tenants with --db keeps each tenant in a libSQL namespace: --db names a tenant's database with " + TenantPlaceholder +
+			" in the host (sqld finds the namespace from the host name's first label), e.g. --db 'http://" + TenantPlaceholder +
+			".sqld.internal:8080', and --tenants-db-admin is sqld's admin API (--admin-listen-addr), where namespaces are created and deleted")
 	case m.archive.dir != "":
 		return errors.New("--tenants cannot be combined with --receipt-archive yet: each tenant keeps its whole receipt chain in its own file")
 	case m.Settings.TrustForwarded && m.Settings.PublicURL == "":
@@ -115,6 +119,9 @@ func (m *Main) serveTenants(ctx context.Context, base string) (*tenants, error) 
 		keys: &keyRing{dir: m.DataDir, env: strings.TrimSpace(envKey), name: "operator.key"}}
 	if err := os.MkdirAll(ts.dir, 0o700); err != nil {
 		return nil, err
+	}
+	if m.DBURL != "" {
+		libsql.ResolveLocalhost() // a namespace on this machine: http://NAME.localhost:PORT
 	}
 	ts.ctx, ts.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	// Every tenant embeds with the same encoder (the model is the
@@ -194,6 +201,43 @@ func (ts *tenants) serve(w http.ResponseWriter, r *http.Request, name, path stri
 // folder is tenant name's data folder.
 func (ts *tenants) folder(name string) string { return filepath.Join(ts.dir, name) }
 
+// TenantPlaceholder is what --db writes where a tenant's name goes, with
+// --tenants.
+const TenantPlaceholder = "{tenant}"
+
+// dbURL is tenant name's libSQL database (its namespace), or "" for its
+// SQLite file.
+func (ts *tenants) dbURL(name string) string {
+	return strings.ReplaceAll(ts.m.DBURL, TenantPlaceholder, name)
+}
+
+// namespace creates (create) or deletes tenant name's libSQL namespace
+// through sqld's admin API; without --db it does nothing.
+func (ts *tenants) namespace(ctx context.Context, name string, create bool) error {
+	if ts.m.DBURL == "" {
+		return nil
+	}
+	method, path, body := http.MethodDelete, "/v1/namespaces/"+name, io.Reader(nil)
+	if create {
+		method, path, body = http.MethodPost, path+"/create", strings.NewReader("{}")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(ts.m.tenantsDBAdmin, "/")+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("tenant %s: sqld's admin API: %w", name, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(res.Body, 1024))
+		return fmt.Errorf("tenant %s: sqld's admin API answered %s to %s %s: %s", name, res.Status, method, path, msg)
+	}
+	return nil
+}
+
 // exists reports whether tenant name exists: its folder holds its owner key
 // (written first when it is created).
 func (ts *tenants) exists(name string) bool {
@@ -236,7 +280,7 @@ func (ts *tenants) acquire(ctx context.Context, name string) (*tenant, error) {
 		return nil, &rowcall.Error{Code: rowcall.ETenantSuspended, Args: []string{name}, Message: "the operator suspended tenant " + name,
 			HowToFix: "ask the host's operator to resume it"}
 	}
-	d, err := ts.m.open(ts.ctx, ts.folder(name), "", ts.base+"/t/"+name, ts.env(name), ts.embed(), false)
+	d, err := ts.m.open(ts.ctx, ts.folder(name), ts.dbURL(name), ts.base+"/t/"+name, ts.env(name), ts.embed(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +453,10 @@ func (ts *tenants) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := newOwnerKey()
-	err := writeSecret(filepath.Join(folder, "owner.key"), key)
+	err := ts.namespace(r.Context(), name, true)
+	if err == nil {
+		err = writeSecret(filepath.Join(folder, "owner.key"), key)
+	}
 	mu.Unlock()
 	if err == nil {
 		var t *tenant
@@ -419,6 +466,7 @@ func (ts *tenants) create(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		os.RemoveAll(folder)
+		ts.namespace(context.WithoutCancel(r.Context()), name, false)
 		api.WriteError(w, r, err)
 		return
 	}
@@ -484,22 +532,34 @@ func (ts *tenants) stats(name string) tenantStats {
 	if !last.IsZero() {
 		s.LastUse = last.UTC().Format(rowcall.Timestamp)
 	}
-	count := func(query func(string, ...any) error) {
-		today := rowcall.Day(time.Now()).Format(rowcall.Timestamp)
-		query(`SELECT (SELECT COUNT(*) FROM directory), (SELECT COUNT(*) FROM receipts), (SELECT COUNT(*) FROM receipts WHERE started_at >= ?)`, today)
-	}
+	var db *sql.DB
 	if t != nil {
-		count(func(q string, args ...any) error {
-			return t.d.App.Store.DB.QueryRow(q, args...).Scan(&s.Rows, &s.Receipts, &s.CallsToday)
-		})
-		ts.release(t)
-	} else if conn, err := sqlite.Open(filepath.Join(folder, "rowcall.db")); err == nil {
-		count(func(q string, args ...any) error {
-			return conn.QueryRow(q, args...).Scan(&s.Rows, &s.Receipts, &s.CallsToday)
-		})
-		conn.Close()
+		db = t.d.App.Store.DB
+		defer ts.release(t)
+	} else if conn, err := ts.openDB(name); err == nil {
+		db = conn
+		defer conn.Close()
+	}
+	if db != nil {
+		today := rowcall.Day(time.Now()).Format(rowcall.Timestamp)
+		db.QueryRow(`SELECT (SELECT COUNT(*) FROM directory), (SELECT COUNT(*) FROM receipts), (SELECT COUNT(*) FROM receipts WHERE started_at >= ?)`,
+			today).Scan(&s.Rows, &s.Receipts, &s.CallsToday)
+		if ts.m.DBURL != "" { // the namespace's pages, beside the folder's keys
+			var bytes int64
+			if db.QueryRow(`SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&bytes) == nil {
+				s.StorageBytes += bytes
+			}
+		}
 	}
 	return s
+}
+
+// openDB opens tenant name's database alone, to read it.
+func (ts *tenants) openDB(name string) (*sql.DB, error) {
+	if ts.m.DBURL == "" {
+		return sqlite.Open(filepath.Join(ts.folder(name), "rowcall.db"))
+	}
+	return libsql.Open(ts.ctx, ts.dbURL(name))
 }
 
 // suspend handles POST /operator/tenants/NAME/suspend and /resume: a
@@ -548,6 +608,10 @@ func (ts *tenants) export(w http.ResponseWriter, r *http.Request, name string) {
 	mu := ts.lock(name)
 	mu.Lock()
 	defer mu.Unlock()
+	if ts.m.DBURL != "" {
+		ts.dump(w, r, name)
+		return
+	}
 	tmp, err := os.MkdirTemp("", "rowcall-export-")
 	if err != nil {
 		api.WriteError(w, r, err)
@@ -568,6 +632,33 @@ func (ts *tenants) export(w http.ResponseWriter, r *http.Request, name string) {
 	http.ServeFile(w, r, path)
 }
 
+// dump answers the export of a tenant in a libSQL namespace: sqld's own
+// dump of it (GET /dump: the SQL that rebuilds it), as NAME.sql.
+func (ts *tenants) dump(w http.ResponseWriter, r *http.Request, name string) {
+	u, err := url.Parse(ts.dbURL(name))
+	if err == nil {
+		u.Path, u.RawQuery = "/dump", ""
+		if u.Scheme == "libsql" {
+			u.Scheme = "https"
+		}
+		var req *http.Request
+		if req, err = http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil); err == nil {
+			var res *http.Response
+			if res, err = http.DefaultClient.Do(req); err == nil {
+				defer res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					w.Header().Set("Content-Type", "application/sql")
+					w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.sql"`)
+					io.Copy(w, res.Body)
+					return
+				}
+				err = fmt.Errorf("tenant %s: sqld answered %s to GET /dump", name, res.Status)
+			}
+		}
+	}
+	api.WriteError(w, r, err)
+}
+
 // borrow runs fn on tenant name's directory for the operator: the open one,
 // else one opened for fn alone (a suspended tenant's too). Its lock is held.
 func (ts *tenants) borrow(name string, fn func(*directory) error) error {
@@ -581,7 +672,7 @@ func (ts *tenants) borrow(name string, fn func(*directory) error) error {
 		defer ts.release(t)
 		return fn(t.d)
 	}
-	d, err := ts.m.open(ts.ctx, ts.folder(name), "", ts.base+"/t/"+name, ts.env(name), ts.embed(), false)
+	d, err := ts.m.open(ts.ctx, ts.folder(name), ts.dbURL(name), ts.base+"/t/"+name, ts.env(name), ts.embed(), false)
 	if err != nil {
 		return err
 	}
@@ -610,6 +701,10 @@ func (ts *tenants) delete(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	ts.close(name)
+	if err := ts.namespace(r.Context(), name, false); err != nil {
+		api.WriteError(w, r, err)
+		return
+	}
 	kept := filepath.Join(ts.m.DataDir, "tenants-deleted", name+"-"+time.Now().UTC().Format("20060102T150405.000Z")+".checkpoint")
 	err = os.MkdirAll(filepath.Dir(kept), 0o700)
 	if err == nil {

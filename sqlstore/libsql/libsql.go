@@ -21,9 +21,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/tursodatabase/libsql-client-go/libsql"
 )
@@ -91,4 +94,31 @@ func Redact(rawURL string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+var localhostOnce sync.Once
+
+// ResolveLocalhost makes http.DefaultTransport, which the client sends its
+// requests through, dial a name under .localhost (acme.localhost:8080) at the
+// loopback address, as RFC 6761 section 6.3 says such names are: sqld finds a
+// namespace from the first label of the host name, so on one machine a
+// namespace's URL is http://NAME.localhost:PORT. Go's resolver asks DNS for
+// those names, which does not know them.
+func ResolveLocalhost() {
+	localhostOnce.Do(func() {
+		t, ok := http.DefaultTransport.(*http.Transport)
+		if !ok {
+			return
+		}
+		dial := t.DialContext
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
+		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if host, port, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(strings.ToLower(strings.TrimSuffix(host, ".")), ".localhost") {
+				addr = net.JoinHostPort("127.0.0.1", port)
+			}
+			return dial(ctx, network, addr)
+		}
+	})
 }
