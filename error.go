@@ -152,6 +152,9 @@ const (
 	EUnknownTenant   Code = "unknown_tenant"
 	ETenantExists    Code = "tenant_exists"
 	ETenantSuspended Code = "tenant_suspended"
+	// EQuotaExceeded: the directory holds what its operator's quota allows
+	// (quota_exceeded:<quota>, e.g. rows).
+	EQuotaExceeded Code = "quota_exceeded"
 )
 
 // Errorf returns an *Error with code and a formatted message.

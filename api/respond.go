@@ -58,6 +58,7 @@ var statuses = map[rowcall.Code]int{
 	// tenants
 	rowcall.EInvalidTenant: http.StatusBadRequest, rowcall.EUnknownTenant: http.StatusNotFound,
 	rowcall.ETenantExists: http.StatusConflict, rowcall.ETenantSuspended: http.StatusForbidden,
+	rowcall.EQuotaExceeded: http.StatusForbidden,
 
 	// auth columns a row may not have
 	rowcall.AuthReservedVariable: http.StatusUnprocessableEntity, rowcall.EAuthOutsidePrefix: http.StatusUnprocessableEntity,

@@ -147,7 +147,18 @@ func (s *Store) Create(ctx context.Context, r rowcall.Row) (rowcall.Row, error) 
 			HowToFix: "edit it with PUT or PATCH /api/directory/" + r.Key + ", or choose another key",
 			Extra:    map[string]any{"key": r.Key}}
 	}
-	return out, err
+	return out, quotaError(err)
+}
+
+// quotaError is err as the refusal it is when a quota's trigger raised it
+// (migrations/0030_quotas.sql), else err.
+func quotaError(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "quota_exceeded:rows") {
+		return err
+	}
+	return &rowcall.Error{Code: rowcall.EQuotaExceeded, Args: []string{"rows"},
+		Message:  "this directory holds as many rows as its quota allows; nothing was written",
+		HowToFix: "delete rows you no longer need, or ask the host's operator for a larger quota"}
 }
 
 // Replace overwrites every writable column of an existing row and bumps its

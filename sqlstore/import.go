@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -48,6 +50,9 @@ const compactAfter = 256
 // triggers log every row's event. A write of compactAfter rows or more then
 // merges the word index (compactSearch).
 func (s *Store) Upsert(ctx context.Context, rows []rowcall.Row) error {
+	if err := s.withinQuota(ctx, rows); err != nil {
+		return err
+	}
 	per := MaxParams / len(upsertColumns)
 	now := s.now()
 	set := make([]string, 0, len(upsertColumns))
@@ -77,11 +82,33 @@ func (s *Store) Upsert(ctx context.Context, rows []rowcall.Row) error {
 			panic("sqlstore: upsert statement over D1's size limit") // cannot happen: the text is parameters only
 		}
 		if _, err := s.DB.ExecContext(ctx, q, args...); err != nil {
-			return err
+			return quotaError(err)
 		}
 	}
 	if len(rows) >= compactAfter {
 		s.compactSearch(ctx)
+	}
+	return nil
+}
+
+// withinQuota refuses, before anything is written, a bulk write whose new
+// keys would take the directory past its rows quota: the quota's trigger
+// would stop it only at the statement that crosses it, after the ones before
+// had landed.
+func (s *Store) withinQuota(ctx context.Context, rows []rowcall.Row) error {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Key
+	}
+	list, _ := json.Marshal(keys)
+	var over sql.NullBool // NULL: no quota
+	err := s.DB.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM directory) + (SELECT COUNT(DISTINCT value) FROM json_each(?) WHERE value NOT IN (SELECT key FROM directory))
+		> (SELECT value FROM quotas WHERE name = 'rows')`, string(list)).Scan(&over)
+	if err != nil {
+		return err
+	}
+	if over.Bool {
+		return quotaError(errors.New("quota_exceeded:rows"))
 	}
 	return nil
 }

@@ -176,6 +176,30 @@ func tenantOperator(t *testing.T, flags []string) {
 		t.Fatalf("the tenants: %s", list.Raw)
 	}
 
+	// A quota of 2 rows, kept in the tenant's database: one more row is
+	// written, then neither a row nor an import that would pass it writes
+	// anything; removing the quota lifts it.
+	expect(t, operator(t, op, req{Method: "PATCH", Path: "/operator/tenants/acme", Body: map[string]any{"quotas": map[string]any{"minutes": 3}}}), 400,
+		map[string]any{"error": "invalid_request"})
+	set := operator(t, op, req{Method: "PATCH", Path: "/operator/tenants/acme", Body: map[string]any{"quotas": map[string]any{"rows": 2}}})
+	expect(t, set, 200, map[string]any{"ok": true})
+	if q := set.JSON["tenant"].(map[string]any)["quotas"]; fmt.Sprint(q) != "map[rows:2]" {
+		t.Fatalf("the tenant's quotas after PATCH: %s", set.Raw)
+	}
+	quotaRow := func(key string) map[string]any {
+		return map[string]any{"key": key, "type": "http", "target": "GET " + up.URL + "/q", "content": "# WHAT: a row under a quota"}
+	}
+	expect(t, acme.do(t, req{Method: "POST", Path: "/api/directory", Body: quotaRow("Q_TWO")}), 201, nil)
+	expect(t, acme.do(t, req{Method: "POST", Path: "/api/directory", Body: quotaRow("Q_THREE")}), 403, map[string]any{"error": "quota_exceeded:rows"})
+	expect(t, acme.do(t, req{Method: "POST", Path: "/api/import", Body: map[string]any{"rows": []any{quotaRow("Q_TWO"), quotaRow("Q_FOUR")}}}), 403,
+		map[string]any{"error": "quota_exceeded:rows"})
+	expect(t, acme.do(t, req{Method: "POST", Path: "/api/import", Body: map[string]any{"rows": []any{quotaRow("Q_TWO")}}}), 200, nil) // an existing key is no new row
+	for _, key := range []string{"Q_THREE", "Q_FOUR"} {
+		expect(t, acme.do(t, req{Method: "GET", Path: "/api/directory/" + key}), 404, nil)
+	}
+	expect(t, operator(t, op, req{Method: "PATCH", Path: "/operator/tenants/acme", Body: map[string]any{"quotas": map[string]any{"rows": nil}}}), 200, nil)
+	expect(t, acme.do(t, req{Method: "POST", Path: "/api/directory", Body: quotaRow("Q_THREE")}), 201, nil)
+
 	expect(t, operator(t, op, req{Method: "POST", Path: "/operator/tenants/acme/suspend"}), 200, map[string]any{"ok": true})
 	expect(t, acme.do(t, req{Method: "GET", Path: "/api/directory/OP_ROW"}), 403, map[string]any{"error": "tenant_suspended:acme"})
 	expect(t, operator(t, op, req{Method: "POST", Path: "/operator/tenants/acme/resume"}), 200, map[string]any{"ok": true})

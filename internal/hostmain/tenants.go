@@ -411,13 +411,15 @@ func (ts *tenants) operator(w http.ResponseWriter, r *http.Request) {
 			api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "tenant": ts.stats(name)})
 		case action == "" && r.Method == http.MethodDelete:
 			ts.delete(w, r, name)
+		case action == "" && r.Method == http.MethodPatch:
+			ts.setQuotas(w, r, name)
 		case (action == "suspend" || action == "resume") && r.Method == http.MethodPost:
 			ts.suspend(w, r, name, action == "suspend")
 		case action == "export" && r.Method == http.MethodGet:
 			ts.export(w, r, name)
 		default:
 			api.WriteError(w, r, &rowcall.Error{Code: rowcall.ENotFound, Message: "no such operator route",
-				HowToFix: "GET, DELETE /operator/tenants/NAME; POST …/suspend, …/resume; GET …/export"})
+				HowToFix: "GET, PATCH, DELETE /operator/tenants/NAME; POST …/suspend, …/resume; GET …/export"})
 		}
 	}
 }
@@ -485,6 +487,14 @@ type tenantStats struct {
 	Receipts     int64  `json:"receipts"`
 	StorageBytes int64  `json:"storage_bytes"`
 	LastUse      string `json:"last_use,omitempty"`
+	Quotas       Quotas `json:"quotas"`
+}
+
+// Quotas are the limits the operator sets on a tenant, kept in its database
+// (table quotas) and enforced there (migrations/0030_quotas.sql); nil is
+// none.
+type Quotas struct {
+	Rows *int64 `json:"rows"` // rows in its directory
 }
 
 // list handles GET /operator/tenants.
@@ -541,6 +551,10 @@ func (ts *tenants) stats(name string) tenantStats {
 		defer conn.Close()
 	}
 	if db != nil {
+		var rows sql.NullInt64
+		if db.QueryRow(`SELECT value FROM quotas WHERE name = 'rows'`).Scan(&rows) == nil && rows.Valid {
+			s.Quotas.Rows = &rows.Int64
+		}
 		today := rowcall.Day(time.Now()).Format(rowcall.Timestamp)
 		db.QueryRow(`SELECT (SELECT COUNT(*) FROM directory), (SELECT COUNT(*) FROM receipts), (SELECT COUNT(*) FROM receipts WHERE started_at >= ?)`,
 			today).Scan(&s.Rows, &s.Receipts, &s.CallsToday)
@@ -552,6 +566,49 @@ func (ts *tenants) stats(name string) tenantStats {
 		}
 	}
 	return s
+}
+
+// setQuotas handles PATCH /operator/tenants/NAME {"quotas": {"rows": N}}:
+// each quota given is set (null removes it), in the tenant's database.
+func (ts *tenants) setQuotas(w http.ResponseWriter, r *http.Request, name string) {
+	var body struct {
+		Quotas map[string]*int64 `json:"quotas"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Quotas == nil {
+		api.WriteError(w, r, &rowcall.Error{Code: rowcall.EBadJSON, Message: "the body is not {\"quotas\": {…}}", HowToFix: `send {"quotas":{"rows":1000}} (null removes a quota)`})
+		return
+	}
+	for q, v := range body.Quotas {
+		if q != "rows" || v != nil && *v < 0 {
+			api.WriteError(w, r, &rowcall.Error{Code: rowcall.EInvalid, Message: fmt.Sprintf("quota %q: the quotas are rows (a whole number of at least 0, or null for none)", q),
+				Extra: map[string]any{"field": "quotas." + q}})
+			return
+		}
+	}
+	mu := ts.lock(name)
+	mu.Lock()
+	err := ts.borrow(name, func(d *directory) error {
+		for q, v := range body.Quotas {
+			var err error
+			if v == nil {
+				_, err = d.App.Store.DB.ExecContext(r.Context(), `DELETE FROM quotas WHERE name = ?`, q)
+			} else {
+				_, err = d.App.Store.DB.ExecContext(r.Context(), `INSERT INTO quotas (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`, q, *v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	mu.Unlock()
+	if err != nil {
+		api.WriteError(w, r, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "tenant": ts.stats(name)})
 }
 
 // openDB opens tenant name's database alone, to read it.
