@@ -131,6 +131,8 @@ func (h *Handler) provider(w http.ResponseWriter, r *http.Request) (string, bool
 
 // connectPage handles GET /connect?c=…: the page that asks a person to
 // connect their account at the provider for the holder the link was made for.
+// Its form posts to "connect", relative to the page, so it stays under the
+// base the page was served at (a tenant's /t/NAME).
 func (h *Handler) connectPage(w http.ResponseWriter, r *http.Request) {
 	c := r.URL.Query().Get("c")
 	holder, provider, err := h.cfg.Connect.Invitation(r.Context(), c)
@@ -141,7 +143,7 @@ func (h *Handler) connectPage(w http.ResponseWriter, r *http.Request) {
 	page(w, http.StatusOK, "Connect "+provider, `<h1>Connect your `+html.EscapeString(provider)+` account</h1>`+
 		`<p>Calls made with <b id="holder">`+html.EscapeString(holder)+`</b> will use your `+html.EscapeString(provider)+
 		` account; no other caller can use it, and its holder or the owner can revoke it at any time.</p>`+
-		`<form method="post" action="/connect"><input type="hidden" name="c" value="`+html.EscapeString(c)+`">`+
+		`<form method="post" action="connect"><input type="hidden" name="c" value="`+html.EscapeString(c)+`">`+
 		`<button id="connect" type="submit">Connect `+html.EscapeString(provider)+`</button></form>`)
 }
 

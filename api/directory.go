@@ -44,7 +44,7 @@ func (h *Handler) createRow(w http.ResponseWriter, r *http.Request, c Caller) {
 		return
 	}
 	w.Header().Set("ETag", etag(out.Version))
-	w.Header().Set("Location", "/api/directory/"+out.Key)
+	w.Header().Set("Location", h.basePath(r)+"/api/directory/"+out.Key) // a tenant's rows are under its path
 	writeJSON(w, http.StatusCreated, append(ordered{{"ok", true}, {"key", out.Key}, {"updated_at", out.UpdatedAt}}, more...))
 }
 

@@ -266,9 +266,11 @@ var receiptPage = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("receipt").Parse(receiptHTML))
 })
 
+// receiptHTML's links are relative to the page (BASE/receipt/ID), so they stay
+// under whatever base it was served at: a tenant's /t/NAME, a proxy's path.
 const receiptHTML = `<!doctype html>
 <html><head><meta charset="utf-8"><title>rowcall receipt {{.R.ID}}</title>
-<link rel="stylesheet" href="/console/receipt.css"></head>
+<link rel="stylesheet" href="../console/receipt.css"></head>
 <body><h1>Receipt {{.R.ID}}</h1>{{if .Confirmed}}<p><strong>{{.Status}}</strong>: written by the rowcall engine in the code path that ran the call, and verified against this host's receipt keys.</p>
 {{else}}<p><strong>{{.Status}}</strong>: NOT CONFIRMED. {{.Reason}}. What follows is what the stored record claims.</p>
 {{end}}<table>
@@ -276,14 +278,14 @@ const receiptHTML = `<!doctype html>
 <tr><td>actor</td><td>{{.R.Actor}}</td></tr>{{if .R.PersonSubject}}
 <tr><td>person</td><td><code>{{.R.PersonSubject}}</code> at <code>{{.R.PersonIssuer}}</code></td></tr>{{end}}{{if .R.Approval}}
 <tr><td>approval</td><td><code>{{.R.Approval}}</code>{{if .R.Approver}}, approved by {{.R.Approver}}{{end}}</td></tr>{{end}}
-<tr><td>trace</td><td><code>{{.R.Trace}}</code>{{if .R.Parent}} (nested in <a href="/receipt/{{.R.Parent}}">{{.R.Parent}}</a>){{end}}</td></tr>
+<tr><td>trace</td><td><code>{{.R.Trace}}</code>{{if .R.Parent}} (nested in <a href="../receipt/{{.R.Parent}}">{{.R.Parent}}</a>){{end}}</td></tr>
 <tr><td>started</td><td>{{.R.StartedAt}} ({{.R.Millis}} ms)</td></tr>
 <tr><td>outcome</td><td>{{.R.Outcome}}{{if .R.Status}} (upstream {{.R.Status}}){{end}}; material: {{.R.Material}}; cost: ${{.R.CostUSD}}</td></tr>
 <tr><td>input sha256</td><td><code>{{.R.Input}}</code></td></tr>
 <tr><td>output sha256</td><td><code>{{.R.Output}}</code></td></tr>
 <tr><td>contract sha256</td><td><code>{{.R.Contract}}</code></td></tr>
-</table><p>JSON: <a href="/api/dispatch?confirm={{.R.ID}}">/api/dispatch?confirm={{.R.ID}}</a> · <a href="/#/receipt/{{.R.ID}}">in the console</a></p>
-<div id="browser-check" aria-live="polite"></div><script type="module" src="/console/receipt-page.js"></script></body></html>
+</table><p>JSON: <a href="../api/dispatch?confirm={{.R.ID}}">/api/dispatch?confirm={{.R.ID}}</a> · <a href="../#/receipt/{{.R.ID}}">in the console</a></p>
+<div id="browser-check" aria-live="polite"></div><script type="module" src="../console/receipt-page.js"></script></body></html>
 `
 
 // receiptGet handles GET /receipt/{id}: the public, keyless receipt page (JSON

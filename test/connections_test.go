@@ -126,14 +126,23 @@ func connectAs(t *testing.T, link, account string) {
 	if !strings.Contains(body, `id="connect"`) {
 		t.Fatalf("connect page: %s", body)
 	}
-	body, at = page(b.PostForm(at.Scheme+"://"+at.Host+"/connect", url.Values{"c": {c}}))
-	for _, form := range []url.Values{{"prompt": {"login"}, "login": {account}, "password": {"any"}}, {"prompt": {"consent"}}} {
+	// submit posts the page's form as a browser does: to its action,
+	// relative to the page.
+	submit := func(form url.Values) {
+		t.Helper()
 		m := formAction.FindStringSubmatch(body)
-		if m == nil || !strings.Contains(body, `value="`+form.Get("prompt")+`"`) {
-			t.Fatalf("provider page at %s has no %s form: %s", at, form.Get("prompt"), body)
+		if m == nil {
+			t.Fatalf("the page at %s has no form: %s", at, body)
 		}
 		action, _ := at.Parse(m[1])
 		body, at = page(b.PostForm(action.String(), form))
+	}
+	submit(url.Values{"c": {c}})
+	for _, form := range []url.Values{{"prompt": {"login"}, "login": {account}, "password": {"any"}}, {"prompt": {"consent"}}} {
+		if !strings.Contains(body, `value="`+form.Get("prompt")+`"`) {
+			t.Fatalf("provider page at %s has no %s form: %s", at, form.Get("prompt"), body)
+		}
+		submit(form)
 	}
 	if !strings.Contains(body, `id="connected"`) {
 		t.Fatalf("after consent, %s: %s", at, body)

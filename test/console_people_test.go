@@ -364,10 +364,19 @@ func toStrings(v any) []string {
 // offers "Sign in with <provider>" above the owner key, and its link comes
 // back to the very page it left, fragment and all: an MCP client's OAuth
 // consent, opened signed out, is answered by the person after signing in
-// through the real provider's pages, and the token it mints is theirs.
+// through the real provider's pages, and the token it mints is theirs. On
+// a host and inside a tenant, whose console sends return_to relative to its
+// /t/NAME/ base.
 func TestConsoleSignInWithProvider(t *testing.T) {
 	p := startIDP(t)
-	h := startHost(t, nil, p.Env()...)
+	for _, b := range backends {
+		if b.Name == "embedded" || b.Name == "tenant" {
+			t.Run(b.Name, func(t *testing.T) { consoleSignInWithProvider(t, p, b.Start(t, p.Env()).host) })
+		}
+	}
+}
+
+func consoleSignInWithProvider(t *testing.T, p *idp, h *host) {
 	base := h.URL
 	c := newBrowserClient(t, h, "Carol's Agent", "st-p")
 	ctx := browser(t, console.Laptop)
@@ -391,14 +400,14 @@ func TestConsoleSignInWithProvider(t *testing.T) {
 	run(t, ctx, submit)
 	run(t, ctx, settle(`document.readyState === 'complete' && !document.querySelector('input[name=login]') && !!document.querySelector('button[type=submit]')`))
 	run(t, ctx, submit)
-	run(t, ctx, settle(`location.origin === `+strconv.Quote(base)+` && !!document.getElementById('consent-client')`))
+	run(t, ctx, settle(`location.origin + location.pathname === `+strconv.Quote(base+"/")+` && !!document.getElementById('consent-client')`))
 	if got := js[string](t, ctx, `location.hash`); got != hash {
 		t.Fatalf("after signing in the console shows %s, want %s", got, hash)
 	}
 	if got := textOf(t, ctx, "#whoname") + "|" + textOf(t, ctx, "#whorole"); got != "Carol Caller|caller" {
 		t.Fatalf("the header names %q", got)
 	}
-	carol, _ := awaited[map[string]any](t, ctx, `fetch('/api/me').then(r => r.json())`)["person"].(map[string]any)["id"].(string)
+	carol, _ := awaited[map[string]any](t, ctx, `fetch('api/me').then(r => r.json())`)["person"].(map[string]any)["id"].(string)
 	if got := textOf(t, ctx, "#consent-client"); got != "Carol's Agent" {
 		t.Fatalf("the consent names %q", got)
 	}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -498,13 +499,70 @@ func TestConsole(t *testing.T) {
 	})
 }
 
+// TestConsoleInTenant: the consoles of two tenants of one host, side by
+// side in one browser. Each tab signs in with its own tenant's owner key,
+// lists its own tenant's rows and none of the other's, and every request its
+// page made (scripts, styles, the API) went under its own /t/NAME/. The key
+// a tab holds is its tenant's alone: the same tab opening the other tenant's
+// console is asked to sign in, and finds its first tenant still signed in
+// when it comes back.
+func TestConsoleInTenant(t *testing.T) {
+	_, tenants := startTenants(t, nil, "acme", "globex")
+	names := []string{"acme", "globex"}
+	for _, name := range names {
+		createRow(t, tenants[name], map[string]any{"key": "ONLY_" + strings.ToUpper(name), "type": "http", "target": "GET https://api.example.test/",
+			"content": "# WHAT: a row of " + name + " alone"})
+	}
+	first := browser(t, console.Laptop)
+	tabs := map[string]context.Context{}
+	for i, name := range names {
+		tab := first
+		if i > 0 {
+			var cancel context.CancelFunc
+			tab, cancel = chromedp.NewContext(first) // another tab of the same browser
+			t.Cleanup(cancel)
+		}
+		tabs[name] = tab
+		h := tenants[name]
+		run(t, tab, console.SignIn(h.URL, h.Key), console.Go("#/tokens"), console.Go("#/dir"))
+	}
+	for i, name := range names {
+		tab, other := tabs[name], names[1-i]
+		run(t, tab, console.Go("#/dir"))
+		if got := textOf(t, tab, "#rows tbody"); !strings.Contains(got, "ONLY_"+strings.ToUpper(name)) || strings.Contains(got, "ONLY_"+strings.ToUpper(other)) {
+			t.Errorf("%s's console lists %q", name, got)
+		}
+		paths, err := chromedp.Run(tab, console.Requests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(paths, "/t/"+name+"/api/me") || !slices.Contains(paths, "/t/"+name+"/api/tokens") {
+			t.Errorf("%s's console did not ask its own API: %q", name, paths)
+		}
+		for _, p := range paths {
+			if !strings.HasPrefix(p, "/t/"+name+"/") {
+				t.Errorf("%s's console requested %s, outside its tenant", name, p)
+			}
+		}
+	}
+	acme, globex := tabs["acme"], tenants["globex"]
+	run(t, acme, chromedp.Navigate(globex.URL+"/"), console.Ready, chromedp.WaitVisible(chromedp.ID("secret")))
+	if js[bool](t, acme, `!!document.getElementById('signin-notice')`) {
+		t.Errorf("globex's console, opened in acme's tab, was sent acme's key: %s", textOf(t, acme, "#signin-notice"))
+	}
+	run(t, acme, chromedp.Navigate(tenants["acme"].URL), console.Ready) // without its last slash
+	if got := textOf(t, acme, "#whoami"); !strings.Contains(got, "owner key") || !strings.Contains(textOf(t, acme, "#rows tbody"), "ONLY_ACME") {
+		t.Fatalf("back at acme's console the tab shows %q: %q", got, textOf(t, acme, "#view"))
+	}
+}
+
 // TestConsoleFiles: the console is served keyless at / with a policy that
 // lets nothing but this origin run, its files are revalidated by ETag, and
 // every other path outside the API still answers not_found.
 func TestConsoleFiles(t *testing.T) {
 	h := startHost(t, nil)
 	page := h.do(t, req{Method: "GET", Path: "/", NoAuth: true})
-	if page.Status != 200 || !strings.Contains(page.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page.Raw), `src="/console/app.js"`) ||
+	if page.Status != 200 || !strings.Contains(page.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page.Raw), `src="console/app.js"`) ||
 		!strings.Contains(page.Header.Get("Content-Security-Policy"), "default-src 'self'") {
 		t.Fatalf("GET / answered %d %v: %.200s", page.Status, page.Header, page.Raw)
 	}

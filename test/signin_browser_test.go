@@ -13,21 +13,22 @@ import (
 )
 
 // TestPersonInBrowser: a person signs in in a real Chromium through the
-// real OpenID provider, on the embedded host, sqld and the worker in
-// workerd: the host's /login takes the browser to the provider's own login
-// and consent pages, and back to the console, which names them with the
-// role their groups map to (bob: editor). The page's own requests carry the
-// session cookie, which its scripts cannot read; a row written from the page
-// is theirs. An admin narrows them to the tools rows; the MCP Inspector's
-// OAuth sign-in (TestOAuthMCPInspector's) is then consented in that browser
-// by the person, who is refused a wider scope, and the token names them.
+// real OpenID provider, on the embedded host, sqld, the worker in workerd
+// and inside a tenant (under its /t/NAME/): the host's /login takes the
+// browser to the provider's own login and consent pages, and back to the
+// console, which names them with the role their groups map to (bob:
+// editor). The page's own requests carry the session cookie, which its
+// scripts cannot read; a row written from the page is theirs. An admin
+// narrows them to the tools rows; the MCP Inspector's OAuth sign-in
+// (TestOAuthMCPInspector's) is then consented in that browser by the
+// person, who is refused a wider scope, and the token names them.
 //
 //	go test ./test -run 'TestPersonInBrowser/worker'
 func TestPersonInBrowser(t *testing.T) {
 	dir := testenv.NPM(t, "mcpinspector", filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "package.json"))
 	p := startIDP(t)
 	for _, b := range backends {
-		if b.Name == "inprocess" || strings.HasPrefix(b.Name, "tenant") { // the console is not served under a tenant's path yet
+		if b.Name == "inprocess" {
 			continue
 		}
 		t.Run(b.Name, func(t *testing.T) {
@@ -58,10 +59,11 @@ func browserSignIn(t *testing.T, ctx context.Context, h *host, p *idp, account, 
 	run(t, ctx, submit)
 	run(t, ctx, settle(`document.readyState === 'complete' && !document.querySelector('input[name=login]') && !!document.querySelector('button[type=submit]')`))
 	run(t, ctx, submit)
-	run(t, ctx, settle(`location.origin === `+strconv.Quote(h.URL)+` && location.pathname === '/'`), console.Ready,
+	run(t, ctx, settle(`location.origin + location.pathname === `+strconv.Quote(h.URL+"/")), console.Ready,
 		console.Wait(`(document.getElementById('whoname') || {}).innerText === `+strconv.Quote(name)+
 			` && document.getElementById('whorole').innerText === `+strconv.Quote(role)))
-	me := awaited[map[string]any](t, ctx, `fetch('/api/me').then(r => r.json())`)
+	// The page's own requests, relative to it: under its base.
+	me := awaited[map[string]any](t, ctx, `fetch('api/me').then(r => r.json())`)
 	person, _ := me["person"].(map[string]any)
 	if me["kind"] != "person" || person["subject"] != account || person["issuer"] != p.Issuer || person["role"] != role || person["email"] != account+"@example.test" {
 		t.Fatalf("GET /api/me from the page: %v", me)
@@ -70,7 +72,7 @@ func browserSignIn(t *testing.T, ctx context.Context, h *host, p *idp, account, 
 		t.Fatalf("the session cookie is readable by the page's scripts: %q", cookie)
 	}
 	key := "FROM_THE_BROWSER_" + strings.ToUpper(account)
-	status := awaited[float64](t, ctx, `fetch('/api/directory', {method: 'POST', headers: {'Content-Type': 'application/json'},
+	status := awaited[float64](t, ctx, `fetch('api/directory', {method: 'POST', headers: {'Content-Type': 'application/json'},
 		body: JSON.stringify({key: '`+key+`', type: 'http', category: 'tools', target: 'GET https://api.example.test/', content: '# WHAT: written from the page'})}).then(r => r.status)`)
 	if status != 201 {
 		t.Fatalf("a write from the console's page answered %v", status)

@@ -117,7 +117,7 @@ func suiteBounds(t *testing.T, tg *target, up *upstream) {
 				got.Header.Get("X-Content-Type-Options") != "nosniff" {
 				t.Fatalf("/receipt/%s (%s): %d, CSP %q, X-Content-Type-Options %q", id, accept, got.Status, csp, got.Header.Get("X-Content-Type-Options"))
 			}
-			if accept == "text/html" && (strings.Contains(string(got.Raw), "<style") || !strings.Contains(string(got.Raw), `href="/console/receipt.css"`)) {
+			if accept == "text/html" && (strings.Contains(string(got.Raw), "<style") || !strings.Contains(string(got.Raw), `href="../console/receipt.css"`)) {
 				t.Fatalf("the page's style is not its stylesheet (the CSP allows no inline style): %s", got.Raw)
 			}
 		}

@@ -17,6 +17,9 @@
 // ledger.
 //
 // Index serves the page at GET /; Assets serves static/ under /console/.
+// Neither writes a path into what it serves: the page's links are relative
+// and its scripts take the base from their own address (static/lib.js), so
+// the console works wherever the handler is mounted (a tenant's /t/NAME/).
 package console
 
 import (

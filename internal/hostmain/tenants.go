@@ -148,7 +148,19 @@ func (ts *tenants) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n, err := url.PathUnescape(name); err == nil {
 			name = n
 		}
-		_, rest, _ := strings.Cut(strings.TrimPrefix(path, "/t/"), "/")
+		_, rest, slash := strings.Cut(strings.TrimPrefix(path, "/t/"), "/")
+		if !slash && (r.Method == http.MethodGet || r.Method == http.MethodHead) && CheckTenantName(name) == nil {
+			// The console is at /t/NAME/: its page's relative links
+			// resolve under the tenant only from there. The Location is
+			// relative too, so a proxy's path in front of /t/ stays.
+			loc := name + "/"
+			if r.URL.RawQuery != "" {
+				loc += "?" + r.URL.RawQuery
+			}
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusMovedPermanently)
+			return
+		}
 		ts.serve(w, r, name, "/"+rest)
 	case strings.HasPrefix(path, "/.well-known/"):
 		// RFC 8414 and RFC 9728 insert the issuer's or resource's path

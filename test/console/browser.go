@@ -147,8 +147,16 @@ func SignInHere(secret string) chromedp.Action[chromedp.Void] {
 }
 
 // APIRequests counts the requests the page made to the API (and its
-// well-known files) since the last ClearRequests.
-var APIRequests = chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter(e => { const p = new URL(e.name).pathname; return p.startsWith('/api/') || p.startsWith('/.well-known/'); }).length`)
+// well-known files) since the last ClearRequests, under the console's base:
+// the folder of the page's address (/ on a host, /t/NAME/ in a tenant).
+var APIRequests = chromedp.Evaluate[int](`(() => {
+  const base = new URL('.', location.href).pathname;
+  return performance.getEntriesByType('resource').filter(e => { const p = new URL(e.name).pathname; return p.startsWith(base + 'api/') || p.startsWith(base + '.well-known/'); }).length;
+})()`)
+
+// Requests lists the path of every request the page made since it was
+// loaded or since the last ClearRequests (its scripts and styles too).
+var Requests = chromedp.Evaluate[[]string](`performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)`)
 
 // ClearRequests forgets the requests counted so far.
 var ClearRequests = chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000)`)

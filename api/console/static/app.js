@@ -2,7 +2,7 @@
 // navigation by the credential's rights, and the router. Views live in
 // their own modules; each returns the element to show and makes the few API
 // requests it needs (a page of the directory is one).
-import { h, api, session, APIError, errorBox, enc, cut } from './lib.js';
+import { h, api, at, here, session, APIError, errorBox, enc, cut } from './lib.js';
 import { peopleView } from './people.js';
 import { directory, rowView, historyView, deleteView } from './directory.js';
 import { editView } from './edit.js';
@@ -171,14 +171,14 @@ async function signInProvider() {
 
 // signIn is the sign-in screen: "Sign in with <provider>" when the host
 // names one, which comes back to this very page (path and fragment: a
-// consent page stays a consent page); pasting the owner key or a token
-// below it stays possible as break-glass.
+// consent page stays a consent page; return_to is relative to the base, as
+// GET /login takes it); pasting the owner key or a token below it stays
+// possible as break-glass.
 async function signIn() {
   const p = await signInProvider();
   const said = notice ? h('p', { class: 'warn', role: 'status', id: 'signin-notice' }, notice) : '';
   if (!p) return keyForm(true, [h('h1', {}, 'Sign in'), said]);
-  const back = location.pathname + location.search + (location.hash || '');
-  const login = (p.login_url || '/login') + '?return_to=' + enc(back);
+  const login = (p.login_url || at('/login')) + '?return_to=' + enc(here());
   return h('section', { class: 'signin', 'aria-labelledby': 'signin-h' }, h('h1', { id: 'signin-h' }, 'Sign in'), said,
     h('p', {}, h('a', { class: 'button big', id: 'signin-provider', href: login, autofocus: true }, 'Sign in with ' + p.provider)),
     h('p', { class: 'help' }, 'You sign in at ', p.provider, ' and come back to this page, signed in as yourself with the role your organisation gives you.'),

@@ -4,6 +4,26 @@
 // one, calls carry the host's session cookie (a person signed in with the
 // organisation's provider), which JavaScript never sees.
 
+// base is the path the console is served under, without its last slash: ""
+// at a host's root, "/t/NAME" in a tenant, whatever a proxy puts in front.
+// The console's modules are served at BASE/console/, so the base is the
+// folder above the one this very module was loaded from: the browser knows
+// it, the server need not write it into the page, and no page's own address
+// (a receipt's, a consent's, one without its last slash) can mislead it.
+// Every address the console uses is made by at().
+export const base = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
+
+// at is the address of path ("/api/me", "/login") under the console's base.
+export function at(path) { return base + path; }
+
+// here is the page's address relative to the base (path, query and
+// fragment), as GET /login's return_to takes it: the host puts its base in
+// front when the sign-in comes back.
+export function here() {
+  const path = location.pathname.startsWith(base + '/') ? location.pathname.slice(base.length) : '/';
+  return path + location.search + location.hash;
+}
+
 // h builds an element: h('a', {href: '#/x', onclick: f}, 'text', child…).
 export function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
@@ -21,7 +41,9 @@ export function h(tag, attrs, ...kids) {
   return el;
 }
 
-const SECRET = 'rowcall.secret';
+// SECRET names where the key is kept, one per base: a tab that opens
+// another tenant's console does not send it this one's key.
+const SECRET = 'rowcall.secret' + base;
 
 // OWNER holds every right (rowcall.RoleOwner's).
 const OWNER = ['read', 'call', 'approve', 'write', 'people', 'settings', 'owner'];
@@ -67,10 +89,11 @@ export class APIError extends Error {
   }
 }
 
-// api calls the API: a JSON body is sent as JSON, an ArrayBuffer as it is;
-// the key this tab holds goes as Authorization (none when it holds none),
-// and the session cookie with every same-origin request. It returns the
-// parsed answer, or {data, res} with raw; a non-2xx throws APIError.
+// api calls the API at path under the base: a JSON body is sent as JSON,
+// an ArrayBuffer as it is; the key this tab holds goes as Authorization
+// (none when it holds none), and the session cookie with every same-origin
+// request. It returns the parsed answer, or {data, res} with raw; a non-2xx
+// throws APIError.
 export async function api(path, { method = 'GET', body, headers = {}, raw = false } = {}) {
   const hd = { ...headers };
   if (session.secret) hd['Authorization'] = 'Bearer ' + session.secret;
@@ -79,7 +102,7 @@ export async function api(path, { method = 'GET', body, headers = {}, raw = fals
     hd['Content-Type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const res = await fetch(path, { method, headers: hd, body: payload, credentials: 'same-origin', cache: 'no-store' });
+  const res = await fetch(at(path), { method, headers: hd, body: payload, credentials: 'same-origin', cache: 'no-store' });
   const type = res.headers.get('content-type') || '';
   const data = type.includes('json') ? await res.json() : await res.text();
   if (!res.ok) throw new APIError(res.status, data, res);

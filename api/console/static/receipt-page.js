@@ -2,13 +2,14 @@
 // module to verify the receipt in the browser as well (verify.js), and shows
 // each check under the host's own verdict.
 import { verifyReceipt } from './verify.js';
+import { at } from './lib.js';
 
 const slot = document.getElementById('browser-check');
 const id = location.pathname.split('/').pop();
 
 async function main() {
   const get = async path => { const r = await fetch(path, { headers: { Accept: 'application/json' }, credentials: 'omit' }); return r.json(); };
-  const [conf, keys] = await Promise.all([get('/receipt/' + encodeURIComponent(id) + '?format=json'), get('/.well-known/rowcall-receipt-keys')]);
+  const [conf, keys] = await Promise.all([get(at('/receipt/' + encodeURIComponent(id) + '?format=json')), get(at('/.well-known/rowcall-receipt-keys'))]);
   const v = await verifyReceipt(conf.receipt, keys.keys);
   const p = document.createElement('p');
   p.id = 'browser-verdict';

@@ -1,6 +1,6 @@
 // Receipts: one receipt's page, verified here in the browser (verify.js) as
 // well as by the host, and a call's trace as a tree of receipts.
-import { h, api, session, enc } from './lib.js';
+import { h, api, at, session, enc } from './lib.js';
 import { verifyReceipt } from './verify.js';
 
 // receiptView: two requests (the public confirm and the published keys).
@@ -33,7 +33,7 @@ export async function receiptView(id) {
       kv('input_sha256', h('code', {}, r.input_sha256)), kv('output_sha256', h('code', {}, r.output_sha256)),
       kv('contract_sha256', h('code', {}, r.contract_sha256)), kv('key_id', r.key_id)),
     h('details', {}, h('summary', {}, 'The receipt as JSON'), h('pre', {}, JSON.stringify(r, null, 2))),
-    h('p', {}, 'Public page: ', h('a', { href: '/receipt/' + enc(r.invocation_id) }, '/receipt/' + r.invocation_id)));
+    h('p', {}, 'Public page: ', h('a', { href: at('/receipt/' + enc(r.invocation_id)) }, at('/receipt/' + r.invocation_id))));
 }
 
 // traceView: every receipt of one call and its nested calls (the owner key or
