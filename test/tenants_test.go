@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -240,3 +242,50 @@ func flagValue(flags []string, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// TestTenantCLI: the operator runs `rowcall tenant …` with the operator key
+// from the host's data folder; a tenant's owner uses the client commands
+// with the tenant's URL and owner key, as with any host.
+func TestTenantCLI(t *testing.T) {
+	op := startHost(t, append(append([]string{}, allowLoopback...), "--tenants"))
+	cli := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(append(os.Environ(), "ROWCALL_OWNER_KEY=", "ROWCALL_OPERATOR_KEY="), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	operatorFlags := []string{"--url", op.URL, "--data", op.Data}
+	out, err := cli(nil, append([]string{"tenant", "create", "acme"}, operatorFlags...)...)
+	key := accessKey.FindString(out)
+	if err != nil || !strings.Contains(out, op.URL+"/t/acme") || key == "" {
+		t.Fatalf("tenant create: %v\n%s", err, out)
+	}
+	if out, err := cli(nil, append([]string{"tenant", "create", "Acme"}, operatorFlags...)...); err == nil || !strings.Contains(out, "invalid_tenant_name") {
+		t.Fatalf("tenant create Acme: %v\n%s", err, out)
+	}
+	if out, err := cli(nil, "tenant", "list", "--url", op.URL, "--data", t.TempDir()); err == nil || !strings.Contains(out, "ROWCALL_OPERATOR_KEY") {
+		t.Fatalf("tenant list without the operator key: %v\n%s", err, out)
+	}
+	tenant := []string{"ROWCALL_OWNER_KEY=" + key}
+	acme := &host{URL: op.URL + "/t/acme", Key: key}
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"ok":true,"from":"acme"}`) })
+	createRow(t, acme, map[string]any{"key": "CLI_ROW", "type": "http", "target": "GET " + up.URL + "/cli"})
+	if out, err := cli(tenant, "call", "CLI_ROW", "--url", acme.URL); err != nil || !strings.Contains(out, "acme") {
+		t.Fatalf("rowcall call in the tenant: %v\n%s", err, out)
+	}
+	if out, err := cli(nil, append([]string{"tenant", "quota", "acme", "--rows", "1"}, operatorFlags...)...); err != nil || !strings.Contains(out, `"rows": 1`) {
+		t.Fatalf("tenant quota: %v\n%s", err, out)
+	}
+	if out, err := cli(nil, append([]string{"tenant", "list"}, operatorFlags...)...); err != nil || !regexp.MustCompile(`(?m)^acme\s+1\s+1\s+1\s`).MatchString(out) {
+		t.Fatalf("tenant list: %v\n%s", err, out)
+	}
+	if out, err := cli(nil, append([]string{"tenant", "delete", "acme"}, operatorFlags...)...); err != nil || !strings.Contains(out, "checkpoint") {
+		t.Fatalf("tenant delete: %v\n%s", err, out)
+	}
+	if out, err := cli(tenant, "call", "CLI_ROW", "--url", acme.URL); err == nil || !strings.Contains(out, "unknown_tenant") {
+		t.Fatalf("a call in the deleted tenant: %v\n%s", err, out)
+	}
+}
+
+// accessKey is an owner key as the host makes it: rk_ and 32 bytes in base64url.
+var accessKey = regexp.MustCompile(`rk_[A-Za-z0-9_-]{43}`)

@@ -46,6 +46,12 @@ var commands = []struct {
 	{"import openapi", func() Command { return &ImportOpenAPICommand{} }},
 	{"import mcp", func() Command { return &ImportMCPCommand{} }},
 	{"mcp sync", func() Command { return &MCPSyncCommand{} }},
+	{"tenant create", func() Command { return &TenantCommand{verb: "create"} }},
+	{"tenant list", func() Command { return &TenantCommand{verb: "list"} }},
+	{"tenant quota", func() Command { return &TenantCommand{verb: "quota"} }},
+	{"tenant suspend", func() Command { return &TenantCommand{verb: "suspend"} }},
+	{"tenant resume", func() Command { return &TenantCommand{verb: "resume"} }},
+	{"tenant delete", func() Command { return &TenantCommand{verb: "delete"} }},
 	{"completion", func() Command { return &CompletionCommand{} }},
 }
 

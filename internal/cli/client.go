@@ -23,6 +23,7 @@ type client struct {
 	base, data string
 	key        string
 	keyFrom    string // where key came from, for a 401's message
+	operator   bool   // the key is the operator's ($ROWCALL_OPERATOR_KEY, DATA/operator.key), sent as a bearer token
 }
 
 func (c *client) flags(fs *flag.FlagSet) {
@@ -34,18 +35,25 @@ func (c *client) flags(fs *flag.FlagSet) {
 func (c *client) connect(ctx context.Context, env *Env) {
 	c.ctx = ctx
 	c.base = strings.TrimRight(c.base, "/")
-	c.key = strings.TrimSpace(env.Getenv(rowcall.OwnerEnv))
-	c.keyFrom = "the owner key sent came from $" + rowcall.OwnerEnv
+	what, variable, name := "owner", rowcall.OwnerEnv, "owner.key"
+	if c.operator {
+		what, variable, name = "operator", operatorEnv, "operator.key"
+	}
+	c.key = strings.TrimSpace(env.Getenv(variable))
+	c.keyFrom = "the " + what + " key sent came from $" + variable
 	if c.key == "" {
-		file := filepath.Join(c.data, "owner.key")
+		file := filepath.Join(c.data, name)
 		b, err := os.ReadFile(file)
 		c.key = strings.TrimSpace(string(b))
-		c.keyFrom = "the owner key sent came from " + file + " ($" + rowcall.OwnerEnv + " is unset)"
+		c.keyFrom = "the " + what + " key sent came from " + file + " ($" + variable + " is unset)"
 		if c.key == "" {
-			c.keyFrom = fmt.Sprintf("no owner key was sent: $%s is unset and %s holds none (%v)", rowcall.OwnerEnv, file, err)
+			c.keyFrom = fmt.Sprintf("no %s key was sent: $%s is unset and %s holds none (%v)", what, variable, file, err)
 		}
 	}
 }
+
+// operatorEnv holds the operator key of a host serving tenants.
+const operatorEnv = "ROWCALL_OPERATOR_KEY"
 
 // raw sends one request with the owner key.
 func (c *client) raw(method, path string, body any) (*http.Response, error) {
@@ -59,7 +67,10 @@ func (c *client) raw(method, path string, body any) (*http.Response, error) {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if c.key != "" {
+	switch {
+	case c.key != "" && c.operator:
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	case c.key != "":
 		req.Header.Set("x-terminal-key", c.key)
 	}
 	res, err := http.DefaultClient.Do(req)
@@ -69,8 +80,12 @@ func (c *client) raw(method, path string, body any) (*http.Response, error) {
 	if res.StatusCode == http.StatusUnauthorized {
 		raw, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		return nil, fmt.Errorf("HTTP 401 %s from %s: %s; set $%s to this host's owner key, or pass --data with its data directory",
-			bytes.TrimSpace(raw), c.base, c.keyFrom, rowcall.OwnerEnv)
+		what, variable := "owner", rowcall.OwnerEnv
+		if c.operator {
+			what, variable = "operator", operatorEnv
+		}
+		return nil, fmt.Errorf("HTTP 401 %s from %s: %s; set $%s to this host's %s key, or pass --data with its data directory",
+			bytes.TrimSpace(raw), c.base, c.keyFrom, variable, what)
 	}
 	return res, nil
 }
