@@ -289,3 +289,46 @@ func TestTenantCLI(t *testing.T) {
 
 // accessKey is an owner key as the host makes it: rk_ and 32 bytes in base64url.
 var accessKey = regexp.MustCompile(`rk_[A-Za-z0-9_-]{43}`)
+
+// TestTenantAdopt: a single directory's data folder, its host still
+// serving, becomes a tenant of another host with `rowcall tenant adopt`: its
+// owner key signs in there, its rows answer, a receipt made before is
+// confirmed there, and the chain continues: the tenant's export, with the
+// calls made before and after, verifies offline as one chain.
+func TestTenantAdopt(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"ok":true}`) })
+	single := startHost(t, allowLoopback)
+	createRow(t, single, map[string]any{"key": "ADOPT_ROW", "type": "http", "target": "GET " + up.URL + "/adopt?q=$1"})
+	before := proof(t, tokenlessCall(t, single, "ADOPT_ROW", "before"))["invocation_id"].(string)
+	op := startHost(t, append(append([]string{}, allowLoopback...), "--tenants"))
+	adopt := func() (string, error) {
+		cmd := exec.Command(binary, "tenant", "adopt", "acme", "--from", single.Data, "--data", op.Data)
+		cmd.Env = append(os.Environ(), "ROWCALL_OWNER_KEY=", "ROWCALL_RECEIPT_KEY=")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := adopt(); err != nil {
+		t.Fatalf("tenant adopt: %v\n%s", err, out)
+	}
+	if out, err := adopt(); err == nil || !strings.Contains(out, "tenant_exists") {
+		t.Fatalf("tenant adopt again: %v\n%s", err, out)
+	}
+	acme := &host{URL: op.URL + "/t/acme", Key: single.Key, Data: filepath.Join(op.Data, "tenants", "acme")}
+	expect(t, acme.do(t, req{Method: "GET", Path: "/api/directory/ADOPT_ROW"}), 200, map[string]any{"key": "ADOPT_ROW"})
+	confirmed(t, acme, before, "PROVEN_MATERIAL_RESULT")
+	after := proof(t, tokenlessCall(t, acme, "ADOPT_ROW", "after"))["invocation_id"].(string)
+	chain := verifyChain(t, acme)
+	for _, id := range []string{before, after} {
+		if !slices.ContainsFunc(chain, func(rc exported) bool { return rc.ID == id }) {
+			t.Fatalf("receipt %s is not in the tenant's verified chain", id)
+		}
+	}
+}
+
+// tokenlessCall calls key with body as the owner.
+func tokenlessCall(t *testing.T, h *host, key, body string) resp {
+	t.Helper()
+	got := h.do(t, req{Method: "POST", Path: "/api/dispatch", Body: map[string]any{"key": key, "body": body}})
+	expect(t, got, 200, map[string]any{"ok": true})
+	return got
+}

@@ -52,6 +52,7 @@ var commands = []struct {
 	{"tenant suspend", func() Command { return &TenantCommand{verb: "suspend"} }},
 	{"tenant resume", func() Command { return &TenantCommand{verb: "resume"} }},
 	{"tenant delete", func() Command { return &TenantCommand{verb: "delete"} }},
+	{"tenant adopt", func() Command { return &TenantAdoptCommand{} }},
 	{"completion", func() Command { return &CompletionCommand{} }},
 }
 

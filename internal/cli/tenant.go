@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/rowcall/rowcall/internal/hostmain"
 )
 
 // TenantCommand is `rowcall tenant VERB`: the operator's API of a host
@@ -113,5 +115,37 @@ func (c *TenantCommand) Run(ctx context.Context, env *Env, args []string) error 
 	default:
 		return printJSON(env.Stdout, out["tenant"])
 	}
+	return nil
+}
+
+// TenantAdoptCommand is `rowcall tenant adopt NAME --from OLD_DATA`: a
+// single directory's data folder becomes a tenant of the host whose data
+// folder is --data, on this machine (hostmain.AdoptTenant), its receipt
+// chain continuing.
+type TenantAdoptCommand struct {
+	data, from string
+}
+
+func (c *TenantAdoptCommand) Usage() (string, string) {
+	return "NAME --from OLD_DATA", "make a single directory's data folder a tenant of this host, its receipt chain continuing"
+}
+
+func (c *TenantAdoptCommand) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.data, "data", "./data", "the data folder of the host serving tenants")
+	fs.StringVar(&c.from, "from", "", "the data folder of the directory to adopt (its rowcall.db, owner.key, receipt.key)")
+}
+
+func (c *TenantAdoptCommand) Run(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 || c.from == "" {
+		return usageError("tenant adopt", c)
+	}
+	if err := hostmain.AdoptTenant(ctx, c.data, args[0], c.from, func(name string) (string, bool) {
+		v := env.Getenv(name)
+		return v, v != ""
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s is tenant %s of the host serving %s (its path: /t/%s/); its owner key is the one it had, and %s is unchanged.\n",
+		c.from, args[0], c.data, args[0], c.from)
 	return nil
 }

@@ -801,3 +801,64 @@ func randomSuffix() string {
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// AdoptTenant makes the single directory whose data folder is from (its
+// rowcall.db, owner key and receipt key) the tenant name of the host whose
+// data folder is dataDir (`rowcall tenant adopt`). The database is copied as
+// one consistent snapshot (VACUUM INTO), so a host may still be serving from;
+// its receipt chain continues in the tenant, signed with the same key, and
+// from is left as it was. lookup supplies the keys a host of from took from
+// its environment ($ROWCALL_OWNER_KEY, $ROWCALL_RECEIPT_KEY) when from holds
+// no file of them. The tenant appears whole or not at all: it is built
+// beside the tenants and renamed into place.
+func AdoptTenant(ctx context.Context, dataDir, name, from string, lookup func(string) (string, bool)) error {
+	if err := CheckTenantName(name); err != nil {
+		return err
+	}
+	tenantsDir := filepath.Join(dataDir, "tenants")
+	dest := filepath.Join(tenantsDir, name)
+	if _, err := os.Stat(dest); err == nil {
+		return &rowcall.Error{Code: rowcall.ETenantExists, Args: []string{name}, Message: "a tenant named " + name + " exists",
+			HowToFix: "choose another name, or delete the tenant first (rowcall tenant delete " + name + ")"}
+	}
+	src := filepath.Join(from, "rowcall.db")
+	if _, err := os.Stat(src); err != nil {
+		return fmt.Errorf("%s holds no rowcall database (rowcall.db): %w", from, err)
+	}
+	keys := map[string]string{}
+	for file, variable := range map[string]string{"owner.key": "ROWCALL_OWNER_KEY", "receipt.key": "ROWCALL_RECEIPT_KEY"} {
+		b, err := os.ReadFile(filepath.Join(from, file))
+		value := strings.TrimSpace(string(b))
+		if err != nil {
+			value, _ = lookup(variable)
+			value = strings.TrimSpace(value)
+		}
+		if value == "" {
+			return fmt.Errorf("%s holds no %s and $%s is unset: give the key the directory's host used, so its owner can sign in and its chain stays signed by one key", from, file, variable)
+		}
+		keys[file] = value
+	}
+	if err := os.MkdirAll(tenantsDir, 0o700); err != nil {
+		return err
+	}
+	building := filepath.Join(tenantsDir, "."+name+"-adopting-"+randomSuffix())
+	defer os.RemoveAll(building)
+	if err := os.Mkdir(building, 0o700); err != nil {
+		return err
+	}
+	db, err := sqlite.Open(src)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `VACUUM INTO ?`, filepath.Join(building, "rowcall.db"))
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("copying %s: %w", src, err)
+	}
+	for file, value := range keys {
+		if err := writeSecret(filepath.Join(building, file), value); err != nil {
+			return err
+		}
+	}
+	return os.Rename(building, dest)
+}
