@@ -275,12 +275,13 @@ func (d *directory) Close() error {
 // directory: it tells the operator of a new owner key and of the example
 // rows. On an error, what open had opened is closed.
 func (m *Main) open(ctx context.Context, dataDir, dbURL, base string, lookup func(string) (string, bool), emb rowcall.Embedder, host bool) (d *directory, err error) {
-	d = &directory{}
+	built := &directory{}
 	defer func() {
 		if err != nil {
-			d.Close()
+			built.Close() // what was opened before the error
 		}
 	}()
+	d = built
 	db, applied, where, err := openDatabase(ctx, dataDir, dbURL)
 	if err != nil {
 		return nil, err
